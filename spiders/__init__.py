@@ -1,0 +1,1 @@
+"""Example spiders; they crawl the embedded demo site (L{tinyscrapy.demo})."""

@@ -1,0 +1,142 @@
+"""
+Shared test helpers: an engine wired to fakes and a C{task.Clock}, and a real crawl.
+"""
+
+import os
+import sys
+
+from twisted.internet import defer
+from twisted.internet.task import Clock
+
+from tinyscrapy.crawler import Crawler
+from tinyscrapy.engine import ExecutionEngine
+from tinyscrapy.http import HttpResponse
+from tinyscrapy.scheduler import Scheduler
+from tinyscrapy.scraper import Scraper
+from tinyscrapy.settings import Settings
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class FakeDownloader:
+    """
+    A downloader whose downloads finish when the test says so.
+
+    @ivar pending: C{(request, Deferred)} pairs not yet answered, in start order.
+    @ivar peak: the most downloads ever pending at once.
+    """
+
+    def __init__(self):
+        self.pending = []
+        self.peak = 0
+        self.fetched = []
+        self.middleware = type("NoMiddleware", (), {"middlewares": []})()
+
+    def fetch(self, request, spider):
+        d = defer.Deferred()
+        self.pending.append((request, d))
+        self.fetched.append(request.url)
+        self.peak = max(self.peak, len(self.pending))
+        return d
+
+    def answer(self, body=b"<html></html>", status=200, headers=None, index=0):
+        """Finish the C{index}-th pending download with a response."""
+        request, d = self.pending.pop(index)
+        headers = headers or {"Content-Type": "text/html; charset=utf-8"}
+        d.callback(HttpResponse(request.url, status, headers, body, request))
+        return request
+
+    def fail(self, exception, index=0):
+        request, d = self.pending.pop(index)
+        d.errback(exception)
+        return request
+
+    def answer_all(self, **kwargs):
+        while self.pending:
+            self.answer(**kwargs)
+
+    def close(self):
+        return None
+
+    def statistics(self):
+        return None
+
+
+def make_engine(spidercls, settings=None, scheduler=None, **spargs):
+    """
+    An engine for C{spidercls} on a L{Clock}, with a L{FakeDownloader}.
+
+    @return: C{(engine, clock, downloader, crawler)}; the crawl is opened, not yet run.
+    """
+    clock = Clock()
+    crawler = Crawler(spidercls, Settings(settings or {}), reactor=clock)
+    crawler.settings.freeze()
+    crawler.spider = spidercls.from_crawler(crawler, **spargs)
+    downloader = FakeDownloader()
+    scraper = Scraper(crawler)
+    if scheduler is None:
+        scheduler = Scheduler()
+    engine = ExecutionEngine(crawler, clock, scheduler, downloader, scraper)
+    scraper.engine = engine
+    crawler.engine = engine
+    engine.open_spider(crawler.spider, crawler.spider.start_requests())
+    return engine, clock, downloader, crawler
+
+
+def crawl(spidercls, settings=None, **spargs):
+    """
+    Run a real crawl of C{spidercls} in the test's reactor.
+
+    @return: a Deferred firing with the L{Crawler} once the crawl has closed.
+    """
+    base = {"LOG_LEVEL": "WARNING", "FEEDS": {}}
+    base.update(settings or {})
+    crawler = Crawler(spidercls, Settings(base))
+    d = crawler.crawl(**spargs)
+    d.addCallback(_return, crawler)
+    return d
+
+
+def _return(_, value):
+    return value
+
+
+def subprocess_env():
+    """The environment for C{python -m tinyscrapy} in a child: the repository importable."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+def run_command(reactor, args, cwd=ROOT, timeout=60):
+    """
+    Run C{python -m tinyscrapy ARGS} with C{reactor.spawnProcess} (a blocking subprocess
+    would deadlock against a server running in this reactor).
+
+    @return: a Deferred firing with C{(exit status, stdout, stderr)}.
+    """
+    from twisted.internet import protocol
+
+    class Collect(protocol.ProcessProtocol):
+        def __init__(self):
+            self.out, self.err = [], []
+            self.done = defer.Deferred()
+
+        def outReceived(self, data):
+            self.out.append(data)
+
+        def errReceived(self, data):
+            self.err.append(data)
+
+        def processEnded(self, reason):
+            if timer.active():
+                timer.cancel()
+            self.done.callback((reason.value.exitCode, b"".join(self.out).decode(),
+                                b"".join(self.err).decode()))
+
+    collect = Collect()
+    transport = reactor.spawnProcess(collect, sys.executable,
+                                     [sys.executable, "-m", "tinyscrapy", *args],
+                                     env=subprocess_env(), path=cwd)
+    timer = reactor.callLater(timeout, transport.signalProcess, "KILL")
+    return collect.done

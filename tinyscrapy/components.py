@@ -1,0 +1,83 @@
+"""
+Building components named in settings: dotted paths, C{from_crawler}, C{NotConfigured},
+and Scrapy's C{{"dotted.path": order}} dictionaries.
+"""
+
+import importlib
+import logging
+
+from tinyscrapy.errors import NotConfigured, UsageError
+
+logger = logging.getLogger(__name__)
+
+
+def load_object(path):
+    """
+    Import the object a dotted path names.
+
+    @param path: C{"package.module.Name"}, or an object, which is returned as it is.
+    @raise UsageError: the path is malformed or does not import.
+    """
+    if not isinstance(path, str):
+        return path
+    module_name, _, name = path.rpartition(".")
+    if not module_name:
+        raise UsageError(f"{path!r} is not a dotted path (expected package.module.Name)")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as e:
+        raise UsageError(f"cannot import {path!r}: {e}") from None
+    except Exception as e:  # a module that breaks while importing
+        raise UsageError(f"cannot import {path!r}: {type(e).__name__}: {e}") from None
+    try:
+        return getattr(module, name)
+    except AttributeError:
+        raise UsageError(f"cannot import {path!r}: module {module_name!r} has no {name!r}")
+
+
+def build(objcls, crawler):
+    """
+    Make one component: C{objcls.from_crawler(crawler)} when it exists, else C{objcls()}.
+
+    @return: the component, or None when it raised L{NotConfigured}.
+    """
+    try:
+        if hasattr(objcls, "from_crawler"):
+            return objcls.from_crawler(crawler)
+        return objcls()
+    except NotConfigured as e:
+        logger.debug("%s is not configured: %s", getattr(objcls, "__name__", objcls), e)
+        return None
+
+
+def ordered_paths(settings, name):
+    """
+    Merge C{NAME_BASE} and C{NAME}, as Scrapy does: a path set to None is disabled.
+
+    @return: the enabled dotted paths (or objects), lowest order first.
+    """
+    merged = dict(settings.getdict(name + "_BASE"))
+    merged.update(settings.getdict(name))
+    enabled = []
+    for path, order in merged.items():
+        if order is None:
+            continue
+        if isinstance(order, bool) or not isinstance(order, (int, float)):
+            raise UsageError(f"setting {name}: order of {path!r} must be a number, not {order!r}")
+        enabled.append((order, path))
+    enabled.sort(key=lambda pair: pair[0])
+    return [path for _, path in enabled]
+
+
+def build_ordered(crawler, name):
+    """
+    Build every enabled component of the ordered setting C{name}.
+
+    @return: a list of C{(path, component)} pairs, in order; switched-off ones left out.
+    """
+    built = []
+    for path in ordered_paths(crawler.settings, name):
+        component = build(load_object(path), crawler)
+        if component is not None:
+            built.append((path if isinstance(path, str) else repr(path), component))
+    return built

@@ -1,0 +1,169 @@
+"""
+L{Crawler} (one spider, one engine) and L{CrawlerProcess} (many crawlers, one reactor).
+
+TinyScrapy's shape::
+
+    Crawler.crawl():         (inlineCallbacks)
+        engine, spider = ...
+        yield engine.open_spider(spider, start_requests)
+        yield engine.start()                    # the engine's _close Deferred
+
+    CrawlerProcess.start():
+        DeferredList(self._active).addBoth(stop the reactor)
+        reactor.run()
+"""
+
+import logging
+
+from twisted.internet import defer
+from twisted.python.failure import Failure
+
+from tinyscrapy.components import build, load_object
+from tinyscrapy.errors import UsageError
+from tinyscrapy.observe.ledger import RequestLedger
+from tinyscrapy.observe.stats import StatsCollector
+from tinyscrapy.settings import Settings
+from tinyscrapy.signals import SignalBus
+
+logger = logging.getLogger(__name__)
+
+
+def _default_reactor():
+    from twisted.internet import reactor
+    return reactor
+
+
+class Crawler:
+    """
+    Runs one spider class with its own settings, signals, stats and engine.
+
+    @ivar settings: the frozen L{Settings} once L{crawl} has started.
+    @ivar spider: the spider instance (after L{crawl} started).
+    @ivar engine: the L{ExecutionEngine} (after L{crawl} started).
+    """
+
+    def __init__(self, spidercls, settings=None, reactor=None):
+        self.spidercls = spidercls
+        self.settings = settings.copy() if settings is not None else Settings()
+        self.settings.update(getattr(spidercls, "custom_settings", None) or {}, "spider")
+        self.reactor = reactor or _default_reactor()
+        self.signals = SignalBus()
+        self.stats = build(load_object(self.settings.get("STATS_CLASS", StatsCollector)), self)
+        self.ledger = RequestLedger(self.stats)
+        self.spider = None
+        self.engine = None
+        self.extensions = []
+
+    @defer.inlineCallbacks
+    def crawl(self, *args, **kwargs):
+        """
+        Make the spider and the engine, and run the crawl to its end.
+
+        @return: a Deferred that fires with the finish reason.
+        """
+        self.settings.freeze()
+        self.spider = self.spidercls.from_crawler(self, *args, **kwargs)
+        self.engine = self._create_engine()
+        self._log_start()
+        self.stats.open_spider(self.spider)
+        yield self.engine.scraper.open_spider(self.spider)
+        start_requests = self.engine.scraper.spidermw.wrap_start_requests(
+            self.spider.start_requests(), self.spider)
+        yield self.engine.open_spider(self.spider, start_requests)
+        reason = yield self.engine.start()
+        return reason
+
+    def _create_engine(self):
+        """Build the parts the engine drives, each from this crawler's settings."""
+        from tinyscrapy.downloader import Downloader
+        from tinyscrapy.engine import ExecutionEngine
+        from tinyscrapy.scraper import Scraper
+
+        scheduler = build(load_object(self.settings.get("SCHEDULER")), self)
+        downloader = Downloader(self, self.reactor)
+        scraper = Scraper(self)
+        engine = ExecutionEngine(self, self.reactor, scheduler, downloader, scraper)
+        scraper.engine = engine
+        from tinyscrapy.extensions import build_extensions
+        self.extensions = build_extensions(self)
+        return engine
+
+    def _log_start(self):
+        name = self.spider.name
+        overridden = self.settings.overridden()
+        if overridden:
+            logger.info("%s: overridden settings: %r", name, overridden)
+        unknown = self.settings.unknown()
+        if unknown:
+            logger.warning("%s: settings no component reads (a typo?): %s", name,
+                           ", ".join(unknown))
+        engine = self.engine
+        for kind, chain in (("downloader middlewares", engine.downloader.middleware),
+                            ("spider middlewares", engine.scraper.spidermw),
+                            ("item pipelines", engine.scraper.pipelines)):
+            paths = [path for path, _ in getattr(chain, "middlewares", None)
+                     or getattr(chain, "pipelines", [])]
+            logger.info("%s: enabled %s: %s", name, kind, paths or "none")
+
+
+def _raise_usage_error_now(d):
+    """
+    A bad setting is found while the crawl starts, which happens synchronously inside
+    C{crawl()}: raise it to the command line (one line, exit 2) instead of logging it.
+    """
+    if d.called and isinstance(d.result, Failure) and d.result.check(UsageError):
+        failure = d.result
+        d.addErrback(_consume)
+        raise failure.value
+
+
+def _consume(_failure):
+    return None
+
+
+class CrawlerProcess:
+    """
+    Runs several crawlers in one reactor and stops it when all of them have finished.
+
+    @ivar crawlers: every L{Crawler} started.
+    """
+
+    def __init__(self, settings=None, reactor=None):
+        self.settings = settings if settings is not None else Settings()
+        self.reactor = reactor or _default_reactor()
+        self.crawlers = set()
+        self._active = set()
+        self.failed = False
+
+    def crawl(self, spidercls, *args, **kwargs):
+        """
+        Start a crawl of C{spidercls} (a class or a dotted path).
+
+        @return: the crawler's Deferred, also kept in C{_active}.
+        """
+        crawler = Crawler(load_object(spidercls), self.settings, self.reactor)
+        self.crawlers.add(crawler)
+        d = crawler.crawl(*args, **kwargs)
+        _raise_usage_error_now(d)
+        d.addErrback(self._eb_crawl_failed, crawler)
+        self._active.add(d)
+        return d
+
+    def _eb_crawl_failed(self, failure, crawler):
+        self.failed = True
+        logger.error("crawl of %s failed", crawler.spidercls.__name__, exc_info=(
+            failure.type, failure.value, failure.getTracebackObject()))
+        return failure
+
+    def start(self):
+        """Run the reactor until every crawler's Deferred has fired."""
+        d = defer.DeferredList(list(self._active), consumeErrors=True)
+        d.addBoth(self._stop_reactor)
+        self.reactor.run()
+
+    def _stop_reactor(self, _=None):
+        from twisted.internet.error import ReactorNotRunning
+        try:
+            self.reactor.stop()
+        except ReactorNotRunning:
+            pass

@@ -1,0 +1,83 @@
+"""
+L{Downloader}: the downloader middleware chain around L{HttpFetcher}, with its counters.
+
+The engine calls L{Downloader.fetch} and gets back one Deferred per request.
+"""
+
+from dataclasses import dataclass
+
+from tinyscrapy.components import build_ordered
+from tinyscrapy.fetch import HttpFetcher
+from tinyscrapy.middleware.chain import DownloaderMiddlewareChain
+
+
+@dataclass(frozen=True)
+class DownloaderStatistics:
+    """What the downloader did so far."""
+
+    active: int
+    requests: int
+    responses: int
+    failures: int
+    bytes: int
+
+
+class Downloader:
+    """
+    Downloads requests through the middlewares.
+
+    @ivar middleware: the L{DownloaderMiddlewareChain}.
+    @ivar fetcher: the L{HttpFetcher} (treq and its pool).
+    """
+
+    def __init__(self, crawler, reactor):
+        self.stats = crawler.stats
+        self.fetcher = HttpFetcher(reactor, crawler.settings)
+        self.middleware = DownloaderMiddlewareChain(
+            build_ordered(crawler, "DOWNLOADER_MIDDLEWARES"))
+        self.active = 0
+        self._requests = self._responses = self._failures = self._bytes = 0
+
+    def fetch(self, request, spider):
+        """
+        Download C{request} through the middleware chain.
+
+        @return: a Deferred firing with an L{HttpResponse}, or with a L{Request} that
+            continues this one (a redirect or a retry); it errbacks with the failure.
+        """
+        return self.middleware.download(request, spider, self._fetch_counted)
+
+    def _fetch_counted(self, request, spider):
+        """One real transfer, counted in and out (the middlewares see it as C{fetch})."""
+        self.active += 1
+        self._requests += 1
+        self.stats.inc_value("downloader/request_count")
+        d = self.fetcher.fetch(request, spider)
+        d.addCallbacks(self._cb_response, self._eb_failure)
+        return d
+
+    def _cb_response(self, response):
+        self.active -= 1
+        self._responses += 1
+        self._bytes += len(response.body)
+        stats = self.stats
+        stats.inc_value("downloader/response_count")
+        stats.inc_value(f"downloader/response_status_count/{response.status}")
+        stats.inc_value("downloader/response_bytes", len(response.body))
+        return response
+
+    def _eb_failure(self, failure):
+        self.active -= 1
+        self._failures += 1
+        self.stats.inc_value("downloader/exception_count")
+        self.stats.inc_value(
+            f"downloader/exception_type_count/{failure.type.__module__}.{failure.type.__name__}")
+        return failure
+
+    def close(self):
+        """Close pooled connections. @return: a Deferred."""
+        return self.fetcher.close()
+
+    def statistics(self):
+        return DownloaderStatistics(self.active, self._requests, self._responses,
+                                    self._failures, self._bytes)

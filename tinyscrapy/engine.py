@@ -1,0 +1,270 @@
+"""
+L{ExecutionEngine}: TinyScrapy's loop, read top to bottom in the order things happen.
+
+The map of every Deferred hop (reviews check it against the code below):
+
+    1. L{ExecutionEngine.open_spider} opens the scheduler (it may return a Deferred: a
+       remote frontier connecting), keeps the spider's start requests as a lazy iterator,
+       starts the heartbeat, and schedules the first turn with C{reactor.callLater(0,
+       _next_request)}. It returns a Deferred that fires with None once all that is done.
+    2. L{ExecutionEngine._next_request} is one turn of the loop. While fewer than C{max}
+       requests are in flight it takes the next request from the scheduler (pulling start
+       requests only when the scheduler has nothing ready) and starts its download. When
+       the frontier is exhausted and nothing is in flight it begins closing.
+    3. L{ExecutionEngine._download} starts one download: the downloader's Deferred fires
+       with an L{HttpResponse}, or a L{Request} that continues this one (redirect, retry),
+       or errbacks with the download's failure.
+    4. L{ExecutionEngine._cb_downloaded} hands a response to the scraper, whose Deferred
+       fires once the callback's output is handled (items through the pipelines, requests
+       in the scheduler); L{ExecutionEngine._eb_download_failed} hands a failure to the
+       spider's errback the same way.
+    5. L{ExecutionEngine._cb_request_done} (C{addBoth}) takes the request out of flight and
+       schedules the next turn with C{reactor.callLater(0, ...)}. Wake-ups that come
+       together collapse into one pending call; a C{LoopingCall} heartbeat turns the loop
+       every C{ENGINE_HEARTBEAT} seconds as well, so a frontier that says "pending" but
+       hands nothing out this instant can never stall the crawl.
+    6. L{ExecutionEngine._close_spider} runs when nothing is in flight and the engine is
+       closing: the scraper (pipelines), scheduler and downloader close in turn, each
+       possibly a Deferred, then C{spider_closed} is sent and C{_close} fires with the
+       finish reason. L{ExecutionEngine.start} returns C{_close}.
+"""
+
+import logging
+from dataclasses import dataclass
+
+from twisted.internet.defer import Deferred, maybeDeferred
+from twisted.internet.task import LoopingCall
+
+from tinyscrapy import signals
+from tinyscrapy.errors import DontCloseSpider, DuplicateRequest, IgnoreRequest
+from tinyscrapy.http import Request
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class EngineStatistics:
+    """The loop's state."""
+
+    in_flight: int
+    max: int
+    closing_reason: str
+
+
+class ExecutionEngine:
+    """
+    Drives one spider's crawl.
+
+    @ivar max: the most downloads in flight at once (C{CONCURRENT_REQUESTS}).
+    @ivar in_flight: the requests being downloaded or scraped now.
+    """
+
+    def __init__(self, crawler, reactor, scheduler, downloader, scraper):
+        self.crawler = crawler
+        self.reactor = reactor
+        self.scheduler = scheduler
+        self.downloader = downloader
+        self.scraper = scraper
+        self.max = crawler.settings.getint("CONCURRENT_REQUESTS")
+        self.in_flight = set()
+        self.spider = None
+        self.closing_reason = None
+        self._closing_started = False
+        self._close = Deferred()
+        self._start_requests = None
+        self._start_batch = crawler.settings.getint("START_REQUESTS_BATCH")
+        self._wakeup = None
+        self._heartbeat = LoopingCall(self._next_request)
+        self._heartbeat.clock = reactor
+        self._heartbeat_interval = crawler.settings.getfloat("ENGINE_HEARTBEAT")
+
+    # 1. opening
+
+    def open_spider(self, spider, start_requests=()):
+        """
+        Open the scheduler and begin the loop.
+
+        @return: a Deferred firing with None once the scheduler is open and the first
+            turn is scheduled.
+        """
+        self.spider = spider
+        self._start_requests = iter(start_requests)
+        d = maybeDeferred(self.scheduler.open, spider)
+        d.addCallback(self._cb_scheduler_opened)
+        return d
+
+    def _cb_scheduler_opened(self, _):
+        self._heartbeat.start(self._heartbeat_interval, now=False)
+        self.crawler.signals.send(signals.engine_started, spider=self.spider)
+        self._wakeup = self.reactor.callLater(0, self._next_request)
+
+    def start(self):
+        """@return: the C{_close} Deferred, fired with the finish reason when the crawl ends."""
+        return self._close
+
+    # 2. the loop
+
+    def _next_request(self):
+        """One turn: fill the free places with downloads, or notice the crawl is over."""
+        self._wakeup = None
+        if self.closing_reason is None:
+            while self._has_room():
+                request = self._next_from_frontier()
+                if request is None:
+                    break
+                self._download(request)
+            if self._is_exhausted() and self._idle_signal_allows_close():
+                self.closing_reason = "finished"
+        if self.closing_reason is not None and not self.in_flight:
+            self._close_spider()
+
+    def _has_room(self):
+        return len(self.in_flight) < self.max
+
+    def _is_exhausted(self):
+        return (not self.in_flight and self._start_requests is None
+                and not self.scheduler.has_pending_requests())
+
+    def _next_from_frontier(self):
+        """The scheduler's next request; when it has none ready, feed it start requests."""
+        request = self.scheduler.next_request()
+        pulled = 0
+        while request is None and self._start_requests is not None:
+            if pulled == self._start_batch:  # a million duplicate start URLs: yield now
+                self._wake()
+                break
+            self._feed_start_request()
+            pulled += 1
+            request = self.scheduler.next_request()
+        return request
+
+    def _feed_start_request(self):
+        """Pull one start request into the scheduler (lazily: never all at once)."""
+        try:
+            request = next(self._start_requests)
+        except StopIteration:
+            self._start_requests = None
+            return
+        except Exception:
+            logger.exception("start_requests of %s raised; no more start requests", self.spider)
+            self.crawler.stats.inc_value("start_requests/exception")
+            self._start_requests = None
+            return
+        self.crawl(request)
+
+    def _idle_signal_allows_close(self):
+        """Send C{spider_idle}; a receiver may schedule more work or raise DontCloseSpider."""
+        results = self.crawler.signals.send(signals.spider_idle, spider=self.spider)
+        kept_open = any(isinstance(result, DontCloseSpider) for _, result in results)
+        return not kept_open and not self.scheduler.has_pending_requests()
+
+    def _wake(self):
+        """Schedule a turn of the loop, unless one is already pending."""
+        if self._wakeup is None and not self._close.called:
+            self._wakeup = self.reactor.callLater(0, self._next_request)
+
+    # admitting new requests
+
+    def crawl(self, request, parent=None):
+        """
+        Offer C{request} to the frontier: scope rules, then the scheduler's duplicate filter.
+
+        @param parent: the request this one continues (a redirect or a retry): the ledger
+            keeps one entry for both.
+        @return: True if the request was scheduled.
+        """
+        ledger = self.crawler.ledger
+        if parent is None:
+            ledger.open(request)
+        try:
+            self.scraper.scope.admit(request, self.spider)
+            if not self.scheduler.enqueue_request(request):
+                raise DuplicateRequest(request.url)
+        except IgnoreRequest as decision:
+            self.scraper.count_dropped(request, decision)
+            return False
+        self.crawler.signals.send(signals.request_scheduled, request=request, spider=self.spider)
+        self._wake()
+        return True
+
+    # 3.-5. one download
+
+    def _download(self, request):
+        """Start downloading C{request}; see hops 3 to 5 in the module docstring."""
+        self.in_flight.add(request)
+        d = self.downloader.fetch(request, self.spider)
+        d.addCallbacks(self._cb_downloaded, self._eb_download_failed,
+                       callbackArgs=(request,), errbackArgs=(request,))
+        d.addErrback(self.scraper.log_unexpected, request)
+        d.addBoth(self._cb_request_done, request)
+
+    def _cb_downloaded(self, result, request):
+        """The download fired: a response to scrape, or a request that continues this one."""
+        if isinstance(result, Request):  # from a middleware: a redirect, a retry
+            self.crawl(result, parent=request)
+            return None
+        return self.scraper.scrape(result, request, self.spider)
+
+    def _eb_download_failed(self, failure, request):
+        """The download failed: the spider's errback gets it, counted and logged once."""
+        return self.scraper.scrape_failure(failure, request, self.spider)
+
+    def _cb_request_done(self, _, request):
+        """Out of flight; schedule the next turn (the faithful C{callLater})."""
+        self.in_flight.discard(request)
+        self._wake()
+
+    # 6. closing
+
+    def close_spider(self, reason):
+        """
+        Stop taking new requests; close once the requests in flight are done.
+
+        @return: the C{_close} Deferred.
+        """
+        if self.closing_reason is None:
+            self.closing_reason = reason
+            logger.info("closing %s (%s)", self.spider, reason)
+        self._wake()
+        return self._close
+
+    def _close_spider(self):
+        """Nothing in flight and closing: close each part in turn, then fire C{_close}."""
+        if self._heartbeat.running:
+            self._heartbeat.stop()
+        if self._wakeup is not None:
+            self._wakeup.cancel()
+            self._wakeup = None
+        if self._closing_started:
+            return
+        self._closing_started = True
+        reason = self.closing_reason
+        self.crawler.ledger.reconcile(self.scheduler.size(), len(self.in_flight))
+        d = maybeDeferred(self.scraper.close_spider, self.spider, reason)
+        d.addBoth(self._cb_close_step, self.scheduler.close, reason)
+        d.addBoth(self._cb_close_step, self.downloader.close)
+        d.addBoth(self._cb_close_step, self.crawler.signals.send_deferred,
+                  signals.spider_closed, spider=self.spider, reason=reason)
+        d.addBoth(self._cb_close_step, self.spider.closed, reason)
+        d.addBoth(self._cb_close_step, self.crawler.stats.close_spider, self.spider, reason)
+        d.addBoth(self._cb_closed, reason)
+
+    def _cb_close_step(self, previous, step, *args, **kwargs):
+        """Run one closing step after the previous one, logging (not stopping on) errors."""
+        if hasattr(previous, "check"):
+            logger.error("error while closing %s", self.spider, exc_info=(
+                previous.type, previous.value, previous.getTracebackObject()))
+        return maybeDeferred(step, *args, **kwargs)
+
+    def _cb_closed(self, previous, reason):
+        self._cb_close_step(previous, _noop)
+        logger.info("spider %s closed (%s)", self.spider, reason)
+        self._close.callback(reason)
+
+    def statistics(self):
+        return EngineStatistics(in_flight=len(self.in_flight), max=self.max,
+                                closing_reason=self.closing_reason)
+
+
+def _noop():
+    return None

@@ -1,0 +1,97 @@
+"""
+Every decision tinyscrapy makes about a request or an item, as a named exception.
+
+Stats count failures by exception class name, so the class names below are also the keys
+users see in the final summary (``ledger/dropped/OffsiteRequest``, ...).
+"""
+
+
+class UsageError(Exception):
+    """The command line or a setting is wrong; the command prints one line and exits 2."""
+
+
+class NotConfigured(Exception):
+    """Raised by a component's C{from_crawler} to switch itself off."""
+
+
+class IgnoreRequest(Exception):
+    """A request is dropped on purpose. Subclasses name the rule that dropped it."""
+
+
+class DuplicateRequest(IgnoreRequest):
+    """The request's fingerprint was seen before."""
+
+
+class InvalidUrl(IgnoreRequest):
+    """The URL cannot be downloaded: no host, or a scheme that is not http(s)."""
+
+
+class OffsiteRequest(IgnoreRequest):
+    """The request's host is outside the spider's C{allowed_domains}."""
+
+
+class DepthExceeded(IgnoreRequest):
+    """The request is deeper than C{DEPTH_LIMIT}."""
+
+
+class RobotsDisallowed(IgnoreRequest):
+    """robots.txt forbids the request."""
+
+
+class UrlTooLong(IgnoreRequest):
+    """The URL is longer than C{URLLENGTH_LIMIT}."""
+
+
+class HttpError(IgnoreRequest):
+    """
+    The response status is outside 200-299 and the spider did not ask for it.
+
+    @ivar response: the L{tinyscrapy.http.HttpResponse} that was refused.
+    """
+
+    def __init__(self, response, message=None):
+        self.response = response
+        super().__init__(message or f"Ignoring non-2xx response {response.status} {response.url}")
+
+
+class DownloadTimeout(Exception):
+    """The whole download took longer than C{DOWNLOAD_TIMEOUT}."""
+
+
+class ResponseTooLarge(Exception):
+    """The body (or its decompressed form) is larger than C{DOWNLOAD_MAXSIZE}."""
+
+
+class DropItem(Exception):
+    """Raised by an item pipeline to drop an item; counted in C{item_dropped_count}."""
+
+
+class CloseSpider(Exception):
+    """
+    Raised from a callback to stop the crawl cleanly.
+
+    @ivar reason: the finish reason recorded in the stats.
+    """
+
+    def __init__(self, reason="cancelled"):
+        super().__init__(reason)
+        self.reason = reason
+
+
+class DontCloseSpider(Exception):
+    """Raised by a C{spider_idle} handler to keep an idle crawl open."""
+
+
+def describe_failure(failure):
+    """
+    A one-line account of a download failure. Twisted wraps connection errors in lists
+    (C{ResponseNeverReceived([Failure(ConnectionLost)])}); this names the inner one.
+    """
+    value = failure.value
+    reasons = getattr(value, "reasons", None)
+    if reasons:
+        inner = reasons[0]
+        return f"{type(value).__name__}: {type(inner.value).__name__}: " \
+            f"{inner.getErrorMessage()}"
+    message = failure.getErrorMessage()
+    return f"{type(value).__name__}: {message}" if message else type(value).__name__

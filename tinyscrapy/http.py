@@ -1,0 +1,312 @@
+"""
+The two objects a crawl is made of: L{Request} (what to fetch, and which spider method
+gets the answer) and L{HttpResponse} (what came back).
+
+Both are plain data. A Request keeps its dictionaries (headers, meta, cb_kwargs) unmade
+until someone touches them, because a crawl may hold hundreds of thousands of waiting
+requests and most of them never need any.
+"""
+
+import json
+from urllib.parse import urlencode, urljoin
+
+from w3lib.url import safe_url_string
+
+
+class Headers(dict):
+    """
+    Case-insensitive HTTP headers: lower-cased C{str} names to lists of C{str} values.
+
+    C{headers["Name"]} is the last value (as in Scrapy), L{getlist} all of them.
+    """
+
+    def __init__(self, values=None):
+        super().__init__()
+        if values:
+            pairs = values.items() if hasattr(values, "items") else values
+            for name, value in pairs:
+                self[name] = value
+
+    def __setitem__(self, name, value):
+        if isinstance(value, (list, tuple)):
+            value = [_text(v) for v in value]
+        else:
+            value = [_text(value)]
+        super().__setitem__(_text(name).lower(), value)
+
+    def __getitem__(self, name):
+        return super().__getitem__(name.lower())[-1]
+
+    def __contains__(self, name):
+        return super().__contains__(name.lower())
+
+    def get(self, name, default=None):
+        values = super().get(name.lower())
+        return values[-1] if values else default
+
+    def getlist(self, name):
+        """Every value of C{name}, in the order received."""
+        return list(super().get(name.lower(), ()))
+
+    def setdefault(self, name, value):
+        if name not in self:
+            self[name] = value
+        return self[name]
+
+    def add(self, name, value):
+        """Append one value to C{name}."""
+        super().setdefault(name.lower(), []).append(_text(value))
+
+
+def _text(value):
+    return value.decode("latin-1") if isinstance(value, bytes) else str(value)
+
+
+def safe_url(url):
+    """
+    The URL as it is sent: stripped, and percent-encoded only when it needs to be
+    (non-ASCII, spaces, control characters). Most links on the web need nothing.
+    """
+    if not isinstance(url, str):
+        raise TypeError(f"Request url must be str, got {type(url).__name__}: {url!r}")
+    url = url.strip()
+    if url.isascii() and url.isprintable() and " " not in url:
+        return url
+    return safe_url_string(url)
+
+
+class Request:
+    """
+    One thing to download, and what to do with it.
+
+    @ivar callback: the spider method called with the L{HttpResponse}; None means
+        C{spider.parse}. Stored by name when a frontier persists the request.
+    @ivar errback: the spider method called with the L{twisted.python.failure.Failure}
+        when the download fails or the status is refused; C{failure.request} is this request.
+    @ivar depth: how many links away from a start request (start requests have 0).
+    @ivar dont_filter: skip the duplicate filter.
+    @ivar fingerprint: set by the scheduler's dedup (bytes), None before.
+    """
+
+    __slots__ = (
+        "url", "callback", "errback", "method", "body", "priority", "depth",
+        "dont_filter", "fingerprint", "_headers", "_meta", "_cb_kwargs",
+    )
+
+    def __init__(self, url, callback=None, method="GET", headers=None, body=b"",
+                 meta=None, cb_kwargs=None, priority=0, dont_filter=False, errback=None,
+                 depth=0):
+        self.url = safe_url(url)
+        self.callback = callback
+        self.errback = errback
+        self.method = method.upper()
+        self.body = body.encode("utf-8") if isinstance(body, str) else (body or b"")
+        self.priority = priority
+        self.depth = depth
+        self.dont_filter = dont_filter
+        self.fingerprint = None
+        self._headers = Headers(headers) if headers else None
+        self._meta = dict(meta) if meta else None
+        self._cb_kwargs = dict(cb_kwargs) if cb_kwargs else None
+
+    @property
+    def headers(self):
+        if self._headers is None:
+            self._headers = Headers()
+        return self._headers
+
+    @property
+    def meta(self):
+        if self._meta is None:
+            self._meta = {}
+        return self._meta
+
+    @property
+    def cb_kwargs(self):
+        if self._cb_kwargs is None:
+            self._cb_kwargs = {}
+        return self._cb_kwargs
+
+    def replace(self, **changes):
+        """A copy with some attributes changed (C{url=...}, C{meta=...}, ...)."""
+        kwargs = {
+            "url": self.url, "callback": self.callback, "method": self.method,
+            "headers": self._headers, "body": self.body, "meta": self._meta,
+            "cb_kwargs": self._cb_kwargs, "priority": self.priority,
+            "dont_filter": self.dont_filter, "errback": self.errback, "depth": self.depth,
+        }
+        kwargs.update(changes)
+        return type(self)(**kwargs)
+
+    def __repr__(self):
+        return f"<{self.method} {self.url}>"
+
+
+class JsonRequest(Request):
+    """A request whose body is C{data} as JSON (POST unless C{method} is given)."""
+
+    __slots__ = ()
+
+    def __init__(self, url, data=None, **kwargs):
+        if data is not None:
+            kwargs["body"] = json.dumps(data, sort_keys=True)
+            kwargs.setdefault("method", "POST")
+        super().__init__(url, **kwargs)
+        self.headers.setdefault("Content-Type", "application/json")
+        self.headers.setdefault("Accept", "application/json, text/javascript, */*; q=0.01")
+
+
+class FormRequest(Request):
+    """
+    A request carrying C{formdata} form-encoded: in the body of a POST, or in the query
+    string when C{method="GET"}.
+    """
+
+    __slots__ = ()
+
+    def __init__(self, url, formdata=None, **kwargs):
+        if formdata is not None:
+            encoded = urlencode(formdata, doseq=True)
+            if kwargs.get("method", "POST").upper() == "GET":
+                url = url + ("&" if "?" in url else "?") + encoded
+            else:
+                kwargs["body"] = encoded
+                kwargs.setdefault("method", "POST")
+        super().__init__(url, **kwargs)
+        if self.method == "POST":
+            self.headers.setdefault("Content-Type", "application/x-www-form-urlencoded")
+
+
+class NotTextResponse(TypeError):
+    """C{.text}, C{.css()} or C{.xpath()} was used on an image, a PDF or other binary body."""
+
+
+_BINARY_TYPES = ("image/", "audio/", "video/", "font/", "application/pdf", "application/zip",
+                 "application/gzip", "application/x-", "application/octet-stream",
+                 "application/vnd.", "application/msword")
+_BINARY_MAGIC = (b"\x89PNG", b"GIF8", b"\xff\xd8\xff", b"%PDF", b"PK\x03\x04", b"\x1f\x8b")
+
+
+class HttpResponse:
+    """
+    A downloaded page.
+
+    C{.text} is decoded once, on first use: the BOM wins, then the C{Content-Type} charset,
+    then C{<meta charset>}, then UTF-8 with replacement characters. The parsel selector
+    behind C{.css()} and C{.xpath()} is also built on first use, so a callback that never
+    selects never pays for parsing.
+
+    @ivar request: the L{Request} that was downloaded (after redirects, the last hop).
+    """
+
+    def __init__(self, url, status=200, headers=None, body=b"", request=None):
+        self.url = url
+        self.status = status
+        self.headers = headers if isinstance(headers, Headers) else Headers(headers)
+        self.body = body
+        self.request = request
+        self._encoding = None
+        self._text = None
+        self._selector = None
+        self._base_url = None
+
+    def __repr__(self):
+        return f"<{self.status} {self.url}>"
+
+    @property
+    def meta(self):
+        """The request's C{meta}."""
+        return self.request.meta if self.request is not None else {}
+
+    @property
+    def is_text(self):
+        """False for images, PDFs, archives and other binary bodies."""
+        content_type = (self.headers.get("Content-Type") or "").lower()
+        if content_type:
+            return not content_type.startswith(_BINARY_TYPES)
+        return not self.body.startswith(_BINARY_MAGIC)
+
+    @property
+    def encoding(self):
+        if self._encoding is None:
+            self._decode()
+        return self._encoding
+
+    @property
+    def text(self):
+        """The body as C{str}. @raise NotTextResponse: the body is binary."""
+        if self._text is None:
+            self._decode()
+        return self._text
+
+    def _decode(self):
+        if not self.is_text:
+            content_type = self.headers.get("Content-Type") or "a binary signature"
+            raise NotTextResponse(f"{self.url} is not text ({content_type})")
+        from w3lib.encoding import html_to_unicode
+        encoding, text = html_to_unicode(self.headers.get("Content-Type"), self.body)
+        self._encoding, self._text = encoding, text
+
+    def json(self):
+        """The body parsed as JSON."""
+        return json.loads(self.text)
+
+    @property
+    def selector(self):
+        """The parsel C{Selector} over C{.text}, built on first use."""
+        if self._selector is None:
+            from parsel import Selector
+            content_type = (self.headers.get("Content-Type") or "").lower()
+            kind = "xml" if "xml" in content_type and "html" not in content_type else "html"
+            self._selector = Selector(text=self.text, type=kind, base_url=self.url)
+        return self._selector
+
+    def css(self, query):
+        return self.selector.css(query)
+
+    def xpath(self, query, **kwargs):
+        return self.selector.xpath(query, **kwargs)
+
+    def urljoin(self, url):
+        """Resolve C{url} against the page's C{<base href>} (if any) or its URL."""
+        if self._base_url is None:
+            self._base_url = self.url
+            if self.is_text and b"<base" in self.body[:4096].lower():
+                from w3lib.html import get_base_url
+                self._base_url = get_base_url(self.text[:4096], self.url)
+        return urljoin(self._base_url, url)
+
+    def follow(self, url, callback=None, **kwargs):
+        """
+        A L{Request} for a link on this page: relative URLs resolved, depth one more.
+
+        @param url: a string, or a parsel selector of an C{<a>}/C{<link>} element (its
+            C{href}) or of an attribute (its value).
+        """
+        if not isinstance(url, str):
+            selector, url = url, _selector_url(url)
+            if url is None:
+                raise ValueError(f"no href or src in the selector {selector!r}")
+        if self.request is not None:
+            kwargs.setdefault("depth", self.request.depth + 1)
+        return Request(self.urljoin(url), callback=callback, **kwargs)
+
+    def follow_all(self, urls=None, callback=None, css=None, xpath=None, **kwargs):
+        """One L{follow} per link: from C{urls}, or from the C{href}s that C{css} or
+        C{xpath} select."""
+        if urls is None:
+            selected = self.css(css) if css else self.xpath(xpath) if xpath else []
+            urls = [url for url in map(_selector_url, selected) if url is not None]
+        return [self.follow(url, callback=callback, **kwargs) for url in urls]
+
+
+def _selector_url(selector):
+    """The C{href}/C{src} of an element selector, or an attribute selector's text, or None."""
+    root = getattr(selector, "root", selector)
+    if isinstance(root, str):
+        return root
+    for attribute in ("href", "src"):
+        value = root.get(attribute) if hasattr(root, "get") else None
+        if value is not None:
+            return value
+    return None

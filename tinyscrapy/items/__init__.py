@@ -1,0 +1,1 @@
+"""Items after the spider: pipelines and feed exports."""

@@ -1,0 +1,1 @@
+"""Middleware chains and the built-in downloader and spider middlewares."""

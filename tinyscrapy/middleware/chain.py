@@ -1,0 +1,162 @@
+"""
+The two middleware chains, with Scrapy's contracts.
+
+Downloader middleware wraps every download::
+
+    process_request(request, spider)      first to last; None goes on,
+                                          an HttpResponse skips the download,
+                                          a Request replaces this one (back to the scheduler)
+    process_response(request, response, spider)
+                                          last to first; an HttpResponse goes on,
+                                          a Request replaces this one
+    process_exception(request, exception, spider)
+                                          last to first; None goes on, an HttpResponse or a
+                                          Request recovers
+
+Spider middleware wraps every callback's output::
+
+    process_spider_output(response, result, spider)     first to last, returns an iterable
+    process_spider_exception(response, exception, spider)
+                                          None goes on; an iterable replaces the output
+    process_start_requests(start_requests, spider)      returns an iterable
+
+Any hook may return a Deferred (or be C{async def}); the chain waits for it. A hook that
+returns the wrong type raises L{MiddlewareError} naming the middleware and the hook.
+"""
+
+import inspect
+
+from twisted.internet.defer import Deferred, ensureDeferred
+
+from tinyscrapy.http import HttpResponse, Request
+
+
+class MiddlewareError(TypeError):
+    """A middleware hook returned something its contract does not allow."""
+
+
+async def _call(hook, *args):
+    """Call a hook and wait for its result if it is a Deferred or a coroutine."""
+    result = hook(*args)
+    if isinstance(result, Deferred) or inspect.isawaitable(result):
+        result = await result
+    return result
+
+
+def _hooks(middlewares, name, reverse=False):
+    """C{(label, bound method)} of every middleware that defines hook C{name}."""
+    found = [(f"{path}.{name}", getattr(mw, name)) for path, mw in middlewares
+             if getattr(mw, name, None) is not None]
+    return found[::-1] if reverse else found
+
+
+class DownloaderMiddlewareChain:
+    """
+    The downloader middlewares, in the order of C{DOWNLOADER_MIDDLEWARES}.
+
+    @ivar middlewares: C{(dotted path, instance)} pairs, lowest order first.
+    """
+
+    def __init__(self, middlewares):
+        self.middlewares = list(middlewares)
+        self._request_hooks = _hooks(self.middlewares, "process_request")
+        self._response_hooks = _hooks(self.middlewares, "process_response", reverse=True)
+        self._exception_hooks = _hooks(self.middlewares, "process_exception", reverse=True)
+
+    def download(self, request, spider, fetch):
+        """
+        Run C{request} through the chain around C{fetch(request, spider)}.
+
+        @return: a Deferred that fires with an L{HttpResponse}, or with a L{Request} that
+            replaces C{request} (a redirect, a retry); it errbacks with the download's
+            failure when no middleware recovered from it.
+        """
+        if not self.middlewares:
+            return fetch(request, spider)
+        return ensureDeferred(self._download(request, spider, fetch))
+
+    async def _download(self, request, spider, fetch):
+        try:
+            result = await self._process_request(request, spider)
+            if result is None:
+                result = await fetch(request, spider)
+        except Exception as exception:
+            result = await self._process_exception(request, exception, spider)
+        if isinstance(result, HttpResponse):
+            result = await self._process_response(request, result, spider)
+        return result
+
+    async def _process_request(self, request, spider):
+        for label, hook in self._request_hooks:
+            result = await _call(hook, request, spider)
+            if result is not None:
+                _expect(label, result, (HttpResponse, Request))
+                return result
+        return None
+
+    async def _process_response(self, request, response, spider):
+        for label, hook in self._response_hooks:
+            response = await _call(hook, request, response, spider)
+            _expect(label, response, (HttpResponse, Request))
+            if isinstance(response, Request):
+                break
+        return response
+
+    async def _process_exception(self, request, exception, spider):
+        for label, hook in self._exception_hooks:
+            result = await _call(hook, request, exception, spider)
+            if result is not None:
+                _expect(label, result, (HttpResponse, Request))
+                return result
+        raise exception
+
+
+class SpiderMiddlewareChain:
+    """The spider middlewares, in the order of C{SPIDER_MIDDLEWARES}."""
+
+    def __init__(self, middlewares):
+        self.middlewares = list(middlewares)
+        self._output_hooks = _hooks(self.middlewares, "process_spider_output", reverse=True)
+        self._exception_hooks = _hooks(self.middlewares, "process_spider_exception",
+                                       reverse=True)
+        self._start_hooks = _hooks(self.middlewares, "process_start_requests", reverse=True)
+
+    def wrap_output(self, response, result, spider):
+        """
+        Wrap a callback's output iterable: each middleware wraps the previous one, the one
+        nearest the spider (highest order) first. Nothing runs until it is iterated.
+        """
+        for label, hook in self._output_hooks:
+            result = hook(response, result, spider)
+            _expect_iterable(label, result)
+        return result
+
+    def handle_exception(self, response, exception, spider):
+        """
+        Offer a callback's exception to the middlewares.
+
+        @return: an iterable that replaces the output, or None when nobody handled it.
+        """
+        for label, hook in self._exception_hooks:
+            result = hook(response, exception, spider)
+            if result is not None:
+                _expect_iterable(label, result)
+                return result
+        return None
+
+    def wrap_start_requests(self, start_requests, spider):
+        for label, hook in self._start_hooks:
+            start_requests = hook(start_requests, spider)
+            _expect_iterable(label, start_requests)
+        return start_requests
+
+
+def _expect(label, value, kinds):
+    if not isinstance(value, kinds):
+        names = " or ".join(kind.__name__ for kind in kinds)
+        raise MiddlewareError(f"{label} must return {names}, got {type(value).__name__}")
+
+
+def _expect_iterable(label, value):
+    if not hasattr(value, "__iter__"):
+        raise MiddlewareError(f"{label} must return an iterable, got {type(value).__name__}")

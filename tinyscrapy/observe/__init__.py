@@ -1,0 +1,1 @@
+"""Observability: the stats collector, the request ledger, progress and the trace."""

@@ -1,0 +1,200 @@
+"""
+Settings: one value per name, each remembering which layer set it.
+
+Layers flow one way, as in Scrapy: C{default} < C{project} < C{spider}
+(C{Spider.custom_settings}) < C{cmdline} (C{-s NAME=VALUE}). A lower layer never overwrites
+a higher one. L{Settings.freeze} is called before the engine starts; after that, setting
+anything raises.
+
+Typed getters (L{Settings.getint}, ...) raise L{UsageError} naming the setting, so a word
+where a number belongs stops the start with one clear line.
+"""
+
+import json
+
+from tinyscrapy.errors import UsageError
+
+PRIORITIES = {"default": 0, "project": 10, "spider": 20, "cmdline": 30}
+
+DEFAULTS = {
+    # the engine
+    "CONCURRENT_REQUESTS": 16,
+    "ENGINE_HEARTBEAT": 5.0,
+    "START_REQUESTS_BATCH": 100,
+    # the downloader
+    "CONCURRENT_REQUESTS_PER_DOMAIN": 8,
+    "DOWNLOAD_DELAY": 0.0,
+    "RANDOMIZE_DOWNLOAD_DELAY": True,
+    "DOWNLOAD_TIMEOUT": 180.0,
+    "DOWNLOAD_CONNECT_TIMEOUT": 30.0,
+    "DOWNLOAD_IDLE_TIMEOUT": 60.0,
+    "DOWNLOAD_MAXSIZE": 1024 * 1024 * 1024,
+    "DOWNLOAD_WARNSIZE": 32 * 1024 * 1024,
+    "USER_AGENT": None,
+    "DEFAULT_REQUEST_HEADERS": {
+        "Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
+        "Accept-Language": "en",
+    },
+    "DOWNLOADER_MIDDLEWARES": {},
+    "DOWNLOADER_MIDDLEWARES_BASE": {
+        "tinyscrapy.middleware.defaults.DefaultHeadersMiddleware": 400,
+    },
+    # the scraper
+    "SPIDER_MIDDLEWARES": {},
+    "SPIDER_MIDDLEWARES_BASE": {},
+    "ITEM_PIPELINES": {},
+    "ITEM_PIPELINES_BASE": {},
+    "EXTENSIONS": {},
+    "EXTENSIONS_BASE": {
+        "tinyscrapy.items.feeds.FeedExporter": 0,
+    },
+    # scope
+    "DEPTH_LIMIT": 0,
+    "URLLENGTH_LIMIT": 2083,
+    # the frontier
+    "SCHEDULER": "tinyscrapy.scheduler.Scheduler",
+    "STATS_CLASS": "tinyscrapy.observe.stats.StatsCollector",
+    # output
+    "FEEDS": {},
+    "FEED_EXPORT_FIELDS": None,
+    "FEED_EXPORT_ENCODING": "utf-8",
+    "STATS_FILE": None,
+    "LOG_LEVEL": "INFO",
+    "LOG_FORMAT": "%(asctime)s [%(name)s] %(levelname)s: %(message)s",
+    # closing
+    "CLOSESPIDER_PAGECOUNT": 0,
+    "CLOSESPIDER_ITEMCOUNT": 0,
+    "CLOSESPIDER_TIMEOUT": 0,
+    "CLOSESPIDER_ERRORCOUNT": 0,
+}
+
+
+class Settings:
+    """
+    A mapping of setting names to values with per-name priorities.
+
+    @ivar frozen: True once L{freeze} was called; then L{set} raises.
+    """
+
+    def __init__(self, values=None, priority="project"):
+        self._values = {}
+        self._priorities = {}
+        self.frozen = False
+        self.update(DEFAULTS, "default")
+        if values:
+            self.update(values, priority)
+
+    def set(self, name, value, priority="project"):
+        """Set C{name} unless a higher layer already set it."""
+        if self.frozen:
+            raise TypeError("settings are frozen once the crawl has started")
+        rank = PRIORITIES[priority]
+        if rank >= self._priorities.get(name, -1):
+            self._values[name] = value
+            self._priorities[name] = rank
+
+    def update(self, values, priority="project"):
+        """Set each name of the mapping C{values} at C{priority}."""
+        for name, value in dict(values).items():
+            self.set(name, value, priority)
+
+    def freeze(self):
+        """Refuse further changes."""
+        self.frozen = True
+
+    def copy(self):
+        """An unfrozen copy with the same values and priorities."""
+        new = Settings.__new__(Settings)
+        new._values = dict(self._values)
+        new._priorities = dict(self._priorities)
+        new.frozen = False
+        return new
+
+    def priority(self, name):
+        """The name of the layer that set C{name}, or None."""
+        rank = self._priorities.get(name)
+        return next((k for k, v in PRIORITIES.items() if v == rank), None)
+
+    def overridden(self):
+        """The names set above the defaults, with their values, sorted."""
+        return {k: self._values[k] for k in sorted(self._values) if self._priorities[k] > 0}
+
+    def unknown(self):
+        """Names set by a user that no default declares (maybe a typo, maybe their own)."""
+        return sorted(k for k in self._values if k not in DEFAULTS)
+
+    def __contains__(self, name):
+        return name in self._values
+
+    def __getitem__(self, name):
+        return self._values.get(name)
+
+    def get(self, name, default=None):
+        return self._values.get(name, default)
+
+    def getint(self, name, default=0):
+        return self._typed(name, default, int)
+
+    def getfloat(self, name, default=0.0):
+        return self._typed(name, default, float)
+
+    def getbool(self, name, default=False):
+        value = self.get(name, default)
+        if isinstance(value, str):
+            lowered = value.strip().lower()
+            if lowered in ("1", "true", "yes", "on"):
+                return True
+            if lowered in ("0", "false", "no", "off", ""):
+                return False
+            raise UsageError(f"setting {name}={value!r}: expected a boolean")
+        return bool(value)
+
+    def getlist(self, name, default=None):
+        value = self.get(name, default)
+        if value is None:
+            return []
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return list(value)
+
+    def getdict(self, name, default=None):
+        value = self.get(name, default)
+        if value is None:
+            return {}
+        if isinstance(value, str):
+            value = parse_value(value)
+        if not isinstance(value, dict):
+            raise UsageError(f"setting {name}={value!r}: expected a dict")
+        return dict(value)
+
+    def _typed(self, name, default, kind):
+        value = self.get(name, default)
+        if value is None:
+            return default
+        try:
+            if isinstance(value, bool):
+                raise ValueError
+            return kind(value)
+        except (TypeError, ValueError):
+            raise UsageError(f"setting {name}={value!r}: expected {kind.__name__}") from None
+
+
+def parse_value(text):
+    """
+    Parse a C{-s NAME=VALUE} value: JSON when it is a list, dict, number or boolean,
+    else the string itself.
+    """
+    stripped = text.strip()
+    if stripped[:1] in ("[", "{") or stripped in ("true", "false", "null"):
+        try:
+            return json.loads(stripped)
+        except ValueError:
+            raise UsageError(f"value {text!r} looks like JSON but does not parse") from None
+    try:
+        return int(stripped)
+    except ValueError:
+        pass
+    try:
+        return float(stripped)
+    except ValueError:
+        return text

@@ -1,0 +1,71 @@
+"""
+L{Spider}: the user's code. A spider says where to start and what to do with each page.
+
+A callback may return None, an item (a dict, a dataclass or an attrs instance), a
+L{Request}, an iterable or generator of both, a Deferred firing with any of these, or be
+C{async def} (a coroutine, or an async generator).
+"""
+
+import logging
+
+from tinyscrapy.http import Request
+
+
+class Spider:
+    """
+    Subclass this. Class attributes are the spider's configuration.
+
+    @cvar name: the spider's name, used in logs, stats and C{%(name)s} feed paths.
+    @cvar start_urls: fetched first when L{start_requests} is not overridden.
+    @cvar allowed_domains: hosts (and their subdomains) the crawl may visit; empty: any.
+    @cvar custom_settings: settings for this spider, above the project's, below C{-s}.
+    @cvar handle_httpstatus_list: statuses outside 200-299 that still go to the callback.
+    """
+
+    name = None
+    start_urls = ()
+    allowed_domains = ()
+    custom_settings = {}
+    handle_httpstatus_list = ()
+
+    def __init__(self, name=None, **kwargs):
+        """Spider arguments (C{-a NAME=VALUE}) become attributes."""
+        if name is not None:
+            self.name = name
+        elif self.name is None:
+            self.name = type(self).__name__.lower()
+        for key, value in kwargs.items():
+            setattr(self, key, value)
+        if isinstance(self.start_urls, str):
+            self.start_urls = [self.start_urls]
+        self.crawler = None
+
+    @classmethod
+    def from_crawler(cls, crawler, *args, **kwargs):
+        """Make the spider for C{crawler}; C{self.crawler} and C{self.settings} are set."""
+        spider = cls(*args, **kwargs)
+        spider.crawler = crawler
+        return spider
+
+    @property
+    def settings(self):
+        return self.crawler.settings if self.crawler is not None else None
+
+    @property
+    def logger(self):
+        return logging.getLogger(f"spider.{self.name}")
+
+    def start_requests(self):
+        """The first requests: one per C{start_urls} entry, made lazily."""
+        for url in self.start_urls:
+            yield Request(url, dont_filter=True)
+
+    def parse(self, response):
+        """The default callback."""
+        raise NotImplementedError(f"{type(self).__name__}.parse is not defined")
+
+    def closed(self, reason):
+        """Called once when the crawl ends, with the finish reason."""
+
+    def __repr__(self):
+        return f"<{type(self).__name__} {self.name!r}>"

@@ -21,7 +21,13 @@ from twisted.python.failure import Failure
 
 from tinyscrapy import signals
 from tinyscrapy.components import build_ordered
-from tinyscrapy.errors import CloseSpider, DuplicateRequest, HttpError, describe_failure
+from tinyscrapy.errors import (
+    CloseSpider,
+    DuplicateRequest,
+    HttpError,
+    IgnoreRequest,
+    describe_failure,
+)
 from tinyscrapy.http import Request
 from tinyscrapy.items.pipelines import ItemPipelines
 from tinyscrapy.middleware.chain import SpiderMiddlewareChain
@@ -92,6 +98,17 @@ class Scraper:
 
         @return: a Deferred that fires with None.
         """
+        if failure.check(IgnoreRequest) and not failure.check(HttpError):
+            # a downloader middleware's decision (robots, a filter): a drop, not an error
+            self.ledger.close(request, "dropped", failure.type.__name__)
+            self.scope.log_dropped(request, failure.value)
+            if self.signals.listened(signals.request_dropped):
+                self.signals.send(signals.request_dropped, request=request,
+                                  reason=failure.value, spider=spider)
+            failure.request = request
+            if request.errback is None:
+                return succeed(None)
+            return self._call(request.errback, None, request, spider, failure)
         self.ledger.close(request, "failed", failure.type.__name__)
         if failure.check(HttpError):
             response = failure.value.response
@@ -130,7 +147,19 @@ class Scraper:
             return succeed(None)
         if isinstance(result, (Request, dict)) or is_item(result):
             result = [result]
-        output = self.spidermw.wrap_output(response, iter(result), spider)
+        try:
+            output = self.spidermw.wrap_output(response, iter(result), spider)
+        except Exception:
+            return self._spider_error(Failure(), response, request, spider)
+        if isinstance(output, Deferred):  # a spider middleware that answered later
+            output.addCallbacks(self._cb_drain, self._spider_error,
+                                callbackArgs=(response, request, spider),
+                                errbackArgs=(response, request, spider))
+            return output
+        return self._cb_drain(output, response, request, spider)
+
+    def _cb_drain(self, output, response, request, spider):
+        """Route the (wrapped) output. @return: a Deferred fired once it is all routed."""
         done = Deferred()
         self._drain(iter(output), response, request, spider, done)
         return done
@@ -180,6 +209,9 @@ class Scraper:
         self.stats.inc_value(f"spider_exceptions/{failure.type.__name__}")
         logger.error("Spider error processing %r", request, exc_info=(
             failure.type, failure.value, failure.getTracebackObject()))
+        if self.signals.listened(signals.spider_error):
+            self.signals.send(signals.spider_error, failure=failure, response=response,
+                              spider=spider)
         replacement = self.spidermw.handle_exception(response, failure.value, spider)
         if replacement is None:
             return succeed(None)

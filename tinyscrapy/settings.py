@@ -77,11 +77,14 @@ DEFAULTS = {
     "CLOSESPIDER_ERRORCOUNT": 0,
 }
 
+# A setting that names a class: a dotted path, or the class itself.
+PATH = "path"
+
 # The kind of value a setting holds when its default does not tell (None, or a path).
 KINDS = {
     "USER_AGENT": str,
-    "SCHEDULER": str,
-    "STATS_CLASS": str,
+    "SCHEDULER": PATH,
+    "STATS_CLASS": PATH,
     "FEED_EXPORT_FIELDS": list,
     "FEED_EXPORT_ENCODING": str,
     "STATS_FILE": str,
@@ -92,7 +95,7 @@ KINDS = {
 
 def kind_of(name):
     """The type a setting's value should have (C{int}, C{float}, C{bool}, C{str}, C{dict},
-    C{list}), or None when nothing is known about C{name}."""
+    C{list}, or L{PATH}), or None when nothing is known about C{name}."""
     if name in KINDS:
         return KINDS[name]
     if name not in DEFAULTS or DEFAULTS[name] is None:
@@ -178,7 +181,11 @@ class Settings:
             value = self._values[name]
             if kind is None or value is None:
                 continue
-            if kind is str:
+            if kind is PATH:
+                if isinstance(value, str):
+                    from tinyscrapy.components import load_object
+                    load_object(value)
+            elif kind is str:
                 if not isinstance(value, str):
                     raise UsageError(f"setting {name}={value!r}: expected a string")
             else:
@@ -275,7 +282,7 @@ def parse_value(text, name=None):
     else the string itself. A setting whose kind is a string (C{USER_AGENT},
     C{STATS_FILE}, ...) keeps the text as it is, even when it looks like a number.
     """
-    if name is not None and kind_of(name) is str:
+    if name is not None and kind_of(name) in (str, PATH):
         return text
     stripped = text.strip()
     if stripped[:1] in ("[", "{") or stripped in ("true", "false", "null"):

@@ -8,8 +8,7 @@ name, so one setting gives one file per spider.
 
 Several spiders of one process that name the same file share one open writer: each item
 is one C{write()} of whole lines, and the reactor is single-threaded, so two spiders'
-lines never interleave. C{overwrite} empties a file once per process: a second crawler
-(or a second crawl) naming it appends.
+lines never interleave (and with C{overwrite}, the file is emptied once, by the first).
 
 Files are opened when the crawler is built, so a feed that cannot be opened (a folder
 that cannot be made, a C{.json} file to append to that is not a JSON array) stops the
@@ -40,8 +39,6 @@ OPTIONS = ("format", "overwrite", "fields", "encoding")
 
 # path -> [writer, number of crawlers using it]; shared by the crawlers of one process
 _OPEN_WRITERS = {}
-# paths this process has already emptied: later crawlers append
-_OVERWRITTEN = set()
 
 
 def format_for_path(path):
@@ -138,12 +135,10 @@ def _open_writer(path, options, defaults):
     key = path if path == "-" else os.path.abspath(path)
     entry = _OPEN_WRITERS.get(key)
     if entry is None:
-        overwrite = bool(options.get("overwrite")) and key not in _OVERWRITTEN
         writer = WRITERS[options["format"]](
-            path, overwrite=overwrite, fields=options.get("fields") or defaults["fields"],
+            path, overwrite=bool(options.get("overwrite")),
+            fields=options.get("fields") or defaults["fields"],
             encoding=options.get("encoding") or defaults["encoding"])
-        if overwrite:
-            _OVERWRITTEN.add(key)
         entry = _OPEN_WRITERS[key] = [writer, 0]
     elif entry[0].format != options["format"]:
         raise UsageError(f"feed {path!r} is already written as {entry[0].format}, "
@@ -323,10 +318,12 @@ class CsvWriter(_Writer):
     def start(self):
         self.header_written = self.existing
         self._ignored = set()
+        self._guessed = False  # columns taken from an item or a header, not chosen
         if self.existing:
             header = self._read_header()
             if self.fields is None:
                 self.fields = header
+                self._guessed = True
             elif self.fields != header:
                 raise UsageError(f"cannot append to {self.path}: its columns {header} are "
                                  f"not FEED_EXPORT_FIELDS {self.fields}")
@@ -342,7 +339,9 @@ class CsvWriter(_Writer):
         buffer = io.StringIO()
         if self.fields is None:
             self.fields = list(item)
-        self._warn_ignored(item)
+            self._guessed = True
+        if self._guessed:
+            self._warn_ignored(item)
         writer = csv.DictWriter(buffer, self.fields, extrasaction="ignore",
                                 lineterminator="\n")
         if not self.header_written:
@@ -352,7 +351,8 @@ class CsvWriter(_Writer):
         return buffer.getvalue()
 
     def _warn_ignored(self, item):
-        """A field that is not a column is left out: say so once per field."""
+        """A field that is not a column is left out: say so once per field (unless the
+        columns are the user's choice)."""
         for field in item:
             if field not in self.fields and field not in self._ignored:
                 self._ignored.add(field)

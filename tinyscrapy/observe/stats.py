@@ -108,13 +108,13 @@ class StatsCollector:
             self._write(self._path)
 
     def record_statistics(self, records):
-        """Copy the number fields of each record as C{part/field} (the ledger is left
-        out: it counts into the stats itself)."""
+        """Copy the number fields of each record as C{part/field}, leaving out zeros (the
+        ledger is left out too: it counts into the stats itself)."""
         for part, record in records.items():
             if part == "ledger" or not dataclasses.is_dataclass(record):
                 continue
             for field, value in dataclasses.asdict(record).items():
-                if isinstance(value, (int, float)) and not isinstance(value, bool):
+                if isinstance(value, (int, float)) and not isinstance(value, bool) and value:
                     self._stats[f"{part}/{field}"] = value
 
     def _write(self, path):

@@ -128,3 +128,16 @@ class DemoCommandTests(unittest.TestCase):
         if guard.active():
             guard.cancel()
         self.assertEqual(code, 0)
+
+
+class BenchCommandTests(unittest.TestCase):
+    """C{python -m tinyscrapy bench}: a self-contained speed check."""
+
+    @defer.inlineCallbacks
+    def test_bench_crawls_every_page(self):
+        """bench --pages 60 crawls all 60 pages, prints pages/s and a balanced ledger."""
+        code, out, err = yield run_command(reactor, ["bench", "--pages", "60"], cwd=ROOT)
+        self.assertEqual(code, 0, err)
+        self.assertRegex(out, r"bench: 60 pages in [\d.]+ s: \d+ pages/s")
+        self.assertIn("handled=60", out)
+        self.assertIn("missing=0", out)

@@ -146,13 +146,14 @@ class ValueTests(unittest.TestCase):
         self.assertRaises(UsageError, settings.validate)
         Settings({"USER_AGENT": "me", "MY_OWN": object(), "DEPTH_LIMIT": "2"}).validate()
 
-    def test_crawl_refuses_to_start_with_a_bad_value(self):
-        """Crawler.crawl fails at once, before the spider exists."""
-        crawler = Crawler(Idle, Settings({"CONCURRENT_REQUESTS": "many"}))
-        d = crawler.crawl()
-        failure = self.failureResultOf(d, UsageError)
-        self.assertIn("CONCURRENT_REQUESTS", str(failure.value))
-        self.assertIsNone(crawler.spider)
+    def test_crawler_refuses_a_bad_value(self):
+        """A bad value (here in custom_settings) stops the Crawler before anything runs."""
+
+        class Bad(Idle):
+            custom_settings = {"CONCURRENT_REQUESTS": "many"}
+
+        error = self.assertRaises(UsageError, Crawler, Bad, Settings())
+        self.assertIn("CONCURRENT_REQUESTS", str(error))
 
 
 class Recorder:

@@ -57,6 +57,11 @@ def build_parser():
     _add_common_options(crawl)
     demo = commands.add_parser("demo", help="serve the embedded demo site")
     demo.add_argument("--port", type=int, default=8800)
+    bench = commands.add_parser("bench", help="a quick speed check on a generated site")
+    bench.add_argument("--pages", type=int, default=2000)
+    bench.add_argument("-s", dest="settings", action="append", default=[],
+                       metavar="NAME=VALUE", help="set a setting (repeatable)")
+    bench.add_argument("-L", dest="loglevel", metavar="LEVEL", help="log level")
     commands.add_parser("version", help="print the version")
     commands.add_parser("list", help="list the spiders `run` can find")
     return parser
@@ -118,6 +123,15 @@ class Command:
         reactor.run()
         return 0
 
+    def cmd_bench(self):
+        from tinyscrapy.bench import run_bench
+        self.args.append, self.args.overwrite = [], []
+        self.settings.set("FEEDS", {}, "project")
+        if not self.args.loglevel:
+            self.settings.set("LOG_LEVEL", "WARNING", "project")
+        self._apply_options()
+        return run_bench(self.args.pages, self.settings)
+
     # shared by run, runspider and crawl
 
     def _crawl(self, spider_classes, extra_args=None):
@@ -150,9 +164,9 @@ class Command:
             feeds[path] = {"format": feed_format(path), "overwrite": overwrite}
         if feeds:
             self.settings.set("FEEDS", feeds, "cmdline")
-        elif not self.settings.getdict("FEEDS"):
-            # items go to stdout unless a feed is configured somewhere; set as a default,
-            # so a spider's custom_settings FEEDS still wins
+        elif "FEEDS" not in self.settings.overridden():
+            # items go to stdout unless a feed is configured somewhere (even as {}); set as
+            # a default, so a spider's custom_settings FEEDS still wins
             self.settings.set("FEEDS", {"-": {"format": "jsonlines"}}, "default")
 
     def _serve_demo_if_needed(self, spider_classes, spargs):

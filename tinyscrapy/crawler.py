@@ -46,6 +46,7 @@ class Crawler:
         self.spidercls = spidercls
         self.settings = settings.copy() if settings is not None else Settings()
         self.settings.update(getattr(spidercls, "custom_settings", None) or {}, "spider")
+        self.settings.validate()  # a bad value stops the start here, with one line
         self.reactor = reactor or _default_reactor()
         self.signals = SignalBus()
         self.stats = build(load_object(self.settings.get("STATS_CLASS", StatsCollector)), self)
@@ -61,7 +62,6 @@ class Crawler:
 
         @return: a Deferred that fires with the finish reason.
         """
-        self.settings.validate()
         self.settings.freeze()
         self.spider = self.spidercls.from_crawler(self, *args, **kwargs)
         self.engine = self._create_engine()

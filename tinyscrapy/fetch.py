@@ -60,8 +60,7 @@ class HttpFetcher:
         maxsize = request.meta.get("download_maxsize", self.maxsize) if request._meta \
             else self.maxsize
         transfer = _Transfer(request, maxsize)
-        headers = {name: values for name, values in request._headers.items()} \
-            if request._headers else None
+        headers = dict(request.header_items()) or None
         d = maybeDeferred(
             self.client.request, request.method, request.url, headers=headers,
             data=request.body or None, allow_redirects=False, unbuffered=True,

@@ -14,8 +14,8 @@ at a time, and pauses whenever an item waits for a pipeline's Deferred.
 
 import inspect
 import logging
+from types import GeneratorType
 
-from itemadapter import is_item
 from twisted.internet.defer import Deferred, ensureDeferred, succeed
 from twisted.python.failure import Failure
 
@@ -145,7 +145,8 @@ class Scraper:
             return result
         if result is None:
             return succeed(None)
-        if isinstance(result, (Request, dict)) or is_item(result):
+        if isinstance(result, (Request, dict)) or (
+                not isinstance(result, (list, tuple, GeneratorType)) and _is_item(result)):
             result = [result]
         try:
             output = self.spidermw.wrap_output(response, iter(result), spider)
@@ -193,7 +194,7 @@ class Scraper:
             return None
         if output is None:
             return None
-        if isinstance(output, dict) or is_item(output):
+        if isinstance(output, dict) or _is_item(output):
             return self.pipelines.process_item(output, response, spider)
         self.stats.inc_value("spider_exceptions/BadOutput")
         logger.error("Spider must return Request, item or None, got %r in %r",
@@ -239,6 +240,13 @@ class Scraper:
         self.stats.inc_value(f"engine/unexpected_errors/{failure.type.__name__}")
         logger.error("Unexpected error while handling %r", request, exc_info=(
             failure.type, failure.value, failure.getTracebackObject()))
+
+
+def _is_item(value):
+    """Dataclass and attrs items, through itemadapter (imported on first need: it imports
+    every item library it can find, which costs a fifth of a second at start-up)."""
+    from itemadapter import is_item
+    return is_item(value)
 
 
 async def _collect_async(agen):

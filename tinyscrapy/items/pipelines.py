@@ -16,7 +16,6 @@ down instead of piling items up in memory.
 import logging
 from dataclasses import dataclass
 
-from itemadapter import is_item
 from twisted.internet.defer import Deferred, DeferredList, maybeDeferred
 
 from tinyscrapy import signals
@@ -159,7 +158,10 @@ class ItemPipelines:
 
 
 def _is_item(value):
-    return isinstance(value, dict) or is_item(value)
+    if isinstance(value, dict):
+        return True
+    from itemadapter import is_item  # imported on first need (see the scraper)
+    return is_item(value)
 
 
 def _bad_output(path, value):

@@ -144,6 +144,8 @@ class ValueTests(unittest.TestCase):
                                                                      settings.validate)))
         settings = Settings({"USER_AGENT": 5})
         self.assertRaises(UsageError, settings.validate)
+        settings = Settings({"SCHEDULER": "tinyscrapy.scheduler.Nope"})
+        self.assertIn("has no 'Nope'", str(self.assertRaises(UsageError, settings.validate)))
         Settings({"USER_AGENT": "me", "MY_OWN": object(), "DEPTH_LIMIT": "2"}).validate()
 
     def test_crawler_refuses_a_bad_value(self):
@@ -310,18 +312,6 @@ class CommandSettingsTests(unittest.TestCase):
         return self.assertUsageError(
             ["runspider", self.spider('{"SPIDER_MIDDLEWARES": {"os.NoSuchMiddleware": 1}}')],
             "cannot import 'os.NoSuchMiddleware'")
-
-    def test_word_for_a_number_nothing_reads_yet(self):
-        """-s CLOSESPIDER_TIMEOUT=soon stops the start though it is read later."""
-        return self.assertUsageError(
-            ["runspider", self.spider(), "-s", "CLOSESPIDER_TIMEOUT=soon"],
-            "CLOSESPIDER_TIMEOUT='soon': expected float")
-
-    def test_scheduler_path_that_does_not_import(self):
-        """-s SCHEDULER naming a missing class: one line, exit 2."""
-        return self.assertUsageError(
-            ["runspider", self.spider(), "-s", "SCHEDULER=tinyscrapy.scheduler.Nope"],
-            "has no 'Nope'")
 
     @defer.inlineCallbacks
     def test_good_settings_exit_zero(self):

@@ -94,30 +94,25 @@ class Scraper:
     def scrape_failure(self, failure, request, spider):
         """
         The download failed or the status was refused: count it, log it once with the URL,
-        and call the request's errback (whose output is handled like a callback's).
+        and call the request's errback (whose output is handled like a callback's). An
+        L{IgnoreRequest} raised by a downloader middleware is counted as a drop instead.
 
         @return: a Deferred that fires with None.
         """
         if failure.check(IgnoreRequest) and not failure.check(HttpError):
             # a downloader middleware's decision (robots, a filter): a drop, not an error
-            self.ledger.close(request, "dropped", failure.type.__name__)
-            self.scope.log_dropped(request, failure.value)
-            if self.signals.listened(signals.request_dropped):
-                self.signals.send(signals.request_dropped, request=request,
-                                  reason=failure.value, spider=spider)
-            failure.request = request
-            if request.errback is None:
-                return succeed(None)
-            return self._call(request.errback, None, request, spider, failure)
-        self.ledger.close(request, "failed", failure.type.__name__)
-        if failure.check(HttpError):
-            response = failure.value.response
-            self.stats.inc_value("httperror/response_ignored_count")
-            self.stats.inc_value(f"httperror/response_ignored_status_count/{response.status}")
-            logger.info("Ignoring response %r: HTTP status code is not handled or not allowed",
-                        response)
+            self.count_dropped(request, failure.value)
         else:
-            logger.error("Error downloading %r: %s", request, describe_failure(failure))
+            self.ledger.close(request, "failed", failure.type.__name__)
+            if failure.check(HttpError):
+                response = failure.value.response
+                self.stats.inc_value("httperror/response_ignored_count")
+                self.stats.inc_value(
+                    f"httperror/response_ignored_status_count/{response.status}")
+                logger.info("Ignoring response %r: HTTP status code is not handled or not "
+                            "allowed", response)
+            else:
+                logger.error("Error downloading %r: %s", request, describe_failure(failure))
         failure.request = request
         if request.errback is None:
             return succeed(None)

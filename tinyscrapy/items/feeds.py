@@ -188,7 +188,12 @@ class _Writer:
                 raise UsageError(f"cannot open the feed {path}: {e.strerror or e}") from None
             if self.existing:
                 self.file.seek(0, os.SEEK_END)
-        self.start()
+        try:
+            self.start()
+        except Exception:  # refused (not a JSON array, other columns): let the file go
+            if path != "-":
+                self.file.close()
+            raise
 
     def start(self):
         """Called once after opening."""
@@ -291,8 +296,16 @@ class JsonWriter(_Writer):
         return prefix + text
 
     def write_item(self, item):
-        super().write_item(item)
-        self._write_tail()
+        """Write the item and the closing bracket in one write; step back before the
+        bracket, so the next item overwrites it."""
+        data = self.serialize(_as_dict(item)).encode(self.encoding, self.encoding_errors)
+        if self.seekable:
+            data += self.TAIL
+        self.file.write(data)
+        self.file.flush()
+        if self.seekable:
+            self.file.seek(-len(self.TAIL), os.SEEK_CUR)
+        self.count += 1
 
     def finish(self):
         if self.seekable:

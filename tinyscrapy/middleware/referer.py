@@ -1,0 +1,120 @@
+"""
+L{RefererMiddleware}: a spider middleware that sets C{Referer} on the requests a page yields.
+
+The value follows a referrer policy, as browsers do (https://www.w3.org/TR/referrer-policy/):
+C{REFERRER_POLICY} for the crawl, replaced by a page's C{Referrer-Policy} header, replaced by
+a request's C{meta["referrer_policy"]}. The default, C{no-referrer-when-downgrade}, sends the
+page's URL (never its fragment or credentials) except from https to http. Only http and https
+pages are ever sent as a referrer. On a redirect the redirect middleware asks
+L{referrer_for} again, with the hop's new URL, so a policy holds across hosts.
+"""
+
+import logging
+from urllib.parse import urlsplit, urlunsplit
+
+from tinyscrapy.errors import NotConfigured, UsageError
+from tinyscrapy.http import Request
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_POLICY = "no-referrer-when-downgrade"
+POLICIES = (
+    "no-referrer", "no-referrer-when-downgrade", "same-origin", "origin", "strict-origin",
+    "origin-when-cross-origin", "strict-origin-when-cross-origin", "unsafe-url",
+)
+
+
+def referrer_for(policy, source, target):
+    """
+    The C{Referer} a request to C{target} carries when it comes from the page C{source}.
+
+    @param policy: one of L{POLICIES}; an unknown one counts as L{DEFAULT_POLICY}.
+    @return: C{str}, or None when no C{Referer} is to be sent.
+    """
+    try:
+        source_parts, target_parts = urlsplit(source), urlsplit(target)
+    except ValueError:
+        return None
+    if source_parts.scheme not in ("http", "https") or policy == "no-referrer":
+        return None
+    full = urlunsplit((source_parts.scheme, _netloc(source_parts), source_parts.path or "/",
+                       source_parts.query, ""))
+    origin = urlunsplit((source_parts.scheme, _netloc(source_parts), "/", "", ""))
+    downgrade = source_parts.scheme == "https" and target_parts.scheme != "https"
+    same_origin = (source_parts.scheme, _netloc(source_parts)) == \
+        (target_parts.scheme, _netloc(target_parts))
+    if policy == "unsafe-url":
+        return full
+    if policy == "same-origin":
+        return full if same_origin else None
+    if policy == "origin":
+        return origin
+    if policy == "strict-origin":
+        return None if downgrade else origin
+    if policy == "origin-when-cross-origin":
+        return full if same_origin else origin
+    if policy == "strict-origin-when-cross-origin":
+        return full if same_origin else None if downgrade else origin
+    return None if downgrade else full  # no-referrer-when-downgrade
+
+
+def _netloc(parts):
+    """C{host[:port]}, lower-case, without credentials or a default port."""
+    try:
+        host, port = parts.hostname or "", parts.port
+    except ValueError:
+        return ""
+    if ":" in host:
+        host = f"[{host}]"
+    if port is None or (parts.scheme, port) in (("http", 80), ("https", 443)):
+        return host
+    return f"{host}:{port}"
+
+
+def policy_of(value, default):
+    """The last policy named in a C{Referrer-Policy} header that we know, else C{default}."""
+    for token in reversed((value or "").split(",")):
+        token = token.strip().lower()
+        if token in POLICIES:
+            return token
+    return default
+
+
+class RefererMiddleware:
+    """
+    Set C{Referer} on each request a callback yields, from the page it was found on.
+
+    A request that already has a C{Referer} keeps it.
+    """
+
+    def __init__(self, policy=DEFAULT_POLICY):
+        if policy not in POLICIES:
+            raise ValueError(f"REFERRER_POLICY: unknown policy {policy!r}; "
+                             f"one of {', '.join(POLICIES)}")
+        self.policy = policy
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        settings = crawler.settings
+        if not settings.getbool("REFERER_ENABLED"):
+            raise NotConfigured("REFERER_ENABLED is off")
+        try:
+            return cls(settings.get("REFERRER_POLICY") or DEFAULT_POLICY)
+        except ValueError as e:
+            raise UsageError(str(e)) from None
+
+    def process_spider_output(self, response, result, spider):
+        if response is None:  # an errback's output: no page to refer from
+            return result
+        return self._set_referer(response, result)
+
+    def _set_referer(self, response, result):
+        page_policy = policy_of(response.headers.get("Referrer-Policy"), self.policy)
+        for each in result:
+            if isinstance(each, Request) and "Referer" not in each.headers:
+                policy = each._meta.get("referrer_policy", page_policy) if each._meta \
+                    else page_policy
+                referer = referrer_for(policy, response.url, each.url)
+                if referer is not None:
+                    each.headers["Referer"] = referer
+            yield each

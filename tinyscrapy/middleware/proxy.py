@@ -4,9 +4,10 @@ L{HttpProxyMiddleware}: which proxy a request goes through, and with which crede
     - C{meta["proxy"]} names a proxy for one request (C{http://user:pass@host:port});
       C{meta["proxy"] = None} sends it direct whatever the environment says.
     - Otherwise the environment's C{http_proxy} / C{https_proxy} (by the URL's scheme) apply,
-      except for hosts in C{no_proxy} and for loopback hosts (127.0.0.0/8, ::1, localhost),
-      which a proxy could only reach on its own machine. The proxies found are logged at
-      start, so an environment variable never changes a crawl silently.
+      except for the hosts C{no_proxy} names, exactly as in urllib, requests and Scrapy
+      (loopback hosts too: with a proxy in the environment, add C{127.0.0.1,localhost} to
+      C{no_proxy} to crawl local sites directly). The proxies found are logged at start, so
+      an environment variable never changes a crawl silently.
 
 Credentials in a proxy URL become a C{Proxy-Authorization} header and leave the URL; the
 header is dropped when the request's proxy changes (a redirect to another scheme, a spider
@@ -23,9 +24,6 @@ from tinyscrapy.errors import NotConfigured
 from tinyscrapy.proxy import parse_proxy
 
 logger = logging.getLogger(__name__)
-
-_LOOPBACK_NAMES = ("localhost", "localhost.localdomain", "ip6-localhost", "::1")
-
 
 class HttpProxyMiddleware:
     """
@@ -66,9 +64,9 @@ class HttpProxyMiddleware:
             if meta["proxy"] is not None:
                 self._use(request, meta["proxy"], None)
         elif self.proxies:
-            scheme, netloc, host = _scheme_netloc_host(request.url)
+            scheme, netloc = _scheme_netloc(request.url)
             found = self.proxies.get(scheme)
-            if found is not None and not self._bypass(netloc, host):
+            if found is not None and not self._bypass(netloc):
                 self._use(request, *found)
                 meta["_scheme_proxy"] = True
         if meta.get("proxy") is None and "_auth_proxy" in meta:
@@ -94,9 +92,8 @@ class HttpProxyMiddleware:
             meta.pop("_auth_proxy")
         meta["proxy"] = clean
 
-    def _bypass(self, netloc, host):
-        if host in _LOOPBACK_NAMES or host.startswith("127.") or not host:
-            return True
+    def _bypass(self, netloc):
+        """True when C{no_proxy} names the host (or C{*})."""
         return bool(self.no_proxy) and bool(
             proxy_bypass_environment(netloc, {"no": self.no_proxy}))
 
@@ -106,9 +103,6 @@ def _env(environ, name):
     return environ.get(name) or environ.get(name.upper())
 
 
-def _scheme_netloc_host(url):
-    try:
-        parts = urlsplit(url)
-        return parts.scheme, parts.netloc.rpartition("@")[2], parts.hostname or ""
-    except ValueError:
-        return "", "", ""
+def _scheme_netloc(url):
+    parts = urlsplit(url)
+    return parts.scheme, parts.netloc.rpartition("@")[2]

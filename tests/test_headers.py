@@ -3,6 +3,7 @@ The headers every request carries: defaults, the User-Agent, and the Referer.
 """
 
 import json
+import os
 
 from twisted.internet import defer
 from twisted.trial import unittest
@@ -10,8 +11,9 @@ from twisted.trial import unittest
 import tinyscrapy
 from tinyscrapy import Request
 from tinyscrapy.middleware.referer import referrer_for
+from tinyscrapy.settings import DEFAULTS
 
-from .helpers import crawl
+from .helpers import ROOT, crawl
 from .recording import Recorder
 from .servers import Echo, TestServer
 
@@ -105,3 +107,33 @@ class ReferrerPolicyTests(unittest.TestCase):
         """file: and data: pages are never sent as a referrer."""
         self.assertIsNone(referrer_for("unsafe-url", "file:///etc/passwd", "http://a/"))
         self.assertIsNone(referrer_for("unsafe-url", "data:text/html,x", "http://a/"))
+
+
+class DocumentedTests(unittest.TestCase):
+    """The settings and middlewares of this layer are documented."""
+
+    NAMES = ("DOWNLOADER_MIDDLEWARES_BASE", "SPIDER_MIDDLEWARES_BASE",
+             "DEFAULT_REQUEST_HEADERS", "USER_AGENT", "REDIRECT_ENABLED", "REDIRECT_MAX_TIMES",
+             "REDIRECT_PRIORITY_ADJUST", "METAREFRESH_ENABLED", "METAREFRESH_MAXDELAY",
+             "METAREFRESH_IGNORE_TAGS", "RETRY_ENABLED", "RETRY_TIMES", "RETRY_HTTP_CODES",
+             "RETRY_PRIORITY_ADJUST", "RETRY_BACKOFF_BASE", "RETRY_BACKOFF_MAX",
+             "RETRY_AFTER_MAX", "COOKIES_ENABLED", "COOKIES_DEBUG", "REFERER_ENABLED",
+             "REFERRER_POLICY", "HTTPPROXY_ENABLED", "HTTPPROXY_AUTH_ENCODING")
+
+    def read(self, name):
+        with open(os.path.join(ROOT, "docs", name), encoding="utf-8") as f:
+            return f.read()
+
+    def test_settings(self):
+        """Each setting has a default and a row in docs/settings.md."""
+        text = self.read("settings.md")
+        for name in self.NAMES:
+            self.assertIn(name, DEFAULTS)
+            self.assertIn(f"| `{name}` |", text)
+
+    def test_middlewares(self):
+        """Each built-in middleware is in docs/middlewares.md."""
+        text = self.read("middlewares.md")
+        for base in ("DOWNLOADER_MIDDLEWARES_BASE", "SPIDER_MIDDLEWARES_BASE"):
+            for path in DEFAULTS[base]:
+                self.assertIn(f"`{path}`", text)

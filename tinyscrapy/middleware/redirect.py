@@ -182,7 +182,7 @@ class MetaRefreshMiddleware(_Redirects):
         self.ignore_tags = tuple(settings.getlist("METAREFRESH_IGNORE_TAGS"))
 
     def process_response(self, request, response, spider):
-        if request.method == "HEAD" or not self._allowed(request, response, spider):
+        if request.method == "HEAD" or (request._meta and request._meta.get("dont_redirect")):
             return response
         url = self._refresh_url(response)
         if url is None or canonical_url(url) == canonical_url(response.url):

@@ -40,7 +40,7 @@ REDIRECT_CODES = frozenset((301, 302, 303, 307, 308))
 # headers that describe a body: dropped with it when a redirect turns a POST into a GET
 _BODY_HEADERS = ("content-type", "content-length", "content-encoding", "content-language",
                  "content-location")
-_META_REFRESH_MARK = re.compile(rb"http-equiv\s*=\s*[\"']?\s*refresh", re.I)
+_META_REFRESH_MARK = re.compile(rb"http-equiv\s*=\s*[\"']?\s*refresh")  # on a lowered body
 _META_REFRESH_SCAN = 4096  # characters after the marker's position still scanned
 
 
@@ -191,9 +191,13 @@ class MetaRefreshMiddleware(_Redirects):
 
     def _refresh_url(self, response):
         """The URL a refresh within C{max_delay} points to, or None."""
-        mark = _META_REFRESH_MARK.search(response.body)
         content_type = (response.headers.get("Content-Type") or "text/html").lower()
-        if mark is None or "html" not in content_type or not response.is_text:
+        if "html" not in content_type:
+            return None
+        lowered = response.body.lower()  # a copy, but ~6x faster than a re.I search
+        start = lowered.find(b"http-equiv")
+        mark = _META_REFRESH_MARK.search(lowered, start) if start >= 0 else None
+        if mark is None or not response.is_text:
             return None
         from w3lib.html import get_meta_refresh
         text = response.text[:mark.end() + _META_REFRESH_SCAN]

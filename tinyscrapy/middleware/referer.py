@@ -31,31 +31,65 @@ def referrer_for(policy, source, target):
     @param policy: one of L{POLICIES}; an unknown one counts as L{DEFAULT_POLICY}.
     @return: C{str}, or None when no C{Referer} is to be sent.
     """
-    try:
-        source_parts, target_parts = urlsplit(source), urlsplit(target)
-    except ValueError:
-        return None
-    if source_parts.scheme not in ("http", "https") or policy == "no-referrer":
-        return None
-    full = urlunsplit((source_parts.scheme, _netloc(source_parts), source_parts.path or "/",
-                       source_parts.query, ""))
-    origin = urlunsplit((source_parts.scheme, _netloc(source_parts), "/", "", ""))
-    downgrade = source_parts.scheme == "https" and target_parts.scheme != "https"
-    same_origin = (source_parts.scheme, _netloc(source_parts)) == \
-        (target_parts.scheme, _netloc(target_parts))
-    if policy == "unsafe-url":
-        return full
-    if policy == "same-origin":
-        return full if same_origin else None
-    if policy == "origin":
-        return origin
-    if policy == "strict-origin":
-        return None if downgrade else origin
-    if policy == "origin-when-cross-origin":
-        return full if same_origin else origin
-    if policy == "strict-origin-when-cross-origin":
-        return full if same_origin else None if downgrade else origin
-    return None if downgrade else full  # no-referrer-when-downgrade
+    return _Source.of(source).referrer(policy, target)
+
+
+class _Source:
+    """
+    A page's URL split once (a page yields dozens of links), and the referrer each policy
+    gives its links.
+
+    @ivar full: the URL without fragment or credentials; None for a page that is not http(s).
+    @ivar origin: C{scheme://host[:port]/}.
+    """
+
+    __slots__ = ("full", "origin", "scheme", "netloc")
+
+    @classmethod
+    def of(cls, url):
+        source = cls()
+        source.full = None
+        try:
+            parts = urlsplit(url)
+        except ValueError:
+            return source
+        if parts.scheme not in ("http", "https"):
+            return source
+        source.scheme, source.netloc = parts.scheme, _netloc(parts)
+        source.full = urlunsplit((parts.scheme, source.netloc, parts.path or "/",
+                                  parts.query, ""))
+        source.origin = f"{parts.scheme}://{source.netloc}/"
+        return source
+
+    def referrer(self, policy, target):
+        if self.full is None or policy == "no-referrer":
+            return None
+        if policy == "unsafe-url":
+            return self.full
+        if policy == "origin":
+            return self.origin
+        downgrade = self.scheme == "https" and target[:6].lower() != "https:"
+        if policy == "strict-origin":
+            return None if downgrade else self.origin
+        if policy not in _CROSS_ORIGIN_POLICIES:  # no-referrer-when-downgrade
+            return None if downgrade else self.full
+        same_origin = self._same_origin(target)
+        if policy == "same-origin":
+            return self.full if same_origin else None
+        if policy == "origin-when-cross-origin":
+            return self.full if same_origin else self.origin
+        return self.full if same_origin else None if downgrade else self.origin
+
+    def _same_origin(self, target):
+        try:
+            parts = urlsplit(target)
+        except ValueError:
+            return False
+        return (parts.scheme, _netloc(parts)) == (self.scheme, self.netloc)
+
+
+_CROSS_ORIGIN_POLICIES = frozenset(("same-origin", "origin-when-cross-origin",
+                                    "strict-origin-when-cross-origin"))
 
 
 def _netloc(parts):
@@ -110,11 +144,13 @@ class RefererMiddleware:
 
     def _set_referer(self, response, result):
         page_policy = policy_of(response.headers.get("Referrer-Policy"), self.policy)
+        source = _Source.of(response.url)
         for each in result:
-            if isinstance(each, Request) and "Referer" not in each.headers:
+            if isinstance(each, Request) and (each._headers is None
+                                              or "Referer" not in each._headers):
                 policy = each._meta.get("referrer_policy", page_policy) if each._meta \
                     else page_policy
-                referer = referrer_for(policy, response.url, each.url)
-                if referer is not None:
-                    each.headers["Referer"] = referer
+                referer = source.referrer(policy, each.url)
+                if referer is not None:  # a str already: skip Headers' conversions
+                    dict.__setitem__(each.headers, "referer", [referer])
             yield each

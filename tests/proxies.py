@@ -155,6 +155,8 @@ class _ConnectChannel(protocol.Protocol):
         self.owner.requests.append(RecordedRequest(
             self.owner.reactor.seconds(), method, target, headers, b"", 0))
         host, _, port = target.rpartition(":")
+        if self.owner.silent:
+            return  # never answers (until stop)
         if method != "CONNECT" or host != "127.0.0.1":
             self._answer(b"403 Forbidden")
         elif self.owner.auth and headers.get("proxy-authorization") != self.owner.auth:
@@ -192,13 +194,15 @@ class ConnectProxy(_Tracked):
     A CONNECT proxy for https.
 
     @ivar auth: the C{Proxy-Authorization} value it requires, or None.
+    @ivar silent: read each C{CONNECT} and never answer it.
     @ivar requests: each L{RecordedRequest}; C{path} is the C{host:port} asked for.
     """
 
-    def __init__(self, auth=None, reactor=None):
+    def __init__(self, auth=None, silent=False, reactor=None):
         factory = protocol.Factory.forProtocol(_ConnectChannel)
         factory.owner = self
         self.auth = auth
+        self.silent = silent
         super().__init__(factory, reactor)
 
 

@@ -205,6 +205,41 @@ class ConnectTunnelTests(unittest.TestCase):
         self.assertEqual(self.site.requests, [])
 
 
+    @defer.inlineCallbacks
+    def test_untrusted_certificate_in_a_crawl_is_not_retried(self):
+        """A certificate that fails verification reaches the errback at the first try."""
+        proxy = ConnectProxy()
+        self.addCleanup(proxy.stop)
+        other = TLSTestServer().start()
+        self.addCleanup(other.stop)
+
+        def make(spider):
+            return [Request(self.echo, meta={"proxy": proxy.url()}, errback=spider.errback)]
+
+        crawler = yield crawl(TrustingRecorder, make=make, tls_policy=other.trust())
+        failure, = crawler.spider.failures
+        self.assertTrue(failure.check(ResponseNeverReceived))
+        self.assertEqual(len(proxy.requests), 1)
+        self.assertIsNone(crawler.stats.get_value("retry/count"))
+
+    @defer.inlineCallbacks
+    def test_silent_proxy_times_out(self):
+        """A proxy that never answers CONNECT: the download times out and is retried."""
+        proxy = ConnectProxy(silent=True)
+        self.addCleanup(proxy.stop)
+
+        def make(spider):
+            return [Request(self.echo, meta={"proxy": proxy.url()}, errback=spider.errback)]
+
+        crawler = yield crawl(TrustingRecorder, {"DOWNLOAD_TIMEOUT": 0.2,
+                                                 "RETRY_BACKOFF_BASE": 0.01},
+                              make=make, tls_policy=self.site.trust())
+        self.assertEqual(len(crawler.spider.failures), 1)
+        self.assertEqual(len(proxy.requests), 3)
+        self.assertEqual(crawler.stats.get_value("retry/max_reached"), 1)
+        self.assertEqual(self.site.requests, [])
+
+
 class ProxyMiddlewareUnitTests(unittest.TestCase):
     """Which proxy a request gets, from meta and from a given environment."""
 

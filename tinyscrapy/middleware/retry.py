@@ -2,6 +2,9 @@
 L{RetryMiddleware}: try again after a connection error, a timeout, or a status in
 C{RETRY_HTTP_CODES}, up to C{RETRY_TIMES} more times.
 
+A TLS failure (a certificate we do not trust) and a proxy refusing a tunnel (407, 403) are
+not retried: the next try would fail the same way.
+
 A retry never sleeps and holds nothing while it waits. The middleware returns a copy of the
 request with C{meta["not_before"]} set to a time on the reactor's clock; the engine sends it
 back to the scheduler, which keeps it aside, out of every download slot and engine place,
@@ -80,6 +83,8 @@ class RetryMiddleware:
             return None
         if isinstance(exception, TunnelError) and (exception.status or 500) < 500:
             return None  # the proxy refused us (407, 403): trying again changes nothing
+        if _certificate_refused(exception):
+            return None
         kind = type(exception)
         return self._retry(request, f"{kind.__module__}.{kind.__name__}")
 
@@ -113,6 +118,18 @@ class RetryMiddleware:
     def backoff(self, retry_times):
         """Seconds to wait before retry number C{retry_times} (1 for the first)."""
         return min(self.backoff_max, self.backoff_base * 2 ** (retry_times - 1))
+
+
+def _certificate_refused(exception):
+    """True when TLS failed (a certificate we do not trust): the next try fails the same."""
+    reasons = getattr(exception, "reasons", None)  # ResponseNeverReceived and its kin
+    if not reasons:
+        return False
+    try:
+        from OpenSSL.SSL import Error as TLSError
+    except ImportError:
+        return False
+    return all(reason.check(TLSError) for reason in reasons)
 
 
 def _dont_retry(request):

@@ -10,7 +10,9 @@ What it adds to treq, because a crawler meets servers that misbehave (see TRAPS.
       stops at the headers, so the timer here aborts the body's transport too;
     - C{DOWNLOAD_MAXSIZE} refuses a declared C{Content-Length} before reading the body and
       cuts any other body the moment it crosses the limit;
-    - treq manages no cookies (the cookies middleware does).
+    - treq manages no cookies (the cookies middleware does);
+    - a request with C{meta["proxy"]} goes through L{tinyscrapy.proxy.ProxyRouter}'s agent
+      (a forward proxy for http, a CONNECT tunnel for https).
 """
 
 import logging

@@ -303,6 +303,12 @@ class RedirectUnitTests(unittest.TestCase):
         hop = self.mw.process_response(request, self.response(request, 302, "/y"), Spider())
         self.assertEqual(hop.headers["Authorization"], "Basic eA==")
 
+    def test_unparsable_location_is_a_response(self):
+        """A Location that is not a URL: the 3xx goes on (to the HTTP-error rule)."""
+        request = Request("http://a.example/x")
+        response = self.response(request, 302, "http://[bad/")
+        self.assertIs(self.mw.process_response(request, response, Spider()), response)
+
     def test_referer_follows_the_policy_across_origins(self):
         """https -> http hop drops the Referer under the default policy."""
         request = Request("https://a.example/x", headers={"Referer": "https://a.example/"})

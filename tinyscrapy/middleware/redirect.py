@@ -113,11 +113,11 @@ class _Redirects:
         if to_get:
             for name in _BODY_HEADERS:
                 dict.pop(headers, name, None)
-        old, new = urlsplit(request.url), urlsplit(hop.url)
-        if _origin(old) != _origin(new):
+        old, new = _origin(request.url), _origin(hop.url)
+        if old != new or new is None:
             dict.pop(headers, "authorization", None)
             dict.pop(headers, "cookie", None)
-        if old.scheme != new.scheme and hop.meta.pop("_scheme_proxy", None):
+        if (new is None or old[0] != new[0]) and hop.meta.pop("_scheme_proxy", None):
             # the proxy came from the environment for the old scheme: choose again
             hop.meta.pop("proxy", None)
             dict.pop(headers, "proxy-authorization", None)
@@ -131,16 +131,19 @@ class _Redirects:
                 headers["Referer"] = referer
 
 
-def _origin(parts):
+def _origin(url):
+    """C{(scheme, host, port)} of C{url}, or None when it does not parse."""
     try:
+        parts = urlsplit(url)
         return parts.scheme, parts.hostname, parts.port or {"http": 80, "https": 443}.get(
             parts.scheme)
     except ValueError:
-        return parts.scheme, parts.netloc, None
+        return None
 
 
 def _location_url(request, response):
-    """The absolute URL of the C{Location} header, or None when there is none."""
+    """The absolute URL of the C{Location} header, or None when there is none (or it is
+    not a URL)."""
     location = response.headers.get("Location")
     if location is None or not location.strip():
         return None
@@ -149,7 +152,10 @@ def _location_url(request, response):
         location = location.encode("latin-1").decode("utf-8")
     except (UnicodeEncodeError, UnicodeDecodeError):
         pass
-    return urljoin(request.url, location)
+    try:
+        return urljoin(request.url, location)
+    except ValueError:  # "http://[bad": the 3xx goes on, to the HTTP-error rule
+        return None
 
 
 class RedirectMiddleware(_Redirects):
@@ -201,8 +207,11 @@ class MetaRefreshMiddleware(_Redirects):
             return None
         from w3lib.html import get_meta_refresh
         text = response.text[:mark.end() + _META_REFRESH_SCAN]
-        delay, url = get_meta_refresh(text, response.url, response.encoding,
-                                      ignore_tags=self.ignore_tags)
+        try:
+            delay, url = get_meta_refresh(text, response.url, response.encoding,
+                                          ignore_tags=self.ignore_tags)
+        except ValueError:  # a refresh URL that does not parse: the page is a page
+            return None
         if url is None or delay > self.max_delay:
             return None
         return url

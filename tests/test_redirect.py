@@ -334,4 +334,7 @@ class RedirectUnitTests(unittest.TestCase):
         html = HttpResponse(request.url, 200, {"Content-Type": "text/html"}, body, request)
         self.assertIs(mw.process_response(request, plain, Spider()), plain)
         self.assertEqual(mw.process_response(request, html, Spider()).url, "http://a.example/y")
+        bad = b'<meta http-equiv="refresh" content="0; url=http://[bad/">'
+        broken = HttpResponse(request.url, 200, {"Content-Type": "text/html"}, bad, request)
+        self.assertIs(mw.process_response(request, broken, Spider()), broken)
 

@@ -10,7 +10,9 @@ The map of every Deferred hop (reviews check it against the code below):
     2. L{ExecutionEngine._next_request} is one turn of the loop. While fewer than C{max}
        requests are in flight it takes the next request from the scheduler (pulling start
        requests only when the scheduler has nothing ready) and starts its download. When
-       the frontier is exhausted and nothing is in flight it begins closing.
+       nothing is ready but a request waits for its time (C{meta["not_before"]}, a retry's
+       backoff), one C{reactor.callLater} wakes the loop when it is due. When the frontier
+       is exhausted and nothing is in flight it begins closing.
     3. L{ExecutionEngine._download} starts one download: the downloader's Deferred fires
        with an L{HttpResponse}, or a L{Request} that continues this one (redirect, retry),
        or errbacks with the download's failure.
@@ -74,6 +76,7 @@ class ExecutionEngine:
         self._start_requests = None
         self._start_batch = crawler.settings.getint("START_REQUESTS_BATCH")
         self._wakeup = None
+        self._due_timer = None  # a wake-up for a request waiting for its time (a retry)
         self._heartbeat = LoopingCall(self._next_request)
         self._heartbeat.clock = reactor
         self._heartbeat_interval = crawler.settings.getfloat("ENGINE_HEARTBEAT")
@@ -136,6 +139,8 @@ class ExecutionEngine:
             self._feed_start_request()
             pulled += 1
             request = self.scheduler.next_request()
+        if request is None:
+            self._wake_when_due()
         return request
 
     def _feed_start_request(self):
@@ -162,6 +167,20 @@ class ExecutionEngine:
         """Schedule a turn of the loop, unless one is already pending."""
         if self._wakeup is None and not self._close.called:
             self._wakeup = self.reactor.callLater(0, self._next_request)
+
+    def _wake_when_due(self):
+        """Nothing is ready, but a request may wait for its time (C{meta["not_before"]}, a
+        retry's backoff): wake the loop then. One timer, moved earlier when needed."""
+        due = getattr(self.scheduler, "next_ready_time", _noop)()
+        timer = self._due_timer
+        if due is None or self._close.called:
+            return
+        if timer is not None and timer.active():
+            if timer.getTime() <= due:
+                return
+            timer.cancel()
+        self._due_timer = self.reactor.callLater(max(0.0, due - self.reactor.seconds()),
+                                                 self._wake)
 
     # admitting new requests
 
@@ -235,6 +254,8 @@ class ExecutionEngine:
         if self._wakeup is not None:
             self._wakeup.cancel()
             self._wakeup = None
+        if self._due_timer is not None and self._due_timer.active():
+            self._due_timer.cancel()
         if self._closing_started:
             return
         self._closing_started = True

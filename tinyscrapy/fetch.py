@@ -10,7 +10,9 @@ What it adds to treq, because a crawler meets servers that misbehave (see TRAPS.
       stops at the headers, so the timer here aborts the body's transport too;
     - C{DOWNLOAD_MAXSIZE} refuses a declared C{Content-Length} before reading the body and
       cuts any other body the moment it crosses the limit;
-    - treq manages no cookies (the cookies middleware does).
+    - treq manages no cookies (the cookies middleware does);
+    - a request with C{meta["proxy"]} goes through L{tinyscrapy.proxy.ProxyRouter}'s agent
+      (a forward proxy for http, a CONNECT tunnel for https).
 """
 
 import logging
@@ -23,6 +25,7 @@ from twisted.web.http import PotentialDataLoss
 
 from tinyscrapy.errors import DownloadTimeout, ResponseTooLarge
 from tinyscrapy.http import Headers, HttpResponse
+from tinyscrapy.proxy import ProxyRouter
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +51,9 @@ class HttpFetcher:
         agent = Agent(reactor, pool=self.pool,
                       connectTimeout=settings.getfloat("DOWNLOAD_CONNECT_TIMEOUT"))
         self.client = HTTPClient(agent, cookiejar=_no_cookies())
+        # proxies: tinyscrapy.proxy picks the agent for requests with meta["proxy"]
+        self.proxies = ProxyRouter(reactor, self.pool,
+                                   settings.getfloat("DOWNLOAD_CONNECT_TIMEOUT"))
 
     def fetch(self, request, spider=None):
         """
@@ -61,10 +67,7 @@ class HttpFetcher:
             else self.maxsize
         transfer = _Transfer(request, maxsize)
         headers = dict(request.header_items()) or None
-        d = maybeDeferred(
-            self.client.request, request.method, request.url, headers=headers,
-            data=request.body or None, allow_redirects=False, unbuffered=True,
-        )
+        d = maybeDeferred(self._send, request, headers)
         d.addCallback(transfer.cb_headers)
         timeout = request.meta.get("download_timeout", self.timeout) if request._meta \
             else self.timeout
@@ -72,6 +75,17 @@ class HttpFetcher:
             transfer.timer = self.reactor.callLater(timeout, transfer.time_out, d, timeout)
             d.addBoth(transfer.cb_stop_timer)
         return d
+
+    def _send(self, request, headers):
+        """The treq request: direct, or through the request's proxy (L{ProxyRouter})."""
+        agent, headers = self.proxies.route(request, headers)
+        client = self.client
+        if agent is not None:
+            from treq.client import HTTPClient
+            client = HTTPClient(agent, cookiejar=self.client._cookiejar)
+        return client.request(request.method, request.url, headers=headers,
+                              data=request.body or None, allow_redirects=False,
+                              unbuffered=True)
 
     def close(self):
         """Close every pooled connection. @return: a Deferred fired once they are closed."""

@@ -128,13 +128,15 @@ class Request:
         return self._headers
 
     def header_items(self):
-        """C{(name, [values])} pairs, without making a L{Headers} for a waiting request."""
+        """C{(lower-case name, [values])} pairs, without making a L{Headers} for a waiting
+        request."""
         raw = self._headers
         if not raw:
             return ()
         if isinstance(raw, Headers):
             return raw.items()
-        return [(name, value if isinstance(value, list) else [value]) for name, value in raw]
+        return [(name.lower(), value if isinstance(value, list) else [value])
+                for name, value in raw]
 
     @property
     def meta(self):

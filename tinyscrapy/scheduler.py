@@ -7,9 +7,14 @@ duplicate; L{Scheduler.next_request} returns None for "nothing ready now", which
 "finished" — only L{Scheduler.has_pending_requests} says that.
 
 Requests wait in one FIFO queue per priority; the highest priority is served first.
-Other backends (on disk, in Redis) keep the same interface.
+A request whose C{meta["not_before"]} (a time on the reactor's clock) is still ahead waits
+in a heap instead, holding no download slot and no engine place, and joins its queue when
+that time comes (a retry waiting out its backoff); L{Scheduler.next_ready_time} tells the
+engine when to look again. Other backends (on disk, in Redis) keep the same interface.
 """
 
+import heapq
+import itertools
 from collections import deque
 from dataclasses import dataclass
 
@@ -35,11 +40,14 @@ class Scheduler:
     @ivar seen: the fingerprints of every request admitted so far (a L{FingerprintSet}).
     """
 
-    def __init__(self, fingerprint=request_fingerprint):
+    def __init__(self, fingerprint=request_fingerprint, clock=None):
         self.fingerprint = fingerprint
+        self.clock = clock
         self.seen = FingerprintSet()
         self._queues = {}
         self._priorities = []
+        self._delayed = []  # (not_before, tiebreak, request), a heap
+        self._tiebreak = itertools.count()
         self._pending = 0
         self._enqueued = 0
         self._dequeued = 0
@@ -47,7 +55,7 @@ class Scheduler:
 
     @classmethod
     def from_crawler(cls, crawler):
-        return cls()
+        return cls(clock=crawler.reactor)
 
     def open(self, spider):
         """Called once before the crawl; may return a Deferred (remote backends)."""
@@ -68,7 +76,13 @@ class Scheduler:
         # a dont_filter request is still remembered: links back to it are duplicates
         self.seen.add(fingerprint)
         request.fingerprint = fingerprint
-        self._push(request)
+        self._pending += 1
+        self._enqueued += 1
+        not_before = request._meta.get("not_before") if request._meta else None
+        if not_before is not None and not_before > self._now():
+            heapq.heappush(self._delayed, (not_before, next(self._tiebreak), request))
+        else:
+            self._push(request)
         return True
 
     def _push(self, request):
@@ -79,8 +93,26 @@ class Scheduler:
             self._priorities.append(priority)
             self._priorities.sort(reverse=True)
         queue.append(request)
-        self._pending += 1
-        self._enqueued += 1
+
+    # requests that may not start before a given time (meta["not_before"]): minimal support
+    # for the contract the slots-aware scheduler implements in full
+
+    def _now(self):
+        if self.clock is None:
+            from twisted.internet import reactor
+            self.clock = reactor
+        return self.clock.seconds()
+
+    def _release_due(self):
+        """Move the waiting requests whose time has come to their priority queues."""
+        now = self._now()
+        delayed = self._delayed
+        while delayed and delayed[0][0] <= now:
+            self._push(heapq.heappop(delayed)[2])
+
+    def next_ready_time(self):
+        """The earliest time a waiting request becomes ready, or None if none waits."""
+        return self._delayed[0][0] if self._delayed else None
 
     def next_request(self):
         """
@@ -88,6 +120,8 @@ class Scheduler:
 
         Synchronous on purpose: the engine asks in a loop. Remote backends prefetch.
         """
+        if self._delayed:
+            self._release_due()
         for priority in self._priorities:
             queue = self._queues[priority]
             if queue:

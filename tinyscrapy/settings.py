@@ -37,6 +37,7 @@ DEFAULTS = {
     },
     "DOWNLOADER_MIDDLEWARES": {},
     "DOWNLOADER_MIDDLEWARES_BASE": {
+        "tinyscrapy.scope.robots.RobotsTxtMiddleware": 100,
         "tinyscrapy.middleware.defaults.DefaultHeadersMiddleware": 400,
     },
     # the scraper
@@ -47,10 +48,16 @@ DEFAULTS = {
     "EXTENSIONS": {},
     "EXTENSIONS_BASE": {
         "tinyscrapy.items.feeds.FeedExporter": 0,
+        "tinyscrapy.closespider.CloseConditions": 0,
     },
     # scope
     "DEPTH_LIMIT": 0,
     "URLLENGTH_LIMIT": 2083,
+    "DEPTH_PRIORITY": 0,
+    "ROBOTSTXT_OBEY": False,
+    "ROBOTSTXT_USER_AGENT": None,
+    "ROBOTSTXT_TIMEOUT": 20.0,
+    "ROBOTSTXT_MAX_CRAWL_DELAY": 10.0,
     # the frontier
     "SCHEDULER": "tinyscrapy.scheduler.Scheduler",
     "STATS_CLASS": "tinyscrapy.observe.stats.StatsCollector",

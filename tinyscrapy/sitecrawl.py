@@ -2,23 +2,39 @@
 L{SiteCrawler}: the spider behind C{python -m tinyscrapy crawl URL ...}.
 
 Unlike Scrapy's C{crawl}, which takes a spider's name, this one takes URLs and needs no
-code: from each start URL it follows every link that stays on the host of the page it was
-found on, and records one item per page: C{url}, C{status}, C{title}, C{depth}.
+code: from each start URL it follows every link that stays on the origin (scheme, host and
+port) of the page it was found on, and records one item per page: C{url}, C{status},
+C{title}, C{depth}.
+
+It is a polite crawler by default (C{command_settings}, below a user's C{-s}): it obeys
+robots.txt, and stops at depth 20 (as Heritrix's default C{maxHops}) so that an endless
+calendar or a session id in every link cannot keep it going for ever. Links are found by
+a L{LinkExtractor} (so C{<base href>} counts, and images, archives, media and other files
+that are not pages are never fetched), and followed with C{follow_all}, whose early
+duplicate check drops links already seen before any Request is made. Its
+C{allowed_domains} are the hosts of the start URLs, so a redirect cannot take it off the
+site either.
 """
 
-from urllib.parse import urlsplit
-
 from tinyscrapy.http import Request
+from tinyscrapy.scope.fingerprint import url_origin
+from tinyscrapy.scope.links import LinkExtractor
 from tinyscrapy.spider import Spider
 
 
 class SiteCrawler(Spider):
-    """Follow same-host links; one item per page."""
+    """Follow same-origin links; one item per page."""
 
     name = "crawl"
     # settings the crawl command applies (a user's -s still wins)
-    command_settings = {"ROBOTSTXT_OBEY": True}
+    command_settings = {"ROBOTSTXT_OBEY": True, "DEPTH_LIMIT": 20}
     handle_httpstatus_list = tuple(range(300, 600))
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if not self.allowed_domains:
+            self.allowed_domains = _start_domains(self.start_urls)
+        self.links = LinkExtractor(unique=False)  # follow_all drops the repeats
 
     def start_requests(self):
         for url in self.start_urls:
@@ -33,11 +49,11 @@ class SiteCrawler(Spider):
         }
         if response.status >= 300 or not response.is_text:
             return
-        prefix = _origin(response.url)
-        for href in response.xpath("//a/@href").getall():
-            url = response.urljoin(href)
-            if _origin(url) == prefix:
-                yield response.follow(url, callback=self.parse)
+        origin = url_origin(response.url)
+        prefix = origin + "/"
+        urls = [link.url for link in self.links.extract_links(response)
+                if link.url.startswith(prefix) or url_origin(link.url) == origin]
+        yield from response.follow_all(urls, callback=self.parse)
 
     @staticmethod
     def _title(response):
@@ -47,10 +63,18 @@ class SiteCrawler(Spider):
         return title.strip() if title else None
 
 
-def _origin(url):
-    """C{scheme://host:port} in lower case, or None for a URL that has no host."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return None
-    return f"{parts.scheme}://{parts.netloc}".lower() if parts.netloc else None
+def _start_domains(urls):
+    """
+    The C{allowed_domains} of a site crawl: each start URL's host with its port (when the
+    URL names one), and the host without C{www.} too, since sites redirect between them.
+    """
+    domains = []
+    for url in urls:
+        origin = url_origin(url)
+        if origin is None:
+            continue
+        host_port = origin.partition("://")[2]
+        domains.append(host_port)
+        if host_port.startswith("www."):
+            domains.append(host_port[4:])
+    return domains

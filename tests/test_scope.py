@@ -16,7 +16,7 @@ from tinyscrapy.scope.filters import Scope
 from tinyscrapy.scope.links import Link
 
 from .helpers import crawl
-from .servers import Page, Redirect, TestServer
+from .servers import Page, Redirect, Robots, TestServer
 
 
 class LinkSpider(Spider):
@@ -384,3 +384,51 @@ class LongUrlTests(unittest.TestCase):
         self.assertEqual(crawler.stats.get_value("ledger/dropped/UrlTooLong"), 1)
         longest = max(len(self.server.url(path)) for path in self.server.hits)
         self.assertLessEqual(longest, 100)
+
+
+class SiteCrawlCommandTests(unittest.TestCase):
+    """C{python -m tinyscrapy crawl URL} on a small hostile site: the scope as a whole."""
+
+    def setUp(self):
+        self.server = TestServer().start()
+        self.addCleanup(self.server.stop)
+        self.other = TestServer(interface="127.0.0.2").start()
+        self.addCleanup(self.other.stop)
+
+    @defer.inlineCallbacks
+    def test_hostile_site(self):
+        """Each canonical page once, the trap bounded by the default depth, nothing
+        off-site, non-http or disallowed fetched, robots.txt once."""
+        import json
+        import os
+
+        from twisted.internet import reactor
+
+        from .helpers import run_command
+
+        port = self.server.port
+        self.server.add("/robots.txt", Robots("User-agent: *\nDisallow: /private\n"))
+        links = ["/a?x=1&y=2", f"HTTP://127.0.0.1:{port}/a?y=2&x=1#f", "/%61?x=1&y=2",
+                 "/b/../a?x=1&y=2", "/private/x", "/cal/0", self.other.url("/off"),
+                 "javascript:void(0)", "mailto:a@b", "tel:+1", "data:,x", "/photo.jpg"]
+        start = self.server.add_page("/", links=links)
+        self.server.add_page("/a", links=links)
+        self.server.add_page("/private/x")
+        for n in range(200):
+            self.server.add_page(f"/cal/{n}", links=[f"/cal/{n + 1}"])
+        self.other.add_page("/off")
+        out = os.path.abspath("hostile.jsonl")
+        code, _, err = yield run_command(reactor, ["crawl", start, "-O", out, "-L", "INFO"])
+        self.assertEqual(code, 0, err)
+        self.assertEqual(self.other.hits, {})
+        hits = self.server.hits
+        self.assertEqual(hits["/robots.txt"], 1)
+        self.assertEqual(hits["/private/x"], 0)
+        self.assertEqual(sum(n for path, n in hits.items() if path.startswith(("/a", "/%61"))),
+                         1)
+        calendar = [path for path in hits if path.startswith("/cal/")]
+        self.assertEqual(len(calendar), 20)  # depth 1 to 20
+        self.assertTrue(all(n == 1 for n in hits.values()))
+        with open(out, encoding="utf-8") as f:
+            items = [json.loads(line) for line in f]
+        self.assertEqual(len(items), len(hits) - 1)  # every page but robots.txt

@@ -171,7 +171,7 @@ class LinkExtractor:
             url = response.urljoin(value)
         except ValueError:
             return None
-        if not url[:8].lower().startswith(("http://", "https://")):
+        if not url[:8].lower().startswith(("http://", "https://")) or not _valid_host(url):
             return None
         url, _, fragment = url.partition("#")
         if not self._url_allowed(url):
@@ -227,6 +227,12 @@ _HOST = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://(?:[^@/?#]*@)?(\[[^\]]*\]|[^:/?#
 def _host(url):
     match = _HOST.match(url)
     return match.group(1).lower() if match else ""
+
+
+def _valid_host(url):
+    """False for a URL whose host is missing or a broken IPv6 address."""
+    host = _host(url)
+    return bool(host) and (host[0] != "[" or host[-1] == "]")
 
 
 def _extension(url):

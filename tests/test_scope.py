@@ -327,6 +327,32 @@ class FollowTests(unittest.TestCase):
         self.assertEqual(response.urljoin("  ../y\n"), "http://other/y")
         self.assertEqual(response.urljoin("http://h/a/./b/../c"), "http://h/a/c")
 
+    def test_fast_join_agrees_with_urljoin(self):
+        """On 100,000 generated hrefs, urljoin's fast path gives urljoin's answer."""
+        import random
+        from urllib.parse import urljoin
+
+        from tinyscrapy.http import _fast_join, _join_prefixes
+
+        rng = random.Random(7)
+        pieces = ["a", "B", "/", "//", ".", "..", "?", "#", ";", ":", "=", "&", "%20", "~",
+                  "http://", "https://", "HTTP://", "h", "@", "[", "]", "!", "(", "$", "+"]
+        bases = ["http://h/dir/page.html", "http://H:8080/a/b/", "https://h",
+                 "http://h/p?q=1#f", "http://h/a;p/b", "https://u@h.com/x/y/z?"]
+        fast = 0
+        for _ in range(100000):
+            href = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 10)))
+            base = rng.choice(bases)
+            try:
+                expected = urljoin(base, href)
+            except ValueError:
+                continue
+            joined = _fast_join(href, *_join_prefixes(base))
+            if joined is not None:
+                fast += 1
+                self.assertEqual(joined, expected, (base, href))
+        self.assertGreater(fast, 20000)
+
     def test_follow_accepts_links_and_selectors(self):
         """A Link, an element selector and an attribute selector all work."""
         response = self._response(b'<a href="/s">s</a><span>no link</span>')

@@ -273,11 +273,18 @@ class HttpResponse:
         does: dot segments are resolved in absolute URLs too. Never raises: a URL that
         cannot be parsed (a broken IPv6 host) comes back as it is, for the scope to drop.
         """
-        if self._base_url is None:
-            self._base_url = self.url
-            if self.is_text and b"<base" in self.body[:4096].lower():
-                from w3lib.html import get_base_url
-                self._base_url = get_base_url(self.text[:4096], self.url)
+        prefixes = self.__dict__.get("_join_prefixes")
+        if prefixes is None:
+            if self._base_url is None:
+                self._base_url = self.url
+                if self.is_text and b"<base" in self.body[:4096].lower():
+                    from w3lib.html import get_base_url
+                    self._base_url = get_base_url(self.text[:4096], self.url)
+            prefixes = self._join_prefixes = _join_prefixes(self._base_url)
+        if prefixes:
+            joined = _fast_join(url, *prefixes)
+            if joined is not None:
+                return joined
         try:
             joined = urljoin(self._base_url, url)
         except ValueError:
@@ -359,6 +366,48 @@ def _request(url, callback, kwargs):
         from urllib.parse import quote
         quoted = quote(url, safe="/:?#[]@!$&'()*+,;=%~", errors="surrogatepass")
         return Request(quoted, callback=callback, **kwargs)
+
+
+def _join_prefixes(base):
+    """
+    C{(origin, directory)} of C{base} for L{_fast_join}, or C{()} when C{base} is not a
+    plain http(s) URL.
+    """
+    from urllib.parse import urlsplit
+    try:
+        parts = urlsplit(base)
+        directory = urljoin(base, "x")[:-1]
+    except ValueError:
+        return ()
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return ()
+    return parts.scheme + "://" + parts.netloc, directory
+
+
+def _fast_join(url, origin, directory):
+    """
+    C{urljoin} for the links most pages are made of (an absolute path, a relative path
+    without dot segments, an http(s) URL), in a fraction of its time; None for anything
+    else, which takes C{urljoin} itself (whose quirks, such as collapsing C{//} in a
+    relative path or dropping an empty C{;} or C{?}, stay its own). Checked against
+    C{urljoin} in the tests.
+    """
+    if not url or not url.isascii() or not url.isprintable() or url[0] == "." \
+            or url[-1] in "?#" or "/." in url or "\\" in url or ";" in url or "?#" in url:
+        return None
+    if url.startswith(("http://", "https://")):
+        rest = url[url.index("//") + 2:]
+        if not rest or rest[0] in "/?#" or "//" in rest:
+            return None
+        return url
+    if "//" in url or ":" in url:  # a network path, or perhaps a scheme (mailto:)
+        return None
+    first = url[0]
+    if first == "/":
+        return origin + url
+    if first in "?#":
+        return None
+    return directory + url
 
 
 def _resolve_dot_segments(url):

@@ -230,20 +230,19 @@ def _host(url):
 
 
 def _valid_host(url):
-    """False for a URL whose host is missing or a broken IPv6 address."""
-    host = _host(url)
-    return bool(host) and (host[0] != "[" or host[-1] == "]")
+    """False for an absolute URL whose host is missing or a broken IPv6 address."""
+    start = url.find("//") + 2
+    if start >= len(url) or url[start] in "/?#":
+        return False
+    return url[start] != "[" or "]" in url
 
 
 def _extension(url):
-    """The lower-cased extension of the URL's last path segment (without the dot), or ""."""
+    """The lower-cased extension of the last path segment of an absolute http(s) URL
+    without fragment (without the dot), or ""."""
     path = url.partition("?")[0]
-    scheme_end = path.find("://")
-    if scheme_end >= 0:
-        slash = path.find("/", scheme_end + 3)
-        if slash < 0:
-            return ""
-        path = path[slash:]
-    segment = path.rpartition("/")[2]
-    name, dot, extension = segment.rpartition(".")
+    slash = path.rfind("/")
+    if slash < 8:  # the slashes of "http://" or "https://": no path
+        return ""
+    name, dot, extension = path[slash + 1:].rpartition(".")
     return extension.lower() if dot and name else ""

@@ -84,6 +84,7 @@ class Scraper:
         return self._call(callback, response, request, spider, response, **kwargs)
 
     def _early_dedup(self):
+        """The scheduler's seen set for C{follow_all}, or None when it has none locally."""
         if self._seen_urls is None:
             self._seen_urls = SeenUrls.of(self.engine.scheduler, self.stats) or False
         return self._seen_urls or None

@@ -46,7 +46,6 @@ MAX_HOPS = 5  # redirects (and retries) followed for one robots.txt
 PARSE_LIMIT = 500 * 1024  # bytes of robots.txt parsed, as Google does
 
 
-
 class _Fetching:
     """The state of an origin whose robots.txt is on its way: the requests waiting."""
 

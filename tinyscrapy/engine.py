@@ -196,7 +196,7 @@ class ExecutionEngine:
         if parent is None:
             ledger.open(request)
         try:
-            self.scraper.scope.admit(request, self.spider)
+            self.scraper.scope.admit(request, self.spider, parent)
             if not self.scheduler.enqueue_request(request):
                 raise DuplicateRequest(request.url)
         except IgnoreRequest as decision:

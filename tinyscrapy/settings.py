@@ -45,6 +45,7 @@ DEFAULTS = {
     },
     "DOWNLOADER_MIDDLEWARES": {},
     "DOWNLOADER_MIDDLEWARES_BASE": {
+        "tinyscrapy.scope.robots.RobotsTxtMiddleware": 100,
         "tinyscrapy.middleware.defaults.DefaultHeadersMiddleware": 400,
         "tinyscrapy.middleware.defaults.UserAgentMiddleware": 500,
         "tinyscrapy.middleware.retry.RetryMiddleware": 550,
@@ -83,11 +84,16 @@ DEFAULTS = {
     "EXTENSIONS": {},
     "EXTENSIONS_BASE": {
         "tinyscrapy.items.feeds.FeedExporter": 0,
-        "tinyscrapy.extensions.CloseSpider": 0,
+        "tinyscrapy.closespider.CloseConditions": 0,
     },
     # scope
     "DEPTH_LIMIT": 0,
     "URLLENGTH_LIMIT": 2083,
+    "DEPTH_PRIORITY": 0,
+    "ROBOTSTXT_OBEY": False,
+    "ROBOTSTXT_USER_AGENT": None,
+    "ROBOTSTXT_TIMEOUT": 20.0,
+    "ROBOTSTXT_MAX_CRAWL_DELAY": 10.0,
     # the frontier
     "SCHEDULER": "tinyscrapy.scheduler.Scheduler",
     "STATS_CLASS": "tinyscrapy.observe.stats.StatsCollector",

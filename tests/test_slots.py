@@ -154,18 +154,33 @@ class SlotArithmeticTests(unittest.TestCase):
         clock.advance(0.5)  # connecting...
         slots.gate(request)
         slots.sent(request)  # ...on the wire at 100.5
-        self.assertEqual(slots.ready_at("a", clock.seconds()), 100.5 + ARRIVAL_SLACK + 2)
+        self.assertEqual(slots.ready_at("a", clock.seconds()), 100.5 + 0.2 + 2)  # + slack
         clock.advance(0.003)
         slots.release(request)  # answered 3 ms later: the server saw it by then
         self.assertAlmostEqual(slots.ready_at("a", clock.seconds()), 102.503)
         self.assertFalse(slots.can_start("a", 102.502))
         self.assertTrue(slots.can_start("a", 102.503))
 
-    def test_slack_without_an_answer(self):
-        """A request not answered yet counts as arriving up to C{ARRIVAL_SLACK} late."""
-        slots, clock = make_slots([{"domain_glob": "a", "parallelism": 2, "delay": 1}])
-        send(slots, get("a"))
-        self.assertEqual(slots.slot("a").next_send, 100 + ARRIVAL_SLACK + 1)
+    def test_slack(self):
+        """Until its answer, a request counts as reaching the server up to the slack limit
+        late; after, as late as its answer was slower than the fastest one."""
+        slots, clock = make_slots([{"domain_glob": "a", "parallelism": 2, "delay": 1},
+                                   {"domain_glob": "b", "delay": 0.01}])
+        self.assertEqual(slots.slot("a").slack_limit(), 0.1)  # a share of the delay...
+        self.assertEqual(slots.slot("b").slack_limit(), ARRIVAL_SLACK)  # ...or at least
+        next_send = []
+        for answer_time in (None, 0.002, 0.052, 0.5, 0.003):
+            request = get("a", f"/{answer_time}")
+            send(slots, request)
+            sent_at = clock.seconds()
+            if answer_time is not None:
+                clock.advance(answer_time)
+                slots.release(request)
+            next_send.append(slots.slot("a").next_send - sent_at - 1)
+            clock.advance(10)
+        expected = [0.1, 0.002, 0.05, 0.1, 0.001]
+        for got, wanted in zip(next_send, expected, strict=True):
+            self.assertAlmostEqual(got, wanted)
 
     def test_no_delay_no_waiting(self):
         """Without a delay, sends are never spaced and an unsent request blocks nothing."""
@@ -240,14 +255,15 @@ class SlotArithmeticTests(unittest.TestCase):
         self.assertFalse(slots.can_start("a", clock.seconds()))
 
     def test_listeners_hear_sends_and_releases(self):
-        """Every send and release is told to the listeners with the slot's name."""
-        slots, _ = make_slots()
+        """Releases, and sends of spaced slots, are told to the listeners by slot name."""
+        slots, _ = make_slots([{"domain_glob": "spaced", "delay": 1}])
         heard = []
         slots.listeners.append(heard.append)
-        request = get("h")
-        send(slots, request)
-        slots.release(request)
-        self.assertEqual(heard, ["h", "h"])
+        for host in ("spaced", "free"):
+            request = get(host)
+            send(slots, request)
+            slots.release(request)
+        self.assertEqual(heard, ["spaced", "spaced", "free"])
 
     def test_idle_slots_are_forgotten(self):
         """Slots idle for a minute are dropped once their number doubles."""

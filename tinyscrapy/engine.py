@@ -183,7 +183,8 @@ class ExecutionEngine:
 
     def _cb_slot_ready(self):
         self._ready_call = None
-        self._wake()
+        if self._wakeup is None:  # else a turn is coming anyway
+            self._next_request()
 
     # admitting new requests
 

@@ -40,11 +40,15 @@ UNSENT_RECHECK = 0.02
 # A slot with nothing in flight is forgotten this many seconds after its last send.
 IDLE_SLOT_TTL = 60.0
 
-# How late after our stamp a request may reach the server's clock (the write is flushed on
-# the reactor's next turn; either process may be preempted). The next send waits this much
-# more, or -- once the answer is back -- only as long as the request took to be answered:
-# the server saw it before it answered, so timing from the answer is exact.
+# A request reaches the server's clock a little after our stamp (the write is flushed on
+# the reactor's next turn; either process may be busy or preempted), and when the server
+# notes it late, the next gap it measures shrinks. So the next send also waits for the
+# "slack": the part of the previous request's answer time beyond the slot's fastest answer
+# (the server saw the request before it answered). The slack is at most the larger of
+# ARRIVAL_SLACK seconds and ARRIVAL_SLACK_SHARE of the delay, and it is that much until the
+# answer is back.
 ARRIVAL_SLACK = 0.01
+ARRIVAL_SLACK_SHARE = 0.1
 
 
 @dataclass(frozen=True)
@@ -175,7 +179,7 @@ class Slot:
 
     __slots__ = ("key", "rule", "delay", "spaced", "active", "unsent", "on_the_way",
                  "last_sent", "next_send", "sent_count", "smallest_gap", "_stretch", "_extra",
-                 "_slack")
+                 "_slack", "fastest")
 
     def __init__(self, key, rule, delay, spaced):
         self.key = key
@@ -188,6 +192,7 @@ class Slot:
         self._stretch = 1.0
         self._extra = 0.0
         self._slack = 0.0
+        self.fastest = None
 
     def can_start(self, now):
         """Whether one more request may be handed to the downloader at C{now}."""
@@ -217,18 +222,25 @@ class Slot:
             rule = self.rule
             self._stretch = rng.uniform(1.0, 1.5) if rule.randomize_delay else 1.0
             self._extra = rng.uniform(0.0, rule.random_delay) if rule.random_delay else 0.0
-            self._slack = ARRIVAL_SLACK
+            self._slack = self.slack_limit()
             self._reschedule()
+
+    def slack_limit(self):
+        """The most the next send waits beyond the delay (see C{ARRIVAL_SLACK})."""
+        return max(ARRIVAL_SLACK, ARRIVAL_SLACK_SHARE * self.delay)
 
     def answered(self, sent_at, now):
         """
-        The request sent at C{sent_at} was answered at C{now}: if it was the last one sent,
-        the server saw it by now, so the slack shrinks to the time it took.
+        The request sent at C{sent_at} was answered at C{now}. If it was the last one sent,
+        the slack becomes the part of its answer time beyond the fastest answer so far.
         """
-        if sent_at == self.last_sent and now - sent_at < self._slack:
-            self._slack = now - sent_at
-            if self.spaced:
-                self._reschedule()
+        latency = now - sent_at
+        if sent_at == self.last_sent and self.spaced:
+            late = latency - (self.fastest or 0.0)
+            self._slack = min(max(late, 0.0), self.slack_limit())
+            self._reschedule()
+        if self.fastest is None or latency < self.fastest:
+            self.fastest = latency
 
     def set_delay(self, delay):
         """Change the delay in force; the next send moves with it (AutoThrottle)."""
@@ -394,7 +406,8 @@ class Slots:
                 slot.on_the_way -= 1
         slot.stamp(now, self.random)
         self._sent += 1
-        self._notify(slot)
+        if slot.spaced:  # its next send time is known now
+            self._notify(slot)
 
     def release(self, request, result=None):
         """
@@ -447,8 +460,15 @@ class Slots:
                                sent=self._sent, gate_waits=self._gate_waits)
 
 
+# scheme://host[:port] followed by the path, query, fragment or the end: most URLs
+_PLAIN_HOST = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*://([^/?#@\[\]:]*)(?::[0-9]*)?(?:[/?#]|\Z)")
+
+
 def hostname(url):
     """The lower-cased host name of C{url}, without port or credentials ("" if none)."""
+    match = _PLAIN_HOST.match(url)
+    if match is not None:  # a regular expression is 3 times faster than urlsplit
+        return match.group(1).lower()
     try:
         return urlsplit(url).hostname or ""
     except ValueError:

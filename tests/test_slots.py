@@ -277,6 +277,25 @@ class SlotArithmeticTests(unittest.TestCase):
         slots.slot("new")
         self.assertEqual(len(slots), 2)  # "busy" (a request inside) and "new"
 
+    def test_raise_delay(self):
+        """A delay raised for a slot (robots.txt Crawl-delay) spaces its sends at once, is
+        never lowered by AutoThrottle, and holds for a slot made later."""
+        slots, clock = make_slots(throttle=AutoThrottle(start_delay=0.0))
+        request = get("a")
+        send(slots, request)
+        slots.release(request)
+        self.assertTrue(slots.can_start("a", clock.seconds()))
+        slots.raise_delay("a", 3.0)
+        slots.raise_delay("b", 2.0)
+        self.assertAlmostEqual(slots.ready_at("a", clock.seconds()), 103.0)
+        request = get("a", "/2")
+        clock.advance(3)
+        send(slots, request)
+        clock.advance(0.001)
+        slots.release(request, HttpResponse(request.url, 200, {}, b"", request))
+        self.assertEqual(slots.slot("a").delay, 3.0)
+        self.assertEqual((slots.slot("b").floor, slots.slot("b").delay), (2.0, 2.0))
+
     def test_str_is_readable(self):
         """A slot prints its name, places, delay and times."""
         slots, _ = make_slots([{"domain_glob": "a", "parallelism": 2, "delay": 1}])

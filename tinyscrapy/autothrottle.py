@@ -2,13 +2,14 @@
 L{AutoThrottle}: Scrapy's AutoThrottle, per slot, with a back-off on 429 and 503.
 
 Off unless C{AUTOTHROTTLE_ENABLED}. Each slot starts with a delay of
-C{AUTOTHROTTLE_START_DELAY} (never less than its rule's), and after each response its delay
-steps towards the one that keeps C{AUTOTHROTTLE_TARGET_CONCURRENCY} requests in flight at
-the observed latency L (from the send to the end of the body)::
+C{AUTOTHROTTLE_START_DELAY} (never less than its least delay: its rule's, or a robots.txt
+C{Crawl-delay}), and after each response its delay steps towards the one that keeps
+C{AUTOTHROTTLE_TARGET_CONCURRENCY} requests in flight at the observed latency L (from the
+send to the end of the body)::
 
     target = L / AUTOTHROTTLE_TARGET_CONCURRENCY
     delay  = max(target, (delay + target) / 2)
-    delay  = within [the rule's delay, AUTOTHROTTLE_MAX_DELAY]
+    delay  = within [the slot's least delay, AUTOTHROTTLE_MAX_DELAY]
 
 A response other than 200 never lowers the delay; a 429 or a 503 doubles it (at least to
 C{AUTOTHROTTLE_START_DELAY}). A failure (timeout, refused connection) leaves it as it is.
@@ -55,9 +56,9 @@ class AutoThrottle:
             raise UsageError("AUTOTHROTTLE_START_DELAY and AUTOTHROTTLE_MAX_DELAY must be >= 0")
         return cls(target, start, max_delay, settings.getbool("AUTOTHROTTLE_DEBUG"))
 
-    def start_delay(self, rule):
-        """The delay a new slot covered by C{rule} starts with."""
-        return max(rule.delay, min(self.start, self.max_delay))
+    def start_delay(self, floor):
+        """The delay a new slot whose least delay is C{floor} starts with."""
+        return max(floor, min(self.start, self.max_delay))
 
     def adjust(self, slot, latency, result):
         """
@@ -76,7 +77,7 @@ class AutoThrottle:
             new = min(max(target, (old + target) / 2), self.max_delay)
             if status != 200 and new <= old:
                 return
-        new = max(new, slot.rule.delay)
+        new = max(new, slot.floor)
         if new == old:
             return
         slot.set_delay(new)

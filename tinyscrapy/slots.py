@@ -166,7 +166,8 @@ class Slot:
 
     @ivar key: the slot's name (a host name, or C{meta["download_slot"]}).
     @ivar rule: the L{LimitRule} that covers it.
-    @ivar delay: the delay in force: the rule's, or AutoThrottle's (never below the rule's).
+    @ivar floor: the least delay: the rule's, or a robots.txt C{Crawl-delay} if longer.
+    @ivar delay: the delay in force: C{floor}, or AutoThrottle's (never below C{floor}).
     @ivar spaced: whether its sends are spaced at all (a delay, a random delay, AutoThrottle).
     @ivar active: requests handed to the downloader and not yet released.
     @ivar unsent: of those, the ones not yet on the wire.
@@ -177,13 +178,14 @@ class Slot:
     @ivar smallest_gap: the shortest time between two sends seen here (None: fewer than two).
     """
 
-    __slots__ = ("key", "rule", "delay", "spaced", "active", "unsent", "on_the_way",
+    __slots__ = ("key", "rule", "floor", "delay", "spaced", "active", "unsent", "on_the_way",
                  "last_sent", "next_send", "sent_count", "smallest_gap", "_stretch", "_extra",
                  "_slack", "fastest")
 
-    def __init__(self, key, rule, delay, spaced):
+    def __init__(self, key, rule, floor, delay, spaced):
         self.key = key
         self.rule = rule
+        self.floor = floor
         self.delay = delay
         self.spaced = spaced
         self.active = self.unsent = self.on_the_way = self.sent_count = 0
@@ -308,6 +310,7 @@ class Slots:
         self.random = rng if rng is not None else random.Random()
         self.listeners = []
         self._slots = {}
+        self._floors = {}
         self._tickets = {}
         self._sweep_at = 1024
         self._sent = 0
@@ -323,7 +326,7 @@ class Slots:
         from tinyscrapy.autothrottle import AutoThrottle
 
         settings = crawler.settings
-        default = default_rule(settings, crawler.spider)
+        default = default_rule(settings, getattr(crawler, "spider", None))
         rules = parse_limit_rules(settings.get("LIMIT_RULES"), default)
         return cls(rules, default, clock if clock is not None else crawler.reactor,
                    AutoThrottle.from_settings(settings))
@@ -431,6 +434,19 @@ class Slots:
                 self.throttle.adjust(slot, now - ticket.sent_at, result)
         self._notify(slot)
 
+    def raise_delay(self, key, delay):
+        """
+        Make slot C{key}'s delay at least C{delay} seconds for the rest of the crawl (a
+        robots.txt C{Crawl-delay}, say); it survives the slot being forgotten.
+        """
+        self._floors[key] = max(delay, self._floors.get(key, 0.0))
+        slot = self._slots.get(key)
+        if slot is not None and slot.floor < delay:
+            slot.floor = delay
+            slot.spaced = True
+            slot.set_delay(max(slot.delay, delay))
+            self._notify(slot)
+
     def _notify(self, slot):
         for listener in self.listeners:
             listener(slot.key)
@@ -441,9 +457,10 @@ class Slots:
         if len(self._slots) >= self._sweep_at:
             self._sweep()
         rule = next((rule for rule in self.rules if rule.matches(key)), self.default)
+        floor = max(rule.delay, self._floors.get(key, 0.0))
         if self.throttle is not None:
-            return Slot(key, rule, self.throttle.start_delay(rule), spaced=True)
-        return Slot(key, rule, rule.delay, spaced=rule.delay > 0 or rule.random_delay > 0)
+            return Slot(key, rule, floor, self.throttle.start_delay(floor), spaced=True)
+        return Slot(key, rule, floor, floor, spaced=floor > 0 or rule.random_delay > 0)
 
     def _sweep(self):
         """Forget idle slots; runs when their number doubles, so O(1) per slot made."""

@@ -1,7 +1,7 @@
 """
 Politeness benchmark: a broad crawl of many hosts, each with parallelism 1 and a delay.
 
-    python benchmarks/broad_crawl.py [--hosts 20] [--pages 30] [--delay 0.2] [--max 8]
+    python benchmarks/broad_crawl.py [--hosts 20] [--pages 60] [--delay 0.2] [--max 8]
         [--fast-pages 1500] [--slow-delay 1.0] [--latency 0.005] [--randomize]
 
 Run it from the repository root. A child process serves every host: one twisted.web site
@@ -218,6 +218,10 @@ def _cb_with_arrivals(elapsed, server):
     return {"elapsed": elapsed, "arrivals": server.dump()}
 
 
+def span(times):
+    return times[-1] - times[0]
+
+
 def rate(times):
     """Requests per second between the first and the last arrival."""
     return (len(times) - 1) / (times[-1] - times[0]) if len(times) > 1 else 0.0
@@ -233,18 +237,20 @@ def report(args, results):
     bound = args.hosts / d
     gaps = [later - earlier for a in arrivals.values() for earlier, later in
             pairwise(a["times"])]
-    steady = d / (sum(gaps) / len(gaps))
+    steady = sum(1 / (span(a["times"]) / (len(a["times"]) - 1)) for a in arrivals.values())
     crawl_rate = pages / broad_run["elapsed"]
     served_rate = (pages - args.hosts) / (last - first)
     print(f"broad crawl: {args.hosts} hosts x {args.pages} pages, parallelism 1, "
-          f"delay {d:.3f} s{' (randomized)' if args.randomize else ''}, max {args.max}")
-    print(f"  pages/s {crawl_rate:7.1f} over the whole crawl ({pages} pages in "
-          f"{broad_run['elapsed']:.2f} s), bound {bound:.1f}: {crawl_rate / bound:.3f}")
-    print(f"  pages/s {served_rate:7.1f} first to last arrival: {served_rate / bound:.3f}"
-          f"   (goal >= 0.95)")
-    print(f"  d / mean gap per host: {steady:.3f}")
+          f"delay {d:.3f} s{' (randomized)' if args.randomize else ''}, max {args.max}; "
+          f"bound {bound:.1f} pages/s")
+    print(f"  steady pages/s (sum over hosts of 1 / mean gap) {steady:6.1f}: "
+          f"{steady / bound:.3f} of the bound   (goal >= 0.95)")
+    print(f"  pages/s from the first to the last arrival     {served_rate:6.1f}: "
+          f"{served_rate / bound:.3f}")
+    print(f"  pages/s over the whole crawl (start-up too)    {crawl_rate:6.1f}: "
+          f"{crawl_rate / bound:.3f}   ({pages} pages in {broad_run['elapsed']:.2f} s)")
     print(f"  smallest server-side gap {min(gaps):.4f} s = {min(gaps) / d:.3f} d"
-          f"   (goal >= 0.95)")
+          f"   (goal >= 0.95; by design >= 1 unless a server notes a request late)")
     print(f"  most in flight at one host: {max(a['max_in_flight'] for a in arrivals.values())}")
     fast = f"127.0.0.{10 + args.hosts}"
     alone = rate(results["fast_alone"]["arrivals"][fast]["times"])
@@ -262,7 +268,7 @@ def report(args, results):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--hosts", type=int, default=20)
-    parser.add_argument("--pages", type=int, default=30, help="pages per host")
+    parser.add_argument("--pages", type=int, default=60, help="pages per host")
     parser.add_argument("--delay", type=float, default=0.2)
     parser.add_argument("--max", type=int, default=8, help="CONCURRENT_REQUESTS")
     parser.add_argument("--fast-pages", type=int, default=1500)

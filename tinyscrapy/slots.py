@@ -176,6 +176,7 @@ class Slot:
     @ivar next_send: the earliest time the next request may go out.
     @ivar sent_count: how many requests went out.
     @ivar smallest_gap: the shortest time between two sends seen here (None: fewer than two).
+    @ivar fastest: the shortest time from a send to the end of its answer (None: no answer).
     """
 
     __slots__ = ("key", "rule", "floor", "delay", "spaced", "active", "unsent", "on_the_way",

@@ -475,6 +475,28 @@ class SlotSchedulerTests(unittest.TestCase):
         self.assertEqual((stats.pending, stats.dequeued, stats.hosts), (2, 1, 2))
         self.assertEqual(scheduler.size(), 2)
 
+    def test_no_scan_over_waiting_hosts(self):
+        """Once every host is full or waiting, asking again checks no host at all."""
+        scheduler, slots, _ = self.make([{"domain_glob": "w*", "delay": 10}],
+                                        default=LimitRule(parallelism=1))
+        for i in range(200):
+            self.fill(scheduler, f"http://f{i}/1", f"http://f{i}/2", f"http://w{i}/1",
+                      f"http://w{i}/2")
+        while self.take(scheduler, slots) is not None:
+            pass
+        checks = []
+        can_start = slots.can_start
+
+        def counting(key, now):
+            checks.append(key)
+            return can_start(key, now)
+
+        slots.can_start = counting
+        for _ in range(10):
+            self.assertIsNone(scheduler.next_request())
+        self.assertEqual(checks, [])
+        self.assertEqual(scheduler.size(), 400)
+
     def test_alone_without_slots(self):
         """C{Scheduler()} without slots holds nothing back (engine unit tests use it)."""
         scheduler = Scheduler(clock=Clock())

@@ -2,7 +2,7 @@
 Politeness benchmark: a broad crawl of many hosts, each with parallelism 1 and a delay.
 
     python benchmarks/broad_crawl.py [--hosts 20] [--pages 60] [--delay 0.2] [--max 8]
-        [--fast-pages 1500] [--slow-delay 1.0] [--latency 0.005] [--randomize]
+        [--fast-pages 1500] [--slow-delay 1.0] [--reps 3] [--latency 0.005] [--randomize]
 
 Run it from the repository root. A child process serves every host: one twisted.web site
 per loopback address (127.0.0.10, 127.0.0.11, ...), each recording the arrival time of
@@ -14,7 +14,8 @@ seconds. This process crawls them with tinyscrapy and prints, never asserts:
        hosts/d (goal: at least 0.95 of it), and the smallest gap between two arrivals at
        one host (goal: at least 0.95 d, and never below d by design);
     2. a slow host (delay C{--slow-delay}) beside a fast one (no delay, parallelism 8): the
-       fast host's rate beside it against its rate alone (goal: at least 0.80).
+       fast host's rate beside it against its rate alone (goal: at least 0.80), the best of
+       C{--reps} interleaved runs each way.
 
 Both processes read the same clock (C{time.time}), so server-side gaps are exact.
 """
@@ -147,8 +148,11 @@ def run(args):
     def scenarios():
         try:
             results["broad"] = yield broad(server, args)
-            results["fast_alone"] = yield fast_and_slow(server, args, with_slow=False)
-            results["fast_beside"] = yield fast_and_slow(server, args, with_slow=True)
+            for _ in range(args.reps):  # interleaved, against the machine's other load
+                alone = yield fast_and_slow(server, args, with_slow=False)
+                beside = yield fast_and_slow(server, args, with_slow=True)
+                results.setdefault("fast_alone", []).append(alone)
+                results.setdefault("fast_beside", []).append(beside)
         finally:
             done.append(True)
             reactor.stop()
@@ -253,16 +257,19 @@ def report(args, results):
           f"   (goal >= 0.95; by design >= 1 unless a server notes a request late)")
     print(f"  most in flight at one host: {max(a['max_in_flight'] for a in arrivals.values())}")
     fast = f"127.0.0.{10 + args.hosts}"
-    alone = rate(results["fast_alone"]["arrivals"][fast]["times"])
-    beside_arrivals = results["fast_beside"]["arrivals"]
-    beside = rate(beside_arrivals[fast]["times"])
-    slow_times = beside_arrivals.get("127.0.0.10", {}).get("times", [])
-    slow_gap = min((b - a for a, b in pairwise(slow_times)), default=float("nan"))
+    alone = [rate(run["arrivals"][fast]["times"]) for run in results["fast_alone"]]
+    beside = [rate(run["arrivals"][fast]["times"]) for run in results["fast_beside"]]
+    slow_times = [run["arrivals"].get("127.0.0.10", {}).get("times", [])
+                  for run in results["fast_beside"]]
+    slow_gap = min((b - a for times in slow_times for a, b in pairwise(times)),
+                   default=float("nan"))
     print(f"slow host (delay {args.slow_delay} s) beside a fast one ({args.fast_pages} pages, "
-          f"no delay, parallelism 8, max 8):")
-    print(f"  fast alone {alone:.0f} pages/s, beside the slow host {beside:.0f} pages/s: "
-          f"{beside / alone:.3f}   (goal >= 0.80)")
-    print(f"  slow host: {len(slow_times)} requests, smallest gap {slow_gap:.3f} s")
+          f"no delay, parallelism 8, max 8), best of {args.reps}:")
+    print(f"  fast alone {max(alone):.0f} pages/s, beside the slow host {max(beside):.0f} "
+          f"pages/s: {max(beside) / max(alone):.3f}   (goal >= 0.80)")
+    print(f"  every run, alone: {' '.join(f'{r:.0f}' for r in alone)}; "
+          f"beside: {' '.join(f'{r:.0f}' for r in beside)}")
+    print(f"  slow host: {sum(map(len, slow_times))} requests, smallest gap {slow_gap:.3f} s")
 
 
 def main(argv=None):
@@ -273,6 +280,7 @@ def main(argv=None):
     parser.add_argument("--max", type=int, default=8, help="CONCURRENT_REQUESTS")
     parser.add_argument("--fast-pages", type=int, default=1500)
     parser.add_argument("--slow-delay", type=float, default=1.0)
+    parser.add_argument("--reps", type=int, default=3, help="runs of the fast host, each way")
     parser.add_argument("--latency", type=float, default=0.005,
                         help="the servers answer after this many seconds")
     parser.add_argument("--randomize", action="store_true",

@@ -216,6 +216,9 @@ class RobotsTxtMiddleware:
         if host_port != host:
             self.crawl_delays[host_port] = delay
         self.stats.set_value(f"robotstxt/crawl_delay/{host_port}", delay)
+        slots = getattr(self.crawler, "slots", None)
+        if slots is not None:  # the host's politeness slot takes the delay from here on
+            slots.raise_delay(host, delay)
         logger.info("robots.txt of %s: Crawl-delay %s s", origin, delay)
 
     def _eb_robots_failed(self, failure, origin):

@@ -336,8 +336,9 @@ class FollowTests(unittest.TestCase):
 
         rng = random.Random(7)
         pieces = ["a", "B", "/", "//", ".", "..", "?", "#", ";", ":", "=", "&", "%20", "~",
-                  "http://", "https://", "HTTP://", "h", "@", "[", "]", "!", "(", "$", "+"]
-        bases = ["http://h/dir/page.html", "http://H:8080/a/b/", "https://h",
+                  "http://", "https://", "HTTP://", "h", "@", "[", "]", "!", "(", "$", "+",
+                  "../", "../../"]
+        bases = ["http://h/dir/page.html", "http://H:8080/a/b/", "https://h", "http://h/a/b/c/d",
                  "http://h/p?q=1#f", "http://h/a;p/b", "https://u@h.com/x/y/z?"]
         fast = 0
         for _ in range(100000):

@@ -415,9 +415,19 @@ def _fast_join(url, origin, directory):
     relative path or dropping an empty C{;} or C{?}, stay its own). Checked against
     C{urljoin} in the tests.
     """
+    climb = 0
+    while url.startswith("../"):  # up from the page's directory (the usual "../item/1")
+        url = url[3:]
+        climb += 1
     if not url or not url.isascii() or not url.isprintable() or url[0] == "." \
             or url[-1] in "?#" or "/." in url or "\\" in url or ";" in url or "?#" in url:
         return None
+    if climb:
+        if "//" in url or ":" in url or url[0] in "/?#":
+            return None
+        segments = directory[len(origin):].split("/")[1:-1]
+        kept = segments[:max(0, len(segments) - climb)]
+        return origin + "/" + "".join(segment + "/" for segment in kept) + url
     if url.startswith(("http://", "https://")):
         rest = url[url.index("//") + 2:]
         if not rest or rest[0] in "/?#" or "//" in rest:

@@ -51,13 +51,21 @@ class Link:
     @ivar nofollow: the element has C{rel="nofollow"}.
     """
 
-    __slots__ = ("url", "text", "fragment", "nofollow")
+    __slots__ = ("url", "_text", "fragment", "nofollow", "_element")
 
-    def __init__(self, url, text="", fragment="", nofollow=False):
+    def __init__(self, url, text="", fragment="", nofollow=False, element=None):
         self.url = url
-        self.text = text
+        self._text = text
         self.fragment = fragment
         self.nofollow = nofollow
+        self._element = element  # the text is read from it on first use: most never are
+
+    @property
+    def text(self):
+        if self._element is not None:
+            element, self._element = self._element, None
+            self._text = _element_text(element)
+        return self._text
 
     def __eq__(self, other):
         return isinstance(other, Link) and (self.url, self.text, self.fragment,
@@ -176,14 +184,15 @@ class LinkExtractor:
         url, _, fragment = url.partition("#")
         if not self._url_allowed(url):
             return None
-        text = "".join(element.itertext()).strip() if hasattr(element, "itertext") else ""
-        if self.restrict_text and not any(r.search(text) for r in self.restrict_text):
-            return None
+        if self.restrict_text:
+            text = _element_text(element)
+            if not any(r.search(text) for r in self.restrict_text):
+                return None
         if self.canonicalize:
             url = canonical_url(url)
         rel = element.get("rel")
         nofollow = bool(rel) and "nofollow" in rel.lower().split()
-        return Link(url, text, fragment, nofollow)
+        return Link(url, fragment=fragment, nofollow=nofollow, element=element)
 
     def _url_allowed(self, url):
         if self.allow_res and not any(r.search(url) for r in self.allow_res):
@@ -199,6 +208,11 @@ class LinkExtractor:
         if self.deny_extensions and _extension(url) in self.deny_extensions:
             return False
         return True
+
+
+def _element_text(element):
+    """The text inside an element, stripped (C{""} for a node that has none)."""
+    return "".join(element.itertext()).strip() if hasattr(element, "itertext") else ""
 
 
 def _as_list(value):

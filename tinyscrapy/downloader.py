@@ -20,6 +20,7 @@ class DownloaderStatistics:
     responses: int
     failures: int
     bytes: int
+    decoded_bytes: int
 
 
 class Downloader:
@@ -32,11 +33,11 @@ class Downloader:
 
     def __init__(self, crawler, reactor):
         self.stats = crawler.stats
-        self.fetcher = HttpFetcher(reactor, crawler.settings)
+        self.fetcher = HttpFetcher(reactor, crawler.settings, stats=crawler.stats)
         self.middleware = DownloaderMiddlewareChain(
             build_ordered(crawler, "DOWNLOADER_MIDDLEWARES"))
         self.active = 0
-        self._requests = self._responses = self._failures = self._bytes = 0
+        self._requests = self._responses = self._failures = 0
 
     def fetch(self, request, spider):
         """
@@ -59,11 +60,9 @@ class Downloader:
     def _cb_response(self, response):
         self.active -= 1
         self._responses += 1
-        self._bytes += len(response.body)
         stats = self.stats
         stats.inc_value("downloader/response_count")
         stats.inc_value(f"downloader/response_status_count/{response.status}")
-        stats.inc_value("downloader/response_bytes", len(response.body))
         return response
 
     def _eb_failure(self, failure):
@@ -80,4 +79,5 @@ class Downloader:
 
     def statistics(self):
         return DownloaderStatistics(self.active, self._requests, self._responses,
-                                    self._failures, self._bytes)
+                                    self._failures, self.fetcher.wire_bytes,
+                                    self.fetcher.decoded_bytes)

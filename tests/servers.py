@@ -599,3 +599,37 @@ class TlsTestServer(TestServer):
 
     def url(self, path="/"):
         return "https" + super().url(path)[len("http"):]
+
+
+@dataclass(eq=False)
+class CheapGzipBomb(_Leaf):
+    """
+    Gzip of C{decompressed_size} zero bytes (a multiple of 1 MiB) that costs the server
+    almost no CPU: 1 MiB of zeros is compressed once, with a full flush, and that block
+    (about 1 KiB) is sent again and again, since after a full flush the same input always
+    compresses to the same bytes. L{GzipBomb} compresses every byte, which blocks a
+    server that shares the test's reactor for seconds.
+    """
+
+    decompressed_size: int
+
+    def render(self, request):
+        _respond(request, b"", headers={"content-encoding": "gzip"})
+        _Stream(request, self._chunks()).start()
+        return NOT_DONE_YET
+
+    def _chunks(self):
+        import struct
+        compressor = zlib.compressobj(9, zlib.DEFLATED, 31)
+        zeros = bytes(1 << 20)
+        first = compressor.compress(zeros) + compressor.flush(zlib.Z_FULL_FLUSH)
+        block = compressor.compress(zeros) + compressor.flush(zlib.Z_FULL_FLUSH)
+        megabytes = self.decompressed_size >> 20
+        yield first
+        for _ in range(megabytes - 1):
+            yield block
+        crc = 0  # computed only for a client that read it all
+        for _ in range(megabytes):
+            crc = zlib.crc32(zeros, crc)
+        # an empty final block, then the gzip trailer: CRC-32 and size mod 2**32
+        yield b"\x03\x00" + struct.pack("<II", crc, self.decompressed_size & 0xFFFFFFFF)

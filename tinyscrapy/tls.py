@@ -110,12 +110,18 @@ def tls_error(failure):
     for value in _nested(failure):
         if isinstance(value, SSL.Error):
             reasons = ", ".join(r[-1] for r in _ssl_reasons(value)) or str(value)
-            kind = CertificateError if "certificate" in reasons else TlsError
-            return kind(f"TLS handshake failed: {reasons}")
+            if "certificate" in reasons:
+                return CertificateError(f"TLS handshake failed: {reasons} (self-signed, "
+                                        f"expired, or from a CA not trusted here){_HINT}")
+            return TlsError(f"TLS handshake failed: {reasons}")
         if type(value).__name__ in ("VerificationError", "CertificateError") \
                 and type(value).__module__.startswith("service_identity"):
-            return CertificateError(f"the certificate is for another host: {value}")
+            return CertificateError(f"the certificate is for another host: {value}{_HINT}")
     return None
+
+
+_HINT = ("; DOWNLOAD_CA_BUNDLE trusts more CAs, DOWNLOAD_VERIFY_CERTIFICATES=False "
+         "stops checking")
 
 
 def _ssl_reasons(error):

@@ -109,6 +109,37 @@ class ConnectionTests(FetchTestCase):
         self.assertEqual(fetcher.statistics()[0], 0)
 
     @defer.inlineCallbacks
+    def test_cancel_aborts_the_transfer(self):
+        """Cancelling the fetch while the body trickles in closes the connection; no late
+        result or error follows."""
+        fetcher = make_fetcher(self)
+        d = get(fetcher, self.server.add("/stall", StallAfterHeaders()))
+        yield wait_until(lambda: self.server.hits["/stall"] == 1)
+        yield wait_until(lambda: False, timeout=0.1)  # the headers are in
+        d.cancel()
+        failure, _ = yield failure_of(d)
+        self.assertIsInstance(failure, defer.CancelledError)
+        waited = yield wait_until(lambda: open_connections(self.server) == 0, timeout=1)
+        self.assertIsNotNone(waited)
+        self.assertEqual(fetcher.statistics()[0], 0)
+
+    @defer.inlineCallbacks
+    def test_cancel_while_connecting_or_waiting(self):
+        """Cancelling before the answer (no headers yet) stops the request too."""
+        fetcher = make_fetcher(self)
+        d = get(fetcher, self.server.add("/never", NoAnswer()))
+        d.cancel()
+        failure, _ = yield failure_of(d)
+        self.assertIsInstance(failure, defer.CancelledError)
+        d = get(fetcher, self.server.url("/never"))
+        yield wait_until(lambda: self.server.hits["/never"] == 1)
+        d.cancel()
+        failure, _ = yield failure_of(d)
+        self.assertIsInstance(failure, defer.CancelledError)
+        waited = yield wait_until(lambda: open_connections(self.server) == 0, timeout=1)
+        self.assertIsNotNone(waited)
+
+    @defer.inlineCallbacks
     def test_request_body_and_method_sent(self):
         """A POST body arrives whole, with its Content-Length; headers are passed on."""
         fetcher = make_fetcher(self)

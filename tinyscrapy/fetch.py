@@ -37,7 +37,7 @@ misbehave:
 import logging
 import re
 
-from twisted.internet.defer import fail, succeed
+from twisted.internet.defer import CancelledError, Deferred, fail, succeed
 from twisted.web.client import HTTPConnectionPool
 from twisted.web.http_headers import Headers as TwistedHeaders
 from twisted.web.iweb import UNKNOWN_LENGTH, IAgent, IBodyProducer
@@ -117,7 +117,10 @@ class HttpFetcher:
         if timeout:
             transfer.timer = self.reactor.callLater(timeout, transfer.time_out, timeout)
         d.addBoth(transfer.cb_done)
-        return d
+        # the caller's Deferred: cancelling it aborts the transfer and errbacks at once
+        # with CancelledError (whatever twisted makes of the abort underneath)
+        transfer.result = Deferred(transfer.cancel)
+        return transfer.result
 
     def _headers(self, request, target):
         """The request's headers as twisted sends them, with C{Host} and
@@ -130,10 +133,9 @@ class HttpFetcher:
                     headers.setRawHeaders(name, values)
         except (ValueError, TypeError) as e:
             raise InvalidUrl(f"bad request header for {request.url}: {e}") from None
-        raw = headers._rawHeaders  # names are canonical bytes; read-only use
-        if b"Host" not in raw:
-            raw[b"Host"] = [target.host_header]
-        if self.accept_encoding and b"Accept-Encoding" not in raw:
+        if not own or "host" not in own:
+            headers.setRawHeaders(b"Host", [target.host_header])
+        if self.accept_encoding and (not own or "accept-encoding" not in own):
             headers.setRawHeaders(b"Accept-Encoding", [self.accept_encoding])
         return headers
 
@@ -159,9 +161,9 @@ class _Transfer:
     @ivar connection: the C{HTTP11ClientProtocol} once the pool handed one out.
     """
 
-    __slots__ = ("fetcher", "request", "maxsize", "warnsize", "deferred", "connection",
-                 "timer", "timed_out", "decoder", "chunks", "wire", "size", "failed",
-                 "warned")
+    __slots__ = ("fetcher", "request", "maxsize", "warnsize", "deferred", "result",
+                 "connection", "timer", "timed_out", "decoder", "chunks", "wire", "size",
+                 "failed", "warned")
 
     def __init__(self, fetcher, request, meta):
         self.fetcher = fetcher
@@ -172,7 +174,7 @@ class _Transfer:
         else:
             self.maxsize = fetcher.maxsize
             self.warnsize = fetcher.warnsize
-        self.deferred = self.connection = self.timer = self.timed_out = None
+        self.deferred = self.result = self.connection = self.timer = self.timed_out = None
         self.decoder = None
         self.chunks = []
         self.wire = self.size = 0
@@ -287,21 +289,32 @@ class _Transfer:
         elif self.deferred is not None and not self.deferred.called:
             self.deferred.cancel()
 
-    def cb_done(self, result):
-        """Last in the chain: stop the timer, forget the connection, name the error."""
+    def cancel(self, result):
+        """The caller cancelled: errback with CancelledError, then abort (what twisted
+        makes of the abort underneath is of no interest then)."""
+        result.errback(CancelledError())
+        self.abort()
+
+    def cb_done(self, outcome):
+        """
+        Last in the chain: stop the timer, forget the connection, name the error, and
+        fire the caller's Deferred (unless it was cancelled).
+        """
         if self.timer is not None:
             self.timer.cancel()
             self.timer = None
         self.connection = None
         self.fetcher._transfers.discard(self)
-        if isinstance(result, HttpResponse):
-            return result
-        if self.timed_out is not None:
-            return fail(self.timed_out)
-        tls = tls_error(result)
-        if tls is not None:
-            return fail(tls)
-        return result
+        result = self.result
+        if result.called:  # cancelled: the outcome of the abort is of no interest
+            return None
+        if isinstance(outcome, HttpResponse):
+            result.callback(outcome)
+        elif self.timed_out is not None:
+            result.errback(self.timed_out)
+        else:
+            result.errback(tls_error(outcome) or outcome)
+        return None
 
 
 _HEADER_NAMES = {}

@@ -19,7 +19,6 @@ from tinyscrapy.errors import UsageError
 from tinyscrapy.settings import Settings, parse_value
 
 DEFAULT_SPIDERS = ("spiders.books.BooksSpider", "spiders.quotes.QuotesSpider")
-FEED_FORMATS = {".jsonl": "jsonlines", ".jl": "jsonlines", ".json": "json", ".csv": "csv"}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -58,6 +57,11 @@ def build_parser():
     _add_common_options(crawl)
     demo = commands.add_parser("demo", help="serve the embedded demo site")
     demo.add_argument("--port", type=int, default=8800)
+    bench = commands.add_parser("bench", help="a quick speed check on a generated site")
+    bench.add_argument("--pages", type=int, default=2000)
+    bench.add_argument("-s", dest="settings", action="append", default=[],
+                       metavar="NAME=VALUE", help="set a setting (repeatable)")
+    bench.add_argument("-L", dest="loglevel", metavar="LEVEL", help="log level")
     commands.add_parser("version", help="print the version")
     commands.add_parser("list", help="list the spiders `run` can find")
     return parser
@@ -119,6 +123,15 @@ class Command:
         reactor.run()
         return 0
 
+    def cmd_bench(self):
+        from tinyscrapy.bench import run_bench
+        self.args.append, self.args.overwrite = [], []
+        self.settings.set("FEEDS", {}, "project")
+        if not self.args.loglevel:
+            self.settings.set("LOG_LEVEL", "WARNING", "project")
+        self._apply_options()
+        return run_bench(self.args.pages, self.settings)
+
     # shared by run, runspider and crawl
 
     def _crawl(self, spider_classes, extra_args=None):
@@ -140,7 +153,7 @@ class Command:
         args = self.args
         level = args.loglevel or "INFO"
         for name, value in _pairs(args.settings, "-s"):
-            self.settings.set(name, parse_value(value), "cmdline")
+            self.settings.set(name, parse_value(value, name), "cmdline")
         if args.loglevel:
             self.settings.set("LOG_LEVEL", args.loglevel.upper(), "cmdline")
         level = self.settings.get("LOG_LEVEL")
@@ -149,10 +162,12 @@ class Command:
         for path, overwrite in [(p, False) for p in args.append] + \
                 [(p, True) for p in args.overwrite]:
             feeds[path] = {"format": feed_format(path), "overwrite": overwrite}
-        if not feeds and not self.settings.getdict("FEEDS"):
-            feeds["-"] = {"format": "jsonlines", "overwrite": False}
         if feeds:
             self.settings.set("FEEDS", feeds, "cmdline")
+        elif "FEEDS" not in self.settings.overridden():
+            # items go to stdout unless a feed is configured somewhere (even as {}); set as
+            # a default, so a spider's custom_settings FEEDS still wins
+            self.settings.set("FEEDS", {"-": {"format": "jsonlines"}}, "default")
 
     def _serve_demo_if_needed(self, spider_classes, spargs):
         """Serve the demo site in this reactor for spiders that use it, unless the user
@@ -196,14 +211,8 @@ def _pairs(items, flag):
 
 def feed_format(path):
     """The feed format for a file name, from its extension."""
-    if path == "-":
-        return "jsonlines"
-    extension = os.path.splitext(path)[1].lower()
-    try:
-        return FEED_FORMATS[extension]
-    except KeyError:
-        raise UsageError(f"cannot tell the feed format of {path!r}: use one of "
-                         + ", ".join(FEED_FORMATS)) from None
+    from tinyscrapy.items.feeds import format_for_path
+    return format_for_path(path)
 
 
 def load_spider_class(path):

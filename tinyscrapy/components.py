@@ -79,5 +79,11 @@ def build_ordered(crawler, name):
     for path in ordered_paths(crawler.settings, name):
         component = build(load_object(path), crawler)
         if component is not None:
-            built.append((path if isinstance(path, str) else repr(path), component))
+            built.append((path if isinstance(path, str) else _name_of(path), component))
     return built
+
+
+def _name_of(obj):
+    """A readable name for a component given as an object rather than a dotted path."""
+    qualname = getattr(obj, "__qualname__", None)
+    return f"{obj.__module__}.{qualname}" if qualname else repr(obj)

@@ -46,6 +46,7 @@ class Crawler:
         self.spidercls = spidercls
         self.settings = settings.copy() if settings is not None else Settings()
         self.settings.update(getattr(spidercls, "custom_settings", None) or {}, "spider")
+        self.settings.validate()  # a bad value stops the start here, with one line
         self.reactor = reactor or _default_reactor()
         self.signals = SignalBus()
         self.stats = build(load_object(self.settings.get("STATS_CLASS", StatsCollector)), self)
@@ -89,21 +90,24 @@ class Crawler:
         return engine
 
     def _log_start(self):
+        """Log what this crawl runs with: overridden settings, enabled components, and
+        the setting names nothing has read (a typo, or a setting of the user's own)."""
         name = self.spider.name
         overridden = self.settings.overridden()
         if overridden:
             logger.info("%s: overridden settings: %r", name, overridden)
-        unknown = self.settings.unknown()
-        if unknown:
-            logger.warning("%s: settings no component reads (a typo?): %s", name,
-                           ", ".join(unknown))
+        unread = self.settings.unread_unknown()
+        if unread:
+            logger.warning("%s: settings that nothing has read (a typo?): %s", name, ", ".join(
+                f"{setting} (did you mean {guess}?)" if guess else setting
+                for setting, guess in unread))
         engine = self.engine
-        for kind, chain in (("downloader middlewares", engine.downloader.middleware),
-                            ("spider middlewares", engine.scraper.spidermw),
-                            ("item pipelines", engine.scraper.pipelines)):
-            paths = [path for path, _ in getattr(chain, "middlewares", None)
-                     or getattr(chain, "pipelines", [])]
-            logger.info("%s: enabled %s: %s", name, kind, paths or "none")
+        for kind, parts in (("downloader middlewares", engine.downloader.middleware.middlewares),
+                            ("spider middlewares", engine.scraper.spidermw.middlewares),
+                            ("item pipelines", engine.scraper.pipelines.pipelines),
+                            ("extensions", self.extensions)):
+            paths = [path for path, _ in parts]
+            logger.info("%s: enabled %s: %s", name, kind, ", ".join(paths) or "none")
 
 
 def _raise_usage_error_now(d):

@@ -126,16 +126,14 @@ class HttpFetcher:
         """The request's headers as twisted sends them, with C{Host} and
         C{Accept-Encoding} added unless the request has its own."""
         headers = TwistedHeaders()
-        own = request._headers
         try:
-            if own:
-                for name, values in own.items():
-                    headers.setRawHeaders(name, values)
+            for name, values in request.header_items():
+                headers.setRawHeaders(name, values)
         except (ValueError, TypeError) as e:
             raise InvalidUrl(f"bad request header for {request.url}: {e}") from None
-        if not own or "host" not in own:
+        if not headers.hasHeader(b"host"):
             headers.setRawHeaders(b"Host", [target.host_header])
-        if self.accept_encoding and (not own or "accept-encoding" not in own):
+        if self.accept_encoding and not headers.hasHeader(b"accept-encoding"):
             headers.setRawHeaders(b"Accept-Encoding", [self.accept_encoding])
         return headers
 

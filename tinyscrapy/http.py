@@ -58,6 +58,15 @@ class Headers(dict):
         super().setdefault(name.lower(), []).append(_text(value))
 
 
+def _compact_headers(headers):
+    """Keep a L{Headers} as it is; any other mapping or pairs as a tuple of pairs."""
+    if isinstance(headers, Headers):
+        return headers
+    pairs = headers.items() if hasattr(headers, "items") else headers
+    return tuple((_text(name), [_text(v) for v in value] if isinstance(value, (list, tuple))
+                  else _text(value)) for name, value in pairs)
+
+
 def _text(value):
     return value.decode("latin-1") if isinstance(value, bytes) else str(value)
 
@@ -105,15 +114,27 @@ class Request:
         self.depth = depth
         self.dont_filter = dont_filter
         self.fingerprint = None
-        self._headers = Headers(headers) if headers else None
+        # headers stay the caller's (name, value) pairs until someone reads .headers:
+        # a tuple costs a third of a Headers dict, and most waiting requests carry one
+        self._headers = _compact_headers(headers) if headers else None
         self._meta = dict(meta) if meta else None
         self._cb_kwargs = dict(cb_kwargs) if cb_kwargs else None
 
     @property
     def headers(self):
-        if self._headers is None:
-            self._headers = Headers()
+        """The request's L{Headers} (made on first use)."""
+        if not isinstance(self._headers, Headers):
+            self._headers = Headers(self._headers)
         return self._headers
+
+    def header_items(self):
+        """C{(name, [values])} pairs, without making a L{Headers} for a waiting request."""
+        raw = self._headers
+        if not raw:
+            return ()
+        if isinstance(raw, Headers):
+            return raw.items()
+        return [(name, value if isinstance(value, list) else [value]) for name, value in raw]
 
     @property
     def meta(self):

@@ -14,6 +14,7 @@ from collections import deque
 from dataclasses import dataclass
 
 from tinyscrapy.scope.fingerprint import request_fingerprint
+from tinyscrapy.scope.seen import FingerprintSet
 
 
 @dataclass(frozen=True)
@@ -31,12 +32,12 @@ class Scheduler:
     """
     An in-memory frontier with a fingerprint duplicate filter.
 
-    @ivar seen: the fingerprints (C{int}) of every request admitted so far.
+    @ivar seen: the fingerprints of every request admitted so far (a L{FingerprintSet}).
     """
 
     def __init__(self, fingerprint=request_fingerprint):
         self.fingerprint = fingerprint
-        self.seen = set()
+        self.seen = FingerprintSet()
         self._queues = {}
         self._priorities = []
         self._pending = 0

@@ -14,14 +14,20 @@ at a time, and pauses whenever an item waits for a pipeline's Deferred.
 
 import inspect
 import logging
+from types import GeneratorType
 
-from itemadapter import is_item
 from twisted.internet.defer import Deferred, ensureDeferred, succeed
 from twisted.python.failure import Failure
 
 from tinyscrapy import signals
 from tinyscrapy.components import build_ordered
-from tinyscrapy.errors import CloseSpider, DuplicateRequest, HttpError, describe_failure
+from tinyscrapy.errors import (
+    CloseSpider,
+    DuplicateRequest,
+    HttpError,
+    IgnoreRequest,
+    describe_failure,
+)
 from tinyscrapy.http import Request
 from tinyscrapy.items.pipelines import ItemPipelines
 from tinyscrapy.middleware.chain import SpiderMiddlewareChain
@@ -88,19 +94,25 @@ class Scraper:
     def scrape_failure(self, failure, request, spider):
         """
         The download failed or the status was refused: count it, log it once with the URL,
-        and call the request's errback (whose output is handled like a callback's).
+        and call the request's errback (whose output is handled like a callback's). An
+        L{IgnoreRequest} raised by a downloader middleware is counted as a drop instead.
 
         @return: a Deferred that fires with None.
         """
-        self.ledger.close(request, "failed", failure.type.__name__)
-        if failure.check(HttpError):
-            response = failure.value.response
-            self.stats.inc_value("httperror/response_ignored_count")
-            self.stats.inc_value(f"httperror/response_ignored_status_count/{response.status}")
-            logger.info("Ignoring response %r: HTTP status code is not handled or not allowed",
-                        response)
+        if failure.check(IgnoreRequest) and not failure.check(HttpError):
+            # a downloader middleware's decision (robots, a filter): a drop, not an error
+            self.count_dropped(request, failure.value)
         else:
-            logger.error("Error downloading %r: %s", request, describe_failure(failure))
+            self.ledger.close(request, "failed", failure.type.__name__)
+            if failure.check(HttpError):
+                response = failure.value.response
+                self.stats.inc_value("httperror/response_ignored_count")
+                self.stats.inc_value(
+                    f"httperror/response_ignored_status_count/{response.status}")
+                logger.info("Ignoring response %r: HTTP status code is not handled or not "
+                            "allowed", response)
+            else:
+                logger.error("Error downloading %r: %s", request, describe_failure(failure))
         failure.request = request
         if request.errback is None:
             return succeed(None)
@@ -128,9 +140,22 @@ class Scraper:
             return result
         if result is None:
             return succeed(None)
-        if isinstance(result, (Request, dict)) or is_item(result):
+        if isinstance(result, (Request, dict)) or (
+                not isinstance(result, (list, tuple, GeneratorType)) and _is_item(result)):
             result = [result]
-        output = self.spidermw.wrap_output(response, iter(result), spider)
+        try:
+            output = self.spidermw.wrap_output(response, iter(result), spider)
+        except Exception:
+            return self._spider_error(Failure(), response, request, spider)
+        if isinstance(output, Deferred):  # a spider middleware that answered later
+            output.addCallbacks(self._cb_drain, self._spider_error,
+                                callbackArgs=(response, request, spider),
+                                errbackArgs=(response, request, spider))
+            return output
+        return self._cb_drain(output, response, request, spider)
+
+    def _cb_drain(self, output, response, request, spider):
+        """Route the (wrapped) output. @return: a Deferred fired once it is all routed."""
         done = Deferred()
         self._drain(iter(output), response, request, spider, done)
         return done
@@ -164,7 +189,7 @@ class Scraper:
             return None
         if output is None:
             return None
-        if isinstance(output, dict) or is_item(output):
+        if isinstance(output, dict) or _is_item(output):
             return self.pipelines.process_item(output, response, spider)
         self.stats.inc_value("spider_exceptions/BadOutput")
         logger.error("Spider must return Request, item or None, got %r in %r",
@@ -180,6 +205,9 @@ class Scraper:
         self.stats.inc_value(f"spider_exceptions/{failure.type.__name__}")
         logger.error("Spider error processing %r", request, exc_info=(
             failure.type, failure.value, failure.getTracebackObject()))
+        if self.signals.listened(signals.spider_error):
+            self.signals.send(signals.spider_error, failure=failure, response=response,
+                              spider=spider)
         replacement = self.spidermw.handle_exception(response, failure.value, spider)
         if replacement is None:
             return succeed(None)
@@ -207,6 +235,13 @@ class Scraper:
         self.stats.inc_value(f"engine/unexpected_errors/{failure.type.__name__}")
         logger.error("Unexpected error while handling %r", request, exc_info=(
             failure.type, failure.value, failure.getTracebackObject()))
+
+
+def _is_item(value):
+    """Dataclass and attrs items, through itemadapter (imported on first need: it imports
+    every item library it can find, which costs a fifth of a second at start-up)."""
+    from itemadapter import is_item
+    return is_item(value)
 
 
 async def _collect_async(agen):

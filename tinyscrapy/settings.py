@@ -7,9 +7,17 @@ a higher one. L{Settings.freeze} is called before the engine starts; after that,
 anything raises.
 
 Typed getters (L{Settings.getint}, ...) raise L{UsageError} naming the setting, so a word
-where a number belongs stops the start with one clear line.
+where a number belongs stops the start with one clear line; L{Settings.validate} checks
+every overridden setting against the kind of its default before the crawl starts, so a bad
+value stops the start even when the part that reads it comes later.
+
+A name that no default declares may be the user's own (read by their pipeline) or a typo:
+the settings remember which names were read, and the crawler warns at start about the
+unknown names that nothing has read (L{Settings.unread_unknown}).
 """
 
+import copy
+import difflib
 import json
 
 from tinyscrapy.errors import UsageError
@@ -52,6 +60,7 @@ DEFAULTS = {
     "EXTENSIONS": {},
     "EXTENSIONS_BASE": {
         "tinyscrapy.items.feeds.FeedExporter": 0,
+        "tinyscrapy.extensions.CloseSpider": 0,
     },
     # scope
     "DEPTH_LIMIT": 0,
@@ -69,9 +78,35 @@ DEFAULTS = {
     # closing
     "CLOSESPIDER_PAGECOUNT": 0,
     "CLOSESPIDER_ITEMCOUNT": 0,
-    "CLOSESPIDER_TIMEOUT": 0,
+    "CLOSESPIDER_TIMEOUT": 0.0,
     "CLOSESPIDER_ERRORCOUNT": 0,
 }
+
+# A setting that names a class: a dotted path, or the class itself.
+PATH = "path"
+
+# The kind of value a setting holds when its default does not tell (None, or a path).
+KINDS = {
+    "USER_AGENT": str,
+    "DOWNLOAD_CA_BUNDLE": str,
+    "SCHEDULER": PATH,
+    "STATS_CLASS": PATH,
+    "FEED_EXPORT_FIELDS": list,
+    "FEED_EXPORT_ENCODING": str,
+    "STATS_FILE": str,
+    "LOG_LEVEL": str,
+    "LOG_FORMAT": str,
+}
+
+
+def kind_of(name):
+    """The type a setting's value should have (C{int}, C{float}, C{bool}, C{str}, C{dict},
+    C{list}, or L{PATH}), or None when nothing is known about C{name}."""
+    if name in KINDS:
+        return KINDS[name]
+    if name not in DEFAULTS or DEFAULTS[name] is None:
+        return None
+    return type(DEFAULTS[name])
 
 
 class Settings:
@@ -84,8 +119,10 @@ class Settings:
     def __init__(self, values=None, priority="project"):
         self._values = {}
         self._priorities = {}
+        self._read = set()
         self.frozen = False
-        self.update(DEFAULTS, "default")
+        # a copy, so a component that changes a dict it read never changes the defaults
+        self.update(copy.deepcopy(DEFAULTS), "default")
         if values:
             self.update(values, priority)
 
@@ -110,8 +147,9 @@ class Settings:
     def copy(self):
         """An unfrozen copy with the same values and priorities."""
         new = Settings.__new__(Settings)
-        new._values = dict(self._values)
+        new._values = {name: _copy_container(value) for name, value in self._values.items()}
         new._priorities = dict(self._priorities)
+        new._read = set()
         new.frozen = False
         return new
 
@@ -128,16 +166,51 @@ class Settings:
         """Names set by a user that no default declares (maybe a typo, maybe their own)."""
         return sorted(k for k in self._values if k not in DEFAULTS)
 
+    def unread_unknown(self):
+        """
+        The unknown names that nothing has read so far, each with a guess.
+
+        @return: a sorted list of C{(name, closest known name or None)}.
+        """
+        return [(name, _closest(name)) for name in self.unknown() if name not in self._read]
+
+    def validate(self):
+        """
+        Check every value set above the defaults against the kind of its default.
+
+        @raise UsageError: naming the first setting whose value has the wrong kind.
+        """
+        getters = {int: self.getint, float: self.getfloat, bool: self.getbool,
+                   dict: self.getdict, list: self.getlist}
+        for name in sorted(self.overridden()):
+            kind = kind_of(name)
+            value = self._values[name]
+            if kind is None or value is None:
+                continue
+            if kind is PATH:
+                if isinstance(value, str):
+                    from tinyscrapy.components import load_object
+                    load_object(value)
+            elif kind is str:
+                if not isinstance(value, str):
+                    raise UsageError(f"setting {name}={value!r}: expected a string")
+            else:
+                getters[kind](name)
+
     def __contains__(self, name):
         return name in self._values
 
     def __getitem__(self, name):
-        return self._values.get(name)
+        return self.get(name)
 
     def get(self, name, default=None):
+        self._read.add(name)
         return self._values.get(name, default)
 
     def getint(self, name, default=0):
+        value = self.get(name, default)
+        if isinstance(value, float) and not value.is_integer():
+            raise UsageError(f"setting {name}={value!r}: expected a whole number")
         return self._typed(name, default, int)
 
     def getfloat(self, name, default=0.0):
@@ -152,14 +225,24 @@ class Settings:
             if lowered in ("0", "false", "no", "off", ""):
                 return False
             raise UsageError(f"setting {name}={value!r}: expected a boolean")
-        return bool(value)
+        if value is None:
+            return bool(default)
+        if isinstance(value, bool) or (isinstance(value, int) and value in (0, 1)):
+            return bool(value)
+        raise UsageError(f"setting {name}={value!r}: expected a boolean")
 
     def getlist(self, name, default=None):
+        """A list; a string is split on commas (or parsed, when it is a JSON list)."""
         value = self.get(name, default)
         if value is None:
             return []
         if isinstance(value, str):
-            return [part.strip() for part in value.split(",") if part.strip()]
+            if value.strip().startswith("["):
+                value = parse_value(value)
+            else:
+                return [part.strip() for part in value.split(",") if part.strip()]
+        if isinstance(value, (dict, int, float)):
+            raise UsageError(f"setting {name}={value!r}: expected a list")
         return list(value)
 
     def getdict(self, name, default=None):
@@ -184,11 +267,29 @@ class Settings:
             raise UsageError(f"setting {name}={value!r}: expected {kind.__name__}") from None
 
 
-def parse_value(text):
+def _copy_container(value):
+    """A shallow copy of a dict or list value, so two crawlers never share one."""
+    if isinstance(value, dict):
+        return dict(value)
+    if isinstance(value, list):
+        return list(value)
+    return value
+
+
+def _closest(name):
+    """The declared setting name closest to C{name}, or None."""
+    matches = difflib.get_close_matches(name, list(DEFAULTS), n=1, cutoff=0.75)
+    return matches[0] if matches else None
+
+
+def parse_value(text, name=None):
     """
     Parse a C{-s NAME=VALUE} value: JSON when it is a list, dict, number or boolean,
-    else the string itself.
+    else the string itself. A setting whose kind is a string (C{USER_AGENT},
+    C{STATS_FILE}, ...) keeps the text as it is, even when it looks like a number.
     """
+    if name is not None and kind_of(name) in (str, PATH):
+        return text
     stripped = text.strip()
     if stripped[:1] in ("[", "{") or stripped in ("true", "false", "null"):
         try:

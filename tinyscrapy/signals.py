@@ -34,6 +34,7 @@ request_dropped = Signal("request_dropped")        # (request, reason, spider)
 response_received = Signal("response_received")    # (response, request, spider)
 item_scraped = Signal("item_scraped")              # (item, response, spider)
 item_dropped = Signal("item_dropped")              # (item, response, exception, spider)
+spider_error = Signal("spider_error")              # (failure, response, spider)
 spider_idle = Signal("spider_idle")                # (spider); raise DontCloseSpider to stay
 spider_closed = Signal("spider_closed")            # (spider, reason)
 

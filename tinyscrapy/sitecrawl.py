@@ -4,12 +4,14 @@ L{SiteCrawler}: the spider behind C{python -m tinyscrapy crawl URL ...}.
 Unlike Scrapy's C{crawl}, which takes a spider's name, this one takes URLs and needs no
 code: from each start URL it follows every link that stays on the host of the page it was
 found on, and records one item per page: C{url}, C{status}, C{title}, C{depth}.
-"""
 
-from urllib.parse import urlsplit
+It is also the benchmark's spider, so its per-link path is lean: hrefs come straight from
+lxml (no parsel selector per link), and L{LinkBase} resolves them without C{urljoin}.
+"""
 
 from tinyscrapy.http import Request
 from tinyscrapy.spider import Spider
+from tinyscrapy.urls import LinkBase
 
 
 class SiteCrawler(Spider):
@@ -25,32 +27,27 @@ class SiteCrawler(Spider):
             yield Request(url, callback=self.parse)
 
     def parse(self, response):
+        html = response.status < 300 and response.is_text
+        root = response.selector.root if html else None
         yield {
             "url": response.url,
             "status": response.status,
-            "title": self._title(response),
+            "title": _title(root),
             "depth": response.request.depth,
         }
-        if response.status >= 300 or not response.is_text:
+        if root is None:
             return
-        prefix = _origin(response.url)
-        for href in response.xpath("//a/@href").getall():
-            url = response.urljoin(href)
-            if _origin(url) == prefix:
-                yield response.follow(url, callback=self.parse)
-
-    @staticmethod
-    def _title(response):
-        if not response.is_text:
-            return None
-        title = response.xpath("//title/text()").get()
-        return title.strip() if title else None
+        base = LinkBase(response.urljoin(""))
+        depth = response.request.depth + 1
+        parse = self.parse
+        for href in root.xpath("//a/@href"):
+            url = base.join(href)
+            if base.same_origin(url):
+                yield Request(url, callback=parse, depth=depth)
 
 
-def _origin(url):
-    """C{scheme://host:port} in lower case, or None for a URL that has no host."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
+def _title(root):
+    if root is None:
         return None
-    return f"{parts.scheme}://{parts.netloc}".lower() if parts.netloc else None
+    title = root.findtext(".//title")
+    return title.strip() if title else None

@@ -1,15 +1,22 @@
 """
 Feed exports: each scraped item is written, and flushed, the moment it is scraped.
 
-C{FEEDS} maps a path to its options (C{format}: C{jsonlines}, C{json} or C{csv};
-C{overwrite}); the command line fills it from C{-o FILE} (append) and C{-O FILE}
-(overwrite), the format from the extension. C{%(name)s} in a path is the spider's name,
-so one setting gives one file per spider. Several spiders of one process that name the
-same file share one open writer: each item is one C{write()} of whole lines, and the
-reactor is single-threaded, so two spiders' lines never interleave.
+C{FEEDS} maps a path to its options: C{format} (C{jsonlines}, C{json} or C{csv}; from the
+extension when absent), C{overwrite}, C{fields}, C{encoding}. The command line fills it
+from C{-o FILE} (append) and C{-O FILE} (overwrite). C{%(name)s} in a path is the spider's
+name, so one setting gives one file per spider.
 
-A C{.json} feed is a valid JSON array after a clean end; appending to one continues the
-array already in the file.
+Several spiders of one process that name the same file share one open writer: each item
+is one C{write()} of whole lines, and the reactor is single-threaded, so two spiders'
+lines never interleave (and with C{overwrite}, the file is emptied once, by the first).
+
+Files are opened when the crawler is built, so a feed that cannot be opened (a folder
+that cannot be made, a C{.json} file to append to that is not a JSON array) stops the
+start with one line, before anything is fetched.
+
+A C{.json} feed is a JSON array that is valid after every item: the closing bracket is
+written after each item, and the next item overwrites it. Appending to one continues the
+array already in the file. Appending to a C{.csv} keeps the columns of its header.
 """
 
 import csv
@@ -19,107 +26,205 @@ import logging
 import os
 import sys
 
-from itemadapter import ItemAdapter
-
 from tinyscrapy import signals
 from tinyscrapy.errors import NotConfigured, UsageError
 
 logger = logging.getLogger(__name__)
 
-# path -> [writer, number of spiders using it]; shared by the crawlers of one process
+EXTENSIONS = {".jsonl": "jsonlines", ".jl": "jsonlines", ".json": "json", ".csv": "csv"}
+ALIASES = {"jsonl": "jsonlines", "jl": "jsonlines"}
+OPTIONS = ("format", "overwrite", "fields", "encoding")
+
+# path -> [writer, number of crawlers using it]; shared by the crawlers of one process
 _OPEN_WRITERS = {}
 
 
-class FeedExporter:
-    """The extension that connects C{item_scraped} to the feed writers."""
+def format_for_path(path):
+    """
+    The feed format for a file name, from its extension (C{-} is stdout: JSON lines).
 
-    def __init__(self, crawler, feeds):
+    @raise UsageError: the extension names no format.
+    """
+    if path == "-":
+        return "jsonlines"
+    extension = os.path.splitext(path)[1].lower()
+    try:
+        return EXTENSIONS[extension]
+    except KeyError:
+        raise UsageError(f"cannot tell the feed format of {path!r}: use one of "
+                         + ", ".join(EXTENSIONS)) from None
+
+
+class FeedExporter:
+    """
+    The extension that writes scraped items to the C{FEEDS} files.
+
+    @ivar paths: the resolved paths this crawler writes to.
+    """
+
+    def __init__(self, crawler, paths):
         self.crawler = crawler
-        self.feeds = feeds
-        self.writers = []
+        self.paths = paths
+        self._broken = set()
         crawler.signals.connect(self.item_scraped, signals.item_scraped)
         crawler.signals.connect(self.spider_closed, signals.spider_closed)
-        crawler.signals.connect(self.engine_started, signals.engine_started)
 
     @classmethod
     def from_crawler(cls, crawler):
-        feeds = crawler.settings.getdict("FEEDS")
+        """Open (or join) every feed file of C{FEEDS}.
+        @raise UsageError: a feed's format or options are wrong, or its file cannot be
+            opened."""
+        settings = crawler.settings
+        feeds = settings.getdict("FEEDS")
         if not feeds:
             raise NotConfigured("no FEEDS")
-        for path, options in feeds.items():
-            if options.get("format", "jsonlines") not in WRITERS:
-                raise UsageError(f"FEEDS[{path!r}]: unknown format {options.get('format')!r}")
-        return cls(crawler, feeds)
-
-    def engine_started(self, spider):
-        settings = self.crawler.settings
-        for template, options in self.feeds.items():
-            path = template % {"name": spider.name} if "%(" in template else template
-            entry = _OPEN_WRITERS.get(path)
-            if entry is None:
-                writer = WRITERS[options.get("format", "jsonlines")](
-                    path, overwrite=options.get("overwrite", False),
-                    fields=options.get("fields") or settings.getlist("FEED_EXPORT_FIELDS"),
-                    encoding=settings.get("FEED_EXPORT_ENCODING") or "utf-8")
-                entry = _OPEN_WRITERS[path] = [writer, 0]
-            entry[1] += 1
-            self.writers.append(path)
+        name = crawler.spider.name if crawler.spider is not None else crawler.spidercls.name
+        defaults = {"fields": settings.getlist("FEED_EXPORT_FIELDS") or None,
+                    "encoding": settings.get("FEED_EXPORT_ENCODING") or "utf-8"}
+        paths = []
+        for template, options in feeds.items():
+            options = _check_options(template, options)
+            path = template % {"name": name} if "%(" in template else template
+            paths.append(_open_writer(path, options, defaults))
+        return cls(crawler, paths)
 
     def item_scraped(self, item, spider, **kwargs):
         stats = self.crawler.stats
-        for path in self.writers:
-            _OPEN_WRITERS[path][0].write_item(item)
+        for path in self.paths:
+            try:
+                _OPEN_WRITERS[path][0].write_item(item)
+            except Exception as e:
+                stats.inc_value(f"feedexport/failed/{path}")
+                if path not in self._broken:  # once per file, not once per item
+                    self._broken.add(path)
+                    logger.error("cannot write an item from %s to the feed %s: %s: %s",
+                                 getattr(kwargs.get("response"), "url", None), path,
+                                 type(e).__name__, e)
+                continue
             stats.inc_value(f"feedexport/items/{path}")
 
     def spider_closed(self, spider, reason):
-        for path in self.writers:
-            entry = _OPEN_WRITERS[path]
-            entry[1] -= 1
-            if entry[1] == 0:
-                entry[0].close()
-                del _OPEN_WRITERS[path]
-                if path != "-":
-                    logger.info("stored %s feed (%d items) in %s", entry[0].format,
-                                entry[0].count, path)
-        self.writers = []
+        for path in self.paths:
+            _release_writer(path)
+        self.paths = []
+
+
+def _check_options(path, options):
+    """The options of one feed, with its format; warns about options it does not know."""
+    if options is not None and not isinstance(options, dict):
+        raise UsageError(f"FEEDS[{path!r}]: options must be a dict, got {options!r}")
+    options = dict(options or {})
+    for key in options:
+        if key not in OPTIONS:
+            logger.warning("FEEDS[%r]: option %r is not supported (known: %s); ignored",
+                           path, key, ", ".join(OPTIONS))
+    fmt = options.get("format") or format_for_path(path)
+    fmt = ALIASES.get(fmt, fmt)
+    if fmt not in WRITERS:
+        raise UsageError(f"FEEDS[{path!r}]: unknown format {fmt!r} (known: "
+                         + ", ".join(WRITERS) + ")")
+    options["format"] = fmt
+    return options
+
+
+def _open_writer(path, options, defaults):
+    """Open the writer of C{path}, or join the one this process already has open.
+    @return: the key of the writer in C{_OPEN_WRITERS}."""
+    key = path if path == "-" else os.path.abspath(path)
+    entry = _OPEN_WRITERS.get(key)
+    if entry is None:
+        writer = WRITERS[options["format"]](
+            path, overwrite=bool(options.get("overwrite")),
+            fields=options.get("fields") or defaults["fields"],
+            encoding=options.get("encoding") or defaults["encoding"])
+        entry = _OPEN_WRITERS[key] = [writer, 0]
+    elif entry[0].format != options["format"]:
+        raise UsageError(f"feed {path!r} is already written as {entry[0].format}, "
+                         f"not {options['format']}")
+    entry[1] += 1
+    return key
+
+
+def _release_writer(key):
+    """One crawler is done with C{key}; the last one closes the file."""
+    entry = _OPEN_WRITERS[key]
+    entry[1] -= 1
+    if entry[1] == 0:
+        writer = entry[0]
+        writer.close()
+        del _OPEN_WRITERS[key]
+        if key != "-":
+            logger.info("stored %s feed (%d items) in %s", writer.format, writer.count,
+                        writer.path)
 
 
 class _Writer:
-    """A feed file; subclasses turn an item into text."""
+    """
+    A feed file, opened in binary mode; subclasses turn an item (a dict) into text.
+
+    @ivar existing: True when appending to a file that already has content.
+    @ivar count: the items written by this process.
+    """
 
     format = None
 
     def __init__(self, path, overwrite=False, fields=None, encoding="utf-8"):
         self.path = path
         self.fields = list(fields) if fields else None
+        self.encoding = _check_encoding(encoding)
         self.count = 0
         if path == "-":
-            self.file = sys.stdout
+            self.file = getattr(sys.stdout, "buffer", None) or _TextToBytes(sys.stdout)
             self.existing = False
         else:
-            self.existing = not overwrite and os.path.exists(path) \
+            self.existing = not overwrite and os.path.isfile(path) \
                 and os.path.getsize(path) > 0
-            folder = os.path.dirname(path)
-            if folder:
-                os.makedirs(folder, exist_ok=True)
-            self.file = open(path, "r+" if self.existing else "w", encoding=encoding,
-                             newline="")
+            try:
+                folder = os.path.dirname(path)
+                if folder:
+                    os.makedirs(folder, exist_ok=True)
+                self.file = open(path, "r+b" if self.existing else "wb")
+            except OSError as e:
+                raise UsageError(f"cannot open the feed {path}: {e.strerror or e}") from None
             if self.existing:
                 self.file.seek(0, os.SEEK_END)
-        self.start()
+        try:
+            self.start()
+        except Exception:  # refused (not a JSON array, other columns): let the file go
+            if path != "-":
+                self.file.close()
+            raise
 
     def start(self):
         """Called once after opening."""
 
     def write_item(self, item):
-        self.file.write(self.serialize(ItemAdapter(item).asdict()))
+        """Write one item and flush it to the operating system."""
+        self.file.write(self.serialize(_as_dict(item)).encode(
+            self.encoding, self.encoding_errors))
         self.file.flush()
         self.count += 1
+
+    encoding_errors = "strict"
+
+    def _select(self, item):
+        """Only C{fields}, in their order, when they are set."""
+        if self.fields is None:
+            return item
+        return {field: item[field] for field in self.fields if field in item}
+
+    def _end_line(self):
+        """Appending to a file whose last line has no newline: add it first."""
+        if self.existing:
+            self.file.seek(-1, os.SEEK_END)
+            last = self.file.read(1)
+            if last != b"\n":
+                self.file.write(b"\n")
 
     def close(self):
         self.finish()
         self.file.flush()
-        if self.file is not sys.stdout:
+        if self.path != "-":
             self.file.close()
 
     def finish(self):
@@ -127,64 +232,127 @@ class _Writer:
 
 
 class JsonLinesWriter(_Writer):
+    """One JSON object per line."""
+
     format = "jsonlines"
 
+    def start(self):
+        self._end_line()
+
     def serialize(self, item):
-        return json.dumps(item, ensure_ascii=False, default=str) + "\n"
+        return json.dumps(self._select(item), ensure_ascii=_ascii_only(self.encoding),
+                          default=str) + "\n"
 
 
 class JsonWriter(_Writer):
-    """A JSON array. Appending reopens the array: the closing bracket moves to the end."""
+    """A JSON array, valid after every item. Appending reopens the array."""
 
     format = "json"
+    TAIL = b"\n]\n"
 
     def start(self):
-        self.first = True
-        if self.existing and not self._reopen_array():
-            raise UsageError(f"cannot append to {self.path}: it is not a JSON array")
-        if not self.existing:
-            self.file.write("[")
-        self.file.flush()
+        self.seekable = self.path != "-" and self.file.seekable()
+        if self.existing:
+            self.first = self._reopen_array()
+        else:
+            self.file.write(b"[")
+            self.first = True
+        self._write_tail()
 
     def _reopen_array(self):
-        """Position the file before its final C{]}; @return: False if it has none."""
-        self.file.seek(0)
-        text = self.file.read()
-        end = text.rstrip().rfind("]")
-        if not text.lstrip().startswith("[") or end < 0:
-            return False
-        self.first = text[:end].strip() == "["
-        self.file.seek(0)
-        self.file.truncate(len(text[:end].encode("utf-8")))
-        self.file.seek(0, os.SEEK_END)
-        return True
+        """
+        Position the file just after the last value of its array, before the C{]}.
+
+        @return: True if the array is empty.
+        @raise UsageError: the file is not a JSON array.
+        """
+        f = self.file
+        f.seek(0)
+        if not f.read(4096).lstrip().startswith(b"["):
+            raise UsageError(f"cannot append to {self.path}: it is not a JSON array")
+        end = f.seek(0, os.SEEK_END)
+        closing = _last_non_space(f, end)
+        if closing is None or _byte_at(f, closing) != b"]":
+            raise UsageError(f"cannot append to {self.path}: it is not a JSON array "
+                             "(no closing bracket)")
+        last = _last_non_space(f, closing)
+        f.seek(last + 1)
+        f.truncate()
+        return _byte_at(f, last) == b"["
+
+    def _write_tail(self):
+        """Write the closing bracket, then step back so the next item overwrites it."""
+        if not self.seekable:
+            return
+        self.file.write(self.TAIL)
+        self.file.flush()
+        self.file.seek(-len(self.TAIL), os.SEEK_CUR)
 
     def serialize(self, item):
         prefix = "\n" if self.first else ",\n"
         self.first = False
-        # the closing bracket is written after every item and overwritten by the next,
-        # so the file is valid JSON even if the process dies between two items
-        return prefix + json.dumps(item, ensure_ascii=False, default=str)
+        text = json.dumps(self._select(item), ensure_ascii=_ascii_only(self.encoding),
+                          default=str)
+        return prefix + text
 
     def write_item(self, item):
-        super().write_item(item)
+        """Write the item and the closing bracket in one write; step back before the
+        bracket, so the next item overwrites it."""
+        data = self.serialize(_as_dict(item)).encode(self.encoding, self.encoding_errors)
+        if self.seekable:
+            data += self.TAIL
+        self.file.write(data)
+        self.file.flush()
+        if self.seekable:
+            self.file.seek(-len(self.TAIL), os.SEEK_CUR)
+        self.count += 1
 
     def finish(self):
-        self.file.write("\n]\n")
+        if self.seekable:
+            # the tail is on disk already; an item is never shorter than it, so nothing
+            # of an older tail is left behind it
+            self.file.seek(len(self.TAIL), os.SEEK_CUR)
+            self.file.truncate()
+        else:
+            self.file.write(self.TAIL)
 
 
 class CsvWriter(_Writer):
-    """CSV with a header; columns from C{FEED_EXPORT_FIELDS}, else from the first item."""
+    """
+    CSV with a header; columns from C{FEED_EXPORT_FIELDS}, else from the first item (or,
+    when appending, from the header already in the file).
+    """
 
     format = "csv"
+    encoding_errors = "replace"
 
     def start(self):
         self.header_written = self.existing
+        self._ignored = set()
+        self._guessed = False  # columns taken from an item or a header, not chosen
+        if self.existing:
+            header = self._read_header()
+            if self.fields is None:
+                self.fields = header
+                self._guessed = True
+            elif self.fields != header:
+                raise UsageError(f"cannot append to {self.path}: its columns {header} are "
+                                 f"not FEED_EXPORT_FIELDS {self.fields}")
+            self._end_line()
+
+    def _read_header(self):
+        self.file.seek(0)
+        line = self.file.readline().decode(self.encoding, "replace")
+        self.file.seek(0, os.SEEK_END)
+        return next(csv.reader([line]), [])
 
     def serialize(self, item):
         buffer = io.StringIO()
         if self.fields is None:
             self.fields = list(item)
+            self._guessed = True
+        if self._guessed:
+            self._warn_ignored(item)
         writer = csv.DictWriter(buffer, self.fields, extrasaction="ignore",
                                 lineterminator="\n")
         if not self.header_written:
@@ -193,11 +361,83 @@ class CsvWriter(_Writer):
         writer.writerow({k: _csv_value(v) for k, v in item.items()})
         return buffer.getvalue()
 
+    def _warn_ignored(self, item):
+        """A field that is not a column is left out: say so once per field (unless the
+        columns are the user's choice)."""
+        for field in item:
+            if field not in self.fields and field not in self._ignored:
+                self._ignored.add(field)
+                logger.warning("feed %s: field %r is not one of the CSV columns %s; "
+                               "set FEED_EXPORT_FIELDS to keep it", self.path, field,
+                               self.fields)
+
+
+def _as_dict(item):
+    """A dict item as it is; a dataclass or attrs item as a dict, through itemadapter
+    (imported on first need, as in the scraper: it costs a fifth of a second)."""
+    if type(item) is dict:
+        return item
+    from itemadapter import ItemAdapter
+    return ItemAdapter(item).asdict()
+
 
 def _csv_value(value):
     if isinstance(value, (list, tuple)):
         return ",".join(str(v) for v in value)
     return value
+
+
+def _check_encoding(encoding):
+    """@raise UsageError: C{encoding} is unknown, or not a superset of ASCII (the
+    brackets and commas of the feeds are written as ASCII bytes)."""
+    try:
+        compatible = "[,]\n".encode(encoding) == b"[,]\n"
+    except LookupError:
+        raise UsageError(f"unknown feed encoding {encoding!r}") from None
+    if not compatible:
+        raise UsageError(f"feed encoding {encoding!r} is not ASCII-compatible "
+                         "(use utf-8, latin-1, cp1252, ...)")
+    return encoding
+
+
+def _ascii_only(encoding):
+    """JSON escapes non-ASCII characters unless the file's encoding is a UTF."""
+    return not encoding.lower().replace("-", "").replace("_", "").startswith("utf")
+
+
+def _last_non_space(f, end):
+    """The offset of the last byte before C{end} that is not white space, or None."""
+    position = end
+    while position > 0:
+        start = max(0, position - 4096)
+        f.seek(start)
+        chunk = f.read(position - start)
+        stripped = chunk.rstrip()
+        if stripped:
+            return start + len(stripped) - 1
+        position = start
+    return None
+
+
+def _byte_at(f, offset):
+    f.seek(offset)
+    return f.read(1)
+
+
+class _TextToBytes:
+    """A text stream (a replaced C{sys.stdout}) that accepts bytes."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def write(self, data):
+        self.stream.write(data.decode("utf-8"))
+
+    def flush(self):
+        self.stream.flush()
+
+    def seekable(self):
+        return False
 
 
 WRITERS = {"jsonlines": JsonLinesWriter, "json": JsonWriter, "csv": CsvWriter}

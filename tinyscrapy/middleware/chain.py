@@ -15,13 +15,22 @@ Downloader middleware wraps every download::
 
 Spider middleware wraps every callback's output::
 
-    process_spider_output(response, result, spider)     first to last, returns an iterable
+    process_spider_output(response, result, spider)
+                                          last to first (nearest the spider first);
+                                          returns an iterable, usually a generator
     process_spider_exception(response, exception, spider)
-                                          None goes on; an iterable replaces the output
-    process_start_requests(start_requests, spider)      returns an iterable
+                                          last to first; None goes on, an iterable
+                                          replaces the output
+    process_start_requests(start_requests, spider)      last to first; an iterable
 
-Any hook may return a Deferred (or be C{async def}); the chain waits for it. A hook that
-returns the wrong type raises L{MiddlewareError} naming the middleware and the hook.
+"First" is the lowest number in C{DOWNLOADER_MIDDLEWARES} / C{SPIDER_MIDDLEWARES}: the
+middleware nearest the engine, as in Scrapy.
+
+Every downloader hook, and C{process_spider_output}, may return a Deferred or be
+C{async def}; the chain waits for it. (An C{async def process_spider_output} that yields is
+an async generator: its output is gathered before it is routed.) A hook that returns the
+wrong type raises L{MiddlewareError} naming the middleware and the hook; that error is a
+bug, so it is not offered to C{process_exception} hooks (a retry middleware would retry it).
 """
 
 import inspect
@@ -80,6 +89,8 @@ class DownloaderMiddlewareChain:
             result = await self._process_request(request, spider)
             if result is None:
                 result = await fetch(request, spider)
+        except MiddlewareError:
+            raise
         except Exception as exception:
             result = await self._process_exception(request, exception, spider)
         if isinstance(result, HttpResponse):
@@ -125,9 +136,30 @@ class SpiderMiddlewareChain:
         """
         Wrap a callback's output iterable: each middleware wraps the previous one, the one
         nearest the spider (highest order) first. Nothing runs until it is iterated.
+
+        @return: the wrapped iterable, or a Deferred firing with it when a hook returned a
+            Deferred or a coroutine (it errbacks with what the hook raised).
+        @raise MiddlewareError: a hook returned something that is not an iterable.
         """
-        for label, hook in self._output_hooks:
+        for index, (label, hook) in enumerate(self._output_hooks):
             result = hook(response, result, spider)
+            if isinstance(result, Deferred) or inspect.isawaitable(result) \
+                    or inspect.isasyncgen(result):
+                return ensureDeferred(self._wrap_rest(index, label, result, response, spider))
+            _expect_iterable(label, result)
+        return result
+
+    async def _wrap_rest(self, index, label, result, response, spider):
+        """Wait for the hook number C{index}, then go on with the hooks after it."""
+        if inspect.isasyncgen(result):
+            result = [each async for each in result]
+        else:
+            result = await result
+        _expect_iterable(label, result)
+        for label, hook in self._output_hooks[index + 1:]:
+            result = await _call(hook, response, result, spider)
+            if inspect.isasyncgen(result):
+                result = [each async for each in result]
             _expect_iterable(label, result)
         return result
 
@@ -158,5 +190,6 @@ def _expect(label, value, kinds):
 
 
 def _expect_iterable(label, value):
-    if not hasattr(value, "__iter__"):
+    # a dict, a string or a single Request is iterable, but never what the hook meant
+    if not hasattr(value, "__iter__") or isinstance(value, (dict, str, bytes, Request)):
         raise MiddlewareError(f"{label} must return an iterable, got {type(value).__name__}")

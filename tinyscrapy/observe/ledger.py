@@ -4,9 +4,10 @@ L{RequestLedger}: proof that no request was lost.
 Every request offered to the crawl opens one entry, and every entry ends in exactly one
 terminal state:
 
-    - C{handled}: downloaded, and its callback (or errback) ran;
+    - C{handled}: downloaded, and the response handed to its callback;
     - C{duplicate}: filtered by the duplicate filter;
-    - C{dropped}: refused by a rule (offsite, depth, robots, ...), by the class of the rule;
+    - C{dropped}: refused by a rule (offsite, depth, robots, ...) or by an C{IgnoreRequest}
+      a downloader middleware raised, counted by the class of the rule;
     - C{failed}: the download failed for good (after retries) or the status was refused;
     - C{cancelled}: still waiting when the crawl stopped early (or kept for a resume).
 
@@ -17,10 +18,27 @@ a difference is a request that went missing, logged as an error.
 
 import logging
 from collections import Counter
+from dataclasses import dataclass
 
 logger = logging.getLogger(__name__)
 
 TERMINAL_STATES = ("handled", "duplicate", "dropped", "failed", "cancelled")
+
+
+@dataclass(frozen=True)
+class LedgerStatistics:
+    """
+    The books now. C{open} is the requests not yet ended: waiting in the frontier, or in
+    flight (before the close, that is not a loss).
+    """
+
+    opened: int
+    handled: int
+    duplicate: int
+    dropped: int
+    failed: int
+    cancelled: int
+    open: int
 
 
 class RequestLedger:
@@ -41,7 +59,14 @@ class RequestLedger:
         self.opened += 1
 
     def close(self, request, state, reason=None):
-        """The entry of C{request} ended in C{state} (one of L{TERMINAL_STATES})."""
+        """
+        The entry of C{request} ended in C{state} (one of L{TERMINAL_STATES}).
+
+        @param reason: for C{dropped} and C{failed}, the class name of the decision or the
+            failure (counted as C{ledger/STATE/REASON}).
+        """
+        if state not in TERMINAL_STATES:
+            raise ValueError(f"unknown ledger state {state!r}")
         self.closed[state] += 1
         self.stats.inc_value("ledger/" + state)
         if reason is not None:
@@ -62,7 +87,17 @@ class RequestLedger:
         self.stats.set_value("ledger/opened", self.opened)
         self.stats.set_value("ledger/missing", missing)
         if missing:
-            logger.error("request ledger does not balance: %d opened, %d ended (%s), "
-                         "%d in flight: %d request(s) went missing",
-                         self.opened, ended, dict(self.closed), in_flight, missing)
+            books = ", ".join(f"{state} {self.closed[state]}" for state in TERMINAL_STATES)
+            what = (f"{missing} request(s) went missing" if missing > 0 else
+                    f"{-missing} request(s) ended twice")
+            logger.error("request ledger does not balance: %s (%d opened; ended: %s; "
+                         "%d in flight)", what, self.opened, books, in_flight)
         return missing
+
+    def statistics(self):
+        """@return: a L{LedgerStatistics} of now."""
+        closed = self.closed
+        return LedgerStatistics(
+            opened=self.opened, handled=closed["handled"], duplicate=closed["duplicate"],
+            dropped=closed["dropped"], failed=closed["failed"], cancelled=closed["cancelled"],
+            open=self.opened - sum(closed.values()))

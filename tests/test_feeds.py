@@ -1,0 +1,361 @@
+"""
+Feed exports: each format parses back, append versus overwrite, flushing per item, two
+spiders into one file, %(name)s, CSV columns, and the errors that stop a start.
+"""
+
+import csv
+import json
+import os
+import textwrap
+from dataclasses import dataclass
+
+from twisted.internet import defer, reactor
+from twisted.trial import unittest
+
+from tinyscrapy import Request, Spider
+from tinyscrapy.crawler import Crawler
+from tinyscrapy.errors import UsageError
+from tinyscrapy.items import feeds
+from tinyscrapy.items.feeds import CsvWriter, JsonLinesWriter, JsonWriter
+from tinyscrapy.settings import Settings
+
+from .helpers import crawl, run_command
+from .logs import capture_logs
+from .servers import TestServer
+
+
+def read_items(path):
+    """The items of a feed file, parsed by the reader of its format."""
+    with open(path, encoding="utf-8", newline="") as f:
+        if path.endswith(".jsonl"):
+            return [json.loads(line) for line in f]
+        if path.endswith(".json"):
+            return json.load(f)
+        return list(csv.DictReader(f))
+
+
+@dataclass
+class Page:
+    """A dataclass item."""
+
+    url: str
+    n: int
+    note: str = "é, \"quoted\"\nline"
+
+
+class ItemsSpider(Spider):
+    """Fetches C{start}; yields C{count} items (dicts, or dataclasses with C{kind=dc})."""
+
+    name = "items"
+    count = 3
+    kind = "dict"
+    pause = 0
+
+    def start_requests(self):
+        yield Request(self.start)
+
+    def parse(self, response):
+        for n in range(int(self.count)):
+            if self.kind == "dc":
+                yield Page(response.url, n)
+            else:
+                yield {"url": response.url, "n": n, "tags": ["a", "b"]}
+
+
+class FormatTests(unittest.TestCase):
+    """Each format, written by a real crawl, parses back."""
+
+    def setUp(self):
+        self.server = TestServer().start()
+        self.addCleanup(self.server.stop)
+        self.start = self.server.add_page("/")
+        self.tmp = os.path.abspath(self.mktemp())
+        os.makedirs(self.tmp)
+
+    def path(self, name):
+        return os.path.join(self.tmp, name)
+
+    @defer.inlineCallbacks
+    def test_each_format_parses_back(self):
+        """jsonl, json and csv of the same crawl hold the same items."""
+        paths = [self.path(name) for name in ("o.jsonl", "o.json", "o.csv")]
+        yield crawl(ItemsSpider, {"FEEDS": {path: {} for path in paths}}, start=self.start,
+                    kind="dc")
+        jsonl, json_, csv_ = (read_items(path) for path in paths)
+        self.assertEqual(jsonl, json_)
+        self.assertEqual([item["n"] for item in jsonl], [0, 1, 2])
+        self.assertEqual(jsonl[0]["note"], "é, \"quoted\"\nline")
+        self.assertEqual([row["n"] for row in csv_], ["0", "1", "2"])
+        self.assertEqual(csv_[0]["note"], "é, \"quoted\"\nline")
+        self.assertEqual(list(csv_[0]), ["url", "n", "note"])
+
+    @defer.inlineCallbacks
+    def test_items_are_in_the_file_when_scraped(self):
+        """While the crawl runs, the file holds every item scraped so far, and a .json
+        file is a valid array at every moment."""
+        paths = [self.path(name) for name in ("live.jsonl", "live.json", "live.csv")]
+        seen = []
+
+        class Peek:
+            """A pipeline: before each item, count the items already in each file."""
+
+            def process_item(self, item, spider):
+                seen.append([len(read_items(path)) for path in paths])
+                return item
+
+        yield crawl(ItemsSpider, {"FEEDS": {path: {} for path in paths},
+                                  "ITEM_PIPELINES": {Peek: 1}}, start=self.start, count=4)
+        self.assertEqual(seen, [[0, 0, 0], [1, 1, 1], [2, 2, 2], [3, 3, 3]])
+
+    @defer.inlineCallbacks
+    def test_csv_columns_from_the_setting(self):
+        """FEED_EXPORT_FIELDS picks and orders the CSV columns, and the JSON fields."""
+        csv_path, json_path = self.path("f.csv"), self.path("f.json")
+        yield crawl(ItemsSpider, {"FEEDS": {csv_path: {}, json_path: {}},
+                                  "FEED_EXPORT_FIELDS": ["n", "url"]}, start=self.start)
+        with open(csv_path) as f:
+            self.assertEqual(f.readline().strip(), "n,url")
+        self.assertEqual(list(read_items(json_path)[0]), ["n", "url"])
+
+    @defer.inlineCallbacks
+    def test_csv_extra_fields_warned_once(self):
+        """A field missing from the first item's columns is left out with one warning."""
+
+        class Growing(ItemsSpider):
+            def parse(self, response):
+                yield {"a": 1}
+                yield {"a": 2, "b": 2}
+                yield {"a": 3, "b": 3}
+
+        logs = capture_logs(self, "tinyscrapy.items.feeds")
+        path = self.path("g.csv")
+        yield crawl(Growing, {"FEEDS": {path: {}}}, start=self.start)
+        self.assertEqual(read_items(path), [{"a": "1"}, {"a": "2"}, {"a": "3"}])
+        self.assertEqual(len([m for m in logs.messages() if "'b' is not one" in m]), 1)
+
+    @defer.inlineCallbacks
+    def test_name_in_path_splits_per_spider(self):
+        """%(name)s gives each spider its own file."""
+
+        class Other(ItemsSpider):
+            name = "other"
+
+        template = self.path("%(name)s.jsonl")
+        settings = Settings({"FEEDS": {template: {}}, "LOG_LEVEL": "WARNING"})
+        yield defer.gatherResults([
+            Crawler(ItemsSpider, settings).crawl(start=self.start, count=2),
+            Crawler(Other, settings).crawl(start=self.start, count=3)])
+        self.assertEqual(len(read_items(self.path("items.jsonl"))), 2)
+        self.assertEqual(len(read_items(self.path("other.jsonl"))), 3)
+
+    @defer.inlineCallbacks
+    def test_two_spiders_one_file_never_interleave(self):
+        """Two crawls at once into one file: every line is one whole item."""
+        pages = [f"/{i}" for i in range(10)]
+        for path in pages:
+            self.server.add_page(path, links=[])
+
+        class Many(Spider):
+            name = "many"
+
+            def start_requests(self):
+                for path in pages:
+                    yield Request(self.base + path)
+
+            def parse(self, response):
+                for n in range(20):
+                    yield {"spider": self.name, "url": response.url, "n": n, "pad": "x" * 3000}
+
+        class Second(Many):
+            name = "second"
+
+        out = self.path("shared.jsonl")
+        base = self.start.rstrip("/")
+        settings = Settings({"FEEDS": {out: {}}, "LOG_LEVEL": "WARNING"})
+        yield defer.gatherResults([Crawler(Many, settings).crawl(base=base),
+                                   Crawler(Second, settings).crawl(base=base)])
+        items = read_items(out)  # json.loads fails on any interleaved line
+        self.assertEqual(len(items), 400)
+        self.assertEqual(sorted({item["spider"] for item in items}), ["many", "second"])
+        self.assertEqual(feeds._OPEN_WRITERS, {})
+
+
+class AppendTests(unittest.TestCase):
+    """Appending continues a file; overwriting replaces it (the writers alone)."""
+
+    def setUp(self):
+        self.tmp = os.path.abspath(self.mktemp())
+        os.makedirs(self.tmp)
+
+    def write(self, cls, name, items, overwrite=False, fields=None):
+        path = os.path.join(self.tmp, name)
+        writer = cls(path, overwrite=overwrite, fields=fields)
+        for item in items:
+            writer.write_item(item)
+        writer.close()
+        return path
+
+    def test_json_append_continues_the_array(self):
+        """Appending to a .json array gives one array with all the items."""
+        self.write(JsonWriter, "a.json", [{"n": 1}, {"n": 2}])
+        path = self.write(JsonWriter, "a.json", [{"n": 3}])
+        self.assertEqual(read_items(path), [{"n": 1}, {"n": 2}, {"n": 3}])
+
+    def test_json_append_to_empty_array(self):
+        """An empty array (a crawl with no items) is continued without a stray comma."""
+        self.write(JsonWriter, "e.json", [])
+        path = self.write(JsonWriter, "e.json", [{"n": 1}])
+        self.assertEqual(read_items(path), [{"n": 1}])
+
+    def test_json_append_to_a_hand_written_array(self):
+        """An array written by another tool (compact, trailing spaces) is continued."""
+        path = os.path.join(self.tmp, "h.json")
+        with open(path, "w") as f:
+            f.write('[{"n": 0}]   \n\n')
+        self.write(JsonWriter, "h.json", [{"n": 1}])
+        self.assertEqual(read_items(path), [{"n": 0}, {"n": 1}])
+
+    def test_json_overwrite(self):
+        """overwrite replaces what was there."""
+        self.write(JsonWriter, "o.json", [{"n": 1}])
+        path = self.write(JsonWriter, "o.json", [{"n": 2}], overwrite=True)
+        self.assertEqual(read_items(path), [{"n": 2}])
+
+    def test_json_not_an_array_refused(self):
+        """Appending to a JSON object, or a truncated array, is a usage error."""
+        for name, text in (("obj.json", '{"a": 1}'), ("cut.json", '[{"a": 1},\n{"a"')):
+            path = os.path.join(self.tmp, name)
+            with open(path, "w") as f:
+                f.write(text)
+            error = self.assertRaises(UsageError, JsonWriter, path)
+            self.assertIn("not a JSON array", str(error))
+
+    def test_json_valid_before_close(self):
+        """Without close (a crash), the file is still a valid array of what was written."""
+        path = os.path.join(self.tmp, "crash.json")
+        writer = JsonWriter(path)
+        writer.write_item({"n": 1})
+        writer.write_item({"n": 2})
+        self.assertEqual(read_items(path), [{"n": 1}, {"n": 2}])
+        writer.file.close()
+        self.write(JsonWriter, "crash.json", [{"n": 3}])
+        self.assertEqual([item["n"] for item in read_items(path)], [1, 2, 3])
+
+    def test_csv_append_writes_no_second_header_and_keeps_columns(self):
+        """Appending to a CSV: no second header; the file's columns, in its order."""
+        self.write(CsvWriter, "c.csv", [{"a": 1, "b": 2}])
+        path = self.write(CsvWriter, "c.csv", [{"b": 4, "a": 3}])
+        with open(path) as f:
+            self.assertEqual(f.read(), "a,b\n1,2\n3,4\n")
+
+    def test_csv_append_with_other_fields_refused(self):
+        """FEED_EXPORT_FIELDS that differ from the existing header: a usage error."""
+        self.write(CsvWriter, "d.csv", [{"a": 1, "b": 2}])
+        self.assertRaises(UsageError, CsvWriter, os.path.join(self.tmp, "d.csv"),
+                          fields=["b", "a"])
+
+    def test_jsonl_append_after_a_cut_line(self):
+        """A file whose last line lacks its newline gets one before the new items."""
+        path = os.path.join(self.tmp, "l.jsonl")
+        with open(path, "w") as f:
+            f.write('{"n": 1}')
+        self.write(JsonLinesWriter, "l.jsonl", [{"n": 2}])
+        self.assertEqual(read_items(path), [{"n": 1}, {"n": 2}])
+
+    def test_encoding(self):
+        """A non-UTF encoding escapes JSON and writes CSV in that encoding."""
+        json_path = self.write(JsonLinesWriter, "x.jsonl", [{"t": "é€"}])
+        latin = JsonLinesWriter(os.path.join(self.tmp, "l1.jsonl"), encoding="latin-1")
+        latin.write_item({"t": "é€"})
+        latin.close()
+        with open(latin.path, "rb") as f:
+            self.assertEqual(json.loads(f.read()), {"t": "é€"})
+        self.assertEqual(read_items(json_path), [{"t": "é€"}])
+        self.assertRaises(UsageError, JsonLinesWriter, os.path.join(self.tmp, "u.jsonl"),
+                          encoding="utf-16")
+        self.assertRaises(UsageError, JsonLinesWriter, os.path.join(self.tmp, "u.jsonl"),
+                          encoding="klingon")
+
+
+class FeedSettingsTests(unittest.TestCase):
+    """FEEDS mistakes stop the start."""
+
+    def test_unknown_format(self):
+        """A format nobody writes, or an extension that names none: UsageError."""
+        for feeds_setting in ({"x.xml": {}}, {"x.out": {"format": "xml"}}):
+            crawler = Crawler(ItemsSpider, Settings({"FEEDS": feeds_setting}))
+            self.failureResultOf(crawler.crawl(start="http://127.0.0.1:1/"), UsageError)
+
+    def test_unsupported_option_warned(self):
+        """An option this exporter does not know is warned about, and ignored."""
+        logs = capture_logs(self, "tinyscrapy.items.feeds")
+        options = feeds._check_options("x.jsonl", {"indent": 4})
+        self.assertEqual(options["format"], "jsonlines")
+        self.assertIn("option 'indent' is not supported", logs.text())
+
+
+SPIDER_FILE = """
+from tinyscrapy import Request, Spider
+
+
+class Pages(Spider):
+    name = "pages"
+
+    def start_requests(self):
+        yield Request(self.start)
+
+    def parse(self, response):
+        yield {"url": response.url}
+"""
+
+
+class CommandFeedTests(unittest.TestCase):
+    """-o appends and -O overwrites, as in Scrapy; custom_settings FEEDS are kept."""
+
+    def setUp(self):
+        self.server = TestServer().start()
+        self.addCleanup(self.server.stop)
+        self.start = self.server.add_page("/")
+        self.tmp = os.path.abspath(self.mktemp())
+        os.makedirs(self.tmp)
+        self.spider = os.path.join(self.tmp, "pages.py")
+        with open(self.spider, "w") as f:
+            f.write(textwrap.dedent(SPIDER_FILE))
+
+    def runspider(self, *args):
+        return run_command(reactor, ["runspider", self.spider, "-a", f"start={self.start}",
+                                     *args], cwd=self.tmp)
+
+    @defer.inlineCallbacks
+    def test_append_then_overwrite(self):
+        """-o twice gives two items in one valid file; -O then leaves one (each format)."""
+        outs = [os.path.join(self.tmp, "out" + suffix) for suffix in (".json", ".jsonl", ".csv")]
+        for flag, expected in (("-o", 1), ("-o", 2), ("-O", 1)):
+            args = [arg for out in outs for arg in (flag, out)]
+            code, _, err = yield self.runspider(*args)
+            self.assertEqual(code, 0, err)
+            for out in outs:
+                self.assertEqual(len(read_items(out)), expected, (flag, out))
+
+    @defer.inlineCallbacks
+    def test_custom_settings_feeds_not_replaced_by_stdout(self):
+        """Without -o, a spider's own FEEDS are written (and nothing goes to stdout)."""
+        out = os.path.join(self.tmp, "mine.jsonl")
+        with open(self.spider, "a") as f:
+            f.write(f"    custom_settings = {{'FEEDS': {{{out!r}: {{}}}}}}\n")
+        code, stdout, err = yield self.runspider()
+        self.assertEqual(code, 0, err)
+        self.assertEqual(len(read_items(out)), 1)
+        self.assertEqual(stdout, "")
+
+    @defer.inlineCallbacks
+    def test_feed_that_cannot_be_appended_stops_the_start(self):
+        """-o to a .json file that is not an array: one line, exit 2, nothing fetched."""
+        out = os.path.join(self.tmp, "object.json")
+        with open(out, "w") as f:
+            f.write('{"a": 1}')
+        code, _, err = yield self.runspider("-o", out)
+        self.assertEqual(code, 2, err)
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+        self.assertIn("not a JSON array", err)
+        self.assertEqual(self.server.hits["/"], 0)

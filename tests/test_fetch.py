@@ -106,7 +106,7 @@ class ConnectionTests(FetchTestCase):
         yield fetcher.close()
         failure, _ = yield failure_of(d)
         self.assertIsInstance(failure, Exception)
-        self.assertEqual(fetcher.statistics()[0], 0)
+        self.assertEqual(fetcher.statistics().transfers, 0)
 
     @defer.inlineCallbacks
     def test_cancel_aborts_the_transfer(self):
@@ -121,7 +121,7 @@ class ConnectionTests(FetchTestCase):
         self.assertIsInstance(failure, defer.CancelledError)
         waited = yield wait_until(lambda: open_connections(self.server) == 0, timeout=1)
         self.assertIsNotNone(waited)
-        self.assertEqual(fetcher.statistics()[0], 0)
+        self.assertEqual(fetcher.statistics().transfers, 0)
 
     @defer.inlineCallbacks
     def test_cancel_while_connecting_or_waiting(self):

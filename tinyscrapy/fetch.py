@@ -36,6 +36,7 @@ misbehave:
 
 import logging
 import re
+from dataclasses import dataclass
 
 from twisted.internet.defer import CancelledError, Deferred, fail, succeed
 from twisted.web.client import HTTPConnectionPool
@@ -148,8 +149,27 @@ class HttpFetcher:
         return self.pool.closeCachedConnections()
 
     def statistics(self):
-        """@return: C{(transfers running, wire bytes, decoded bytes)}."""
-        return len(self._transfers), self.wire_bytes, self.decoded_bytes
+        """@return: a L{FetcherStatistics}."""
+        idle = sum(len(connections) for connections in self.pool._connections.values())
+        return FetcherStatistics(len(self._transfers), idle, self.wire_bytes,
+                                 self.decoded_bytes)
+
+
+@dataclass(frozen=True)
+class FetcherStatistics:
+    """
+    What the fetcher is doing.
+
+    @ivar transfers: downloads running now.
+    @ivar idle_connections: connections waiting in the pool.
+    @ivar wire_bytes: body bytes received so far, as sent (compressed).
+    @ivar decoded_bytes: body bytes after decoding.
+    """
+
+    transfers: int
+    idle_connections: int
+    wire_bytes: int
+    decoded_bytes: int
 
 
 class _Transfer:

@@ -329,6 +329,8 @@ class SizeLimitTests(FetchTestCase):
         url = self.server.add("/endless", EndlessChunked())
         failure, _ = yield failure_of(get(fetcher, url))
         self.assertIsInstance(failure, ResponseTooLarge)
+        # the bytes received are counted, though the download failed
+        self.assertGreater(fetcher.stats.get_value("downloader/response_bytes"), 100_000)
         waited = yield wait_until(lambda: open_connections(self.server) == 0, timeout=1)
         self.assertIsNotNone(waited)
 

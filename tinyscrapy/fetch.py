@@ -271,16 +271,11 @@ class _Transfer:
             self.chunks.extend(self.decoder.finish())
         body = b"".join(self.chunks) if len(self.chunks) != 1 else self.chunks[0]
         self.chunks = None
-        fetcher = self.fetcher
-        fetcher.wire_bytes += self.wire
-        fetcher.decoded_bytes += len(body)
-        stats = fetcher.stats
-        if stats is not None:
-            stats.inc_value("downloader/response_bytes", self.wire)
-            stats.inc_value("downloader/response_bytes_decoded", len(body))
-            if self.decoder is not None:
-                stats.inc_value("httpcompression/response_count")
-                stats.inc_value("httpcompression/response_bytes", len(body))
+        self.size = len(body)
+        stats = self.fetcher.stats
+        if stats is not None and self.decoder is not None:
+            stats.inc_value("httpcompression/response_count")
+            stats.inc_value("httpcompression/response_bytes", len(body))
         return HttpResponse(self.request.url, status, headers, body, self.request)
 
     def _warn(self, size, verb):
@@ -322,7 +317,15 @@ class _Transfer:
             self.timer.cancel()
             self.timer = None
         self.connection = None
-        self.fetcher._transfers.discard(self)
+        self.chunks = None
+        fetcher = self.fetcher
+        fetcher._transfers.discard(self)
+        # bytes received, failed downloads included (a bomb's wire bytes were received)
+        fetcher.wire_bytes += self.wire
+        fetcher.decoded_bytes += self.size
+        if fetcher.stats is not None and self.wire:
+            fetcher.stats.inc_value("downloader/response_bytes", self.wire)
+            fetcher.stats.inc_value("downloader/response_bytes_decoded", self.size)
         result = self.result
         if result.called:  # cancelled: the outcome of the abort is of no interest
             return None

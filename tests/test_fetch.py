@@ -413,6 +413,28 @@ class BadInputTests(FetchTestCase):
         self.assertEqual(self.server.requests, [])
 
     @defer.inlineCallbacks
+    def test_bad_method_errbacks(self):
+        """A method that is not an HTTP token is refused before anything is sent."""
+        fetcher = make_fetcher(self)
+        failure, _ = yield failure_of(get(fetcher, self.server.add_page("/"),
+                                          method="GET /x HTTP/1.1\r\nX:"))
+        self.assertIsInstance(failure, ValueError)
+        self.assertEqual(self.server.requests, [])
+
+    @defer.inlineCallbacks
+    def test_broken_on_sent_hook_does_not_break_the_download(self):
+        """A hook that raises is logged; the download goes on."""
+        logs = CapturedLogs(self)
+
+        def broken(request):
+            raise RuntimeError("boom")
+
+        fetcher = make_fetcher(self, on_sent=broken)
+        response = yield get(fetcher, self.server.add_page("/"))
+        self.assertEqual(response.status, 200)
+        self.assertTrue(any("on_sent" in message for _, message in logs.messages))
+
+    @defer.inlineCallbacks
     def test_idn_host_is_punycoded(self):
         """A non-ASCII host name is sent in its IDNA form (a Host header, checked here
         through the agent's target, since no such host answers on 127.0.0.1)."""

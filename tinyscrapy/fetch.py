@@ -106,22 +106,25 @@ class HttpFetcher:
             headers = self._headers(request, target)
         except InvalidUrl as e:
             return fail(e)
+        if not _METHOD.fullmatch(request.method):
+            return fail(ValueError(f"bad HTTP method {request.method!r} for {request.url}"))
         transfer = _Transfer(self, request, meta)
         self._transfers.add(transfer)
+        # the caller's Deferred: cancelling it aborts the transfer and errbacks at once
+        # with CancelledError (whatever twisted makes of the abort underneath). It and the
+        # timer exist before anything is sent: a connection can fail synchronously.
+        result = transfer.result = Deferred(transfer.cancel)
+        timeout = meta.get("download_timeout", self.timeout) if meta else self.timeout
+        if timeout:
+            transfer.timer = self.reactor.callLater(timeout, transfer.time_out, timeout)
         body = _BytesProducer(request.body) if request.body else None
         d = self.agent.send(target, self.agent.path(request.url, target),
                             request.method.encode("ascii"), headers, body,
                             transfer.cb_connected)
         transfer.deferred = d
         d.addCallback(transfer.cb_response)
-        timeout = meta.get("download_timeout", self.timeout) if meta else self.timeout
-        if timeout:
-            transfer.timer = self.reactor.callLater(timeout, transfer.time_out, timeout)
         d.addBoth(transfer.cb_done)
-        # the caller's Deferred: cancelling it aborts the transfer and errbacks at once
-        # with CancelledError (whatever twisted makes of the abort underneath)
-        transfer.result = Deferred(transfer.cancel)
-        return transfer.result
+        return result
 
     def _headers(self, request, target):
         """The request's headers as twisted sends them, with C{Host} and
@@ -203,7 +206,10 @@ class _Transfer:
         self.connection = connection
         on_sent = self.fetcher.on_sent
         if on_sent is not None:
-            on_sent(self.request)
+            try:
+                on_sent(self.request)
+            except Exception:  # a broken hook must not lose the connection
+                logger.exception("on_sent hook failed for %r", self.request)
 
     def cb_response(self, response):
         """
@@ -407,6 +413,7 @@ class CrawlPool(HTTPConnectionPool):
 
 
 _UNSAFE = re.compile(r"[\x00-\x20\x7f]")
+_METHOD = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 _HOST = re.compile(r"(?:[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?\.)*"
                    r"[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?\.?")
 _DEFAULT_PORTS = {"http": 80, "https": 443}

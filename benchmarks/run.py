@@ -2,9 +2,9 @@
 The benchmarks, run on demand (never part of the tests): figures are printed as ratios
 measured in one run, beside Scrapy and a raw Twisted crawler, never asserted.
 
-    python benchmarks/run.py crawl   [-n 5000] [-c 16,64] [-r 3]   # pages/s vs raw Twisted, Scrapy
-    python benchmarks/run.py memory  [-n 200000]                   # bytes per pending request / fingerprint
-    python benchmarks/run.py startup                               # `crawl` of one page with no links
+    python benchmarks/run.py crawl [-n 5000] [-c 16,64] [-r 3]  # pages/s vs raw Twisted, Scrapy
+    python benchmarks/run.py memory [-n 200000]     # bytes per pending request, per fingerprint
+    python benchmarks/run.py startup                # `crawl` of one page with no links
     python benchmarks/run.py all
 
 `crawl` drives the shared yardstick (../shared/bench/run.sh: a generated shop site served by

@@ -69,7 +69,8 @@ class CrawlTests(unittest.TestCase):
         self.server.add("/500", Status(500))
         self.server.add_page("/broken")
         self.server.add_page("/good")
-        crawler = yield crawl(Picky, start_urls=["http://[bad-url", "no-scheme.html", start])
+        crawler = yield crawl(Picky, {"RETRY_ENABLED": False},  # retries: test_retry.py
+                              start_urls=["http://[bad-url", "no-scheme.html", start])
         self.flushLoggedErrors(KeyError)
         stats = crawler.stats
         self.assertEqual(stats.get_value("item_scraped_count"), 2)  # / and /good

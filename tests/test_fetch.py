@@ -215,6 +215,27 @@ class SendHookTests(FetchTestCase):
         self.assertEqual(self.server.connections, 1)
 
 
+class ProxyPathTests(FetchTestCase):
+    """Through a forward proxy: the same send hook (timeouts through proxies are tested
+    in test_proxy)."""
+
+    def setUp(self):
+        super().setUp()
+        from .proxies import ForwardProxy
+        self.proxy = ForwardProxy()
+        self.addCleanup(self.proxy.stop)
+
+    @defer.inlineCallbacks
+    def test_on_sent_through_a_proxy(self):
+        """A proxied request is reported once, when the pool hands out its connection."""
+        sent = []
+        fetcher = make_fetcher(self, on_sent=sent.append)
+        url = self.server.add_page("/", body="via proxy")
+        response = yield get(fetcher, url, meta={"proxy": self.proxy.url()})
+        self.assertIn(b"via proxy", response.body)
+        self.assertEqual([request.url for request in sent], [url])
+
+
 class TimeoutTests(FetchTestCase):
     """C{DOWNLOAD_TIMEOUT} covers the whole download; each stall costs one timeout."""
 

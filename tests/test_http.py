@@ -52,7 +52,7 @@ class RequestTests(unittest.TestCase):
     def test_header_items_without_materialising(self):
         """header_items() reads headers kept as pairs without building a Headers."""
         request = Request("http://h/", headers={"Referer": "http://h/from"})
-        self.assertEqual(list(request.header_items()), [("Referer", ["http://h/from"])])
+        self.assertEqual(list(request.header_items()), [("referer", ["http://h/from"])])
         self.assertNotIsInstance(request._headers, Headers)
         self.assertEqual(request.headers["referer"], "http://h/from")
 

@@ -317,7 +317,7 @@ class MiddlewareCrawlTests(unittest.TestCase):
         self.server.add("/flaky", Drop())
         crawler = yield crawl(PagesSpider, {"DOWNLOADER_MIDDLEWARES": {
             AnswerFromCache: 100, MoveOld: 200, RetryDropped: 300, KeepOutPrivate: 400,
-        }}, start=start)
+        }, "RETRY_ENABLED": False}, start=start)
         stats = crawler.stats
         self.assertEqual(self.server.hits["/cached"], 0)
         self.assertEqual(self.server.hits["/new"], 1)

@@ -223,8 +223,10 @@ class ComponentTests(unittest.TestCase):
     def test_base_default_disabled(self):
         """Setting a *_BASE default to None in the user's dict disables it."""
         path = "tinyscrapy.middleware.defaults.DefaultHeadersMiddleware"
+        crawler = Crawler(Idle, Settings({}))
+        self.assertIn(path, [p for p, _ in build_ordered(crawler, "DOWNLOADER_MIDDLEWARES")])
         crawler = Crawler(Idle, Settings({"DOWNLOADER_MIDDLEWARES": {path: None}}))
-        self.assertEqual(build_ordered(crawler, "DOWNLOADER_MIDDLEWARES"), [])
+        self.assertNotIn(path, [p for p, _ in build_ordered(crawler, "DOWNLOADER_MIDDLEWARES")])
 
 
 class StartLogTests(unittest.TestCase):
@@ -236,7 +238,7 @@ class StartLogTests(unittest.TestCase):
         logs = capture_logs(self, "tinyscrapy.crawler")
         Recorder.built = []
         yield crawl(Idle, {"ITEM_PIPELINES": {Recorder: 1}, "MY_RECORDER_VALUE": 7,
-                           "DEPTH_LIMIT": 4})
+                           "DEPTH_LIMIT": 4, "SPIDER_MIDDLEWARES_BASE": {}})
         text = logs.text()
         self.assertIn("'DEPTH_LIMIT': 4", text)
         self.assertIn("enabled item pipelines: tests.test_settings.Recorder", text)

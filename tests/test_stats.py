@@ -64,7 +64,8 @@ class SummaryTests(unittest.TestCase):
         self.server.add("/drop", Drop())
         logs = capture_logs(self, "tinyscrapy")
         path = os.path.join(self.tmp, "stats", "%(name)s.json")
-        yield crawl(LinkSpider, {"STATS_FILE": path, "ITEM_PIPELINES": {DropB: 1}},
+        yield crawl(LinkSpider, {"STATS_FILE": path, "ITEM_PIPELINES": {DropB: 1},
+                              "RETRY_ENABLED": False},
                     start=start)
         with open(os.path.join(self.tmp, "stats", "links.json")) as f:
             stats = json.load(f)

@@ -40,6 +40,8 @@ class Crawler:
     @ivar settings: the frozen L{Settings} once L{crawl} has started.
     @ivar spider: the spider instance (after L{crawl} started).
     @ivar engine: the L{ExecutionEngine} (after L{crawl} started).
+    @ivar slots: the downloader's per-host L{tinyscrapy.slots.Slots} (after L{crawl}
+        started), which the scheduler consults.
     """
 
     def __init__(self, spidercls, settings=None, reactor=None):
@@ -53,6 +55,7 @@ class Crawler:
         self.ledger = RequestLedger(self.stats)
         self.spider = None
         self.engine = None
+        self.slots = None
         self.extensions = []
 
     @defer.inlineCallbacks
@@ -80,8 +83,9 @@ class Crawler:
         from tinyscrapy.engine import ExecutionEngine
         from tinyscrapy.scraper import Scraper
 
-        scheduler = build(load_object(self.settings.get("SCHEDULER")), self)
         downloader = Downloader(self, self.reactor)
+        self.slots = downloader.slots  # made first: the scheduler consults them
+        scheduler = build(load_object(self.settings.get("SCHEDULER")), self)
         scraper = Scraper(self)
         engine = ExecutionEngine(self, self.reactor, scheduler, downloader, scraper)
         scraper.engine = engine

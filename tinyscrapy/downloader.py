@@ -1,14 +1,20 @@
 """
 L{Downloader}: the downloader middleware chain around L{HttpFetcher}, with its counters.
 
-The engine calls L{Downloader.fetch} and gets back one Deferred per request.
+The engine calls L{Downloader.fetch} and gets back one Deferred per request. The
+downloader holds the per-host L{Slots} (the scheduler consults them): a request takes a
+place in its slot for the whole of L{Downloader.fetch}, waits at the slot's gate just
+before its transfer if a delay is not over, and frees the place when the transfer ends.
 """
 
 from dataclasses import dataclass
 
+from twisted.internet.task import deferLater
+
 from tinyscrapy.components import build_ordered
 from tinyscrapy.fetch import HttpFetcher
 from tinyscrapy.middleware.chain import DownloaderMiddlewareChain
+from tinyscrapy.slots import Slots
 
 
 @dataclass(frozen=True)
@@ -29,11 +35,16 @@ class Downloader:
 
     @ivar middleware: the L{DownloaderMiddlewareChain}.
     @ivar fetcher: the L{HttpFetcher} (treq and its pool).
+    @ivar slots: the per-host L{Slots}.
     """
 
     def __init__(self, crawler, reactor):
         self.stats = crawler.stats
-        self.fetcher = HttpFetcher(reactor, crawler.settings, stats=crawler.stats)
+        self.reactor = reactor
+        self.slots = Slots.from_crawler(crawler, reactor)
+        # the slots time politeness delays from the moment a request goes out on the wire
+        self.fetcher = HttpFetcher(reactor, crawler.settings, stats=crawler.stats,
+                                   on_sent=self.slots.sent)
         self.middleware = DownloaderMiddlewareChain(
             build_ordered(crawler, "DOWNLOADER_MIDDLEWARES"))
         self.active = 0
@@ -46,14 +57,31 @@ class Downloader:
         @return: a Deferred firing with an L{HttpResponse}, or with a L{Request} that
             continues this one (a redirect or a retry); it errbacks with the failure.
         """
-        return self.middleware.download(request, spider, self._fetch_counted)
+        self.slots.acquire(request)
+        d = self.middleware.download(request, spider, self._fetch_counted)
+        d.addBoth(self._cb_release_slot, request)
+        return d
+
+    def _cb_release_slot(self, result, request):
+        """Free C{request}'s place in its slot (a second call does nothing)."""
+        self.slots.release(request, result)
+        return result
 
     def _fetch_counted(self, request, spider):
-        """One real transfer, counted in and out (the middlewares see it as C{fetch})."""
+        """
+        One real transfer, counted in and out (the middlewares see it as C{fetch}). It
+        waits (C{callLater}) while its slot's delay is not over, which only happens to
+        requests that did not come through the scheduler, and frees the slot as it ends,
+        with the raw response for AutoThrottle.
+        """
+        wait = self.slots.gate(request)
+        if wait > 0:
+            return deferLater(self.reactor, wait, self._fetch_counted, request, spider)
         self.active += 1
         self._requests += 1
         self.stats.inc_value("downloader/request_count")
         d = self.fetcher.fetch(request, spider)
+        d.addBoth(self._cb_release_slot, request)
         d.addCallbacks(self._cb_response, self._eb_failure)
         return d
 

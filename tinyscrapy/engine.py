@@ -9,11 +9,15 @@ The map of every Deferred hop (reviews check it against the code below):
        _next_request)}. It returns a Deferred that fires with None once all that is done.
     2. L{ExecutionEngine._next_request} is one turn of the loop. While fewer than C{max}
        requests are in flight it takes the next request from the scheduler (pulling start
-       requests only when the scheduler has nothing ready) and starts its download. When
-       the frontier is exhausted and nothing is in flight it begins closing.
+       requests only when the scheduler has nothing ready) and starts its download. The
+       scheduler only hands out a request whose host slot can take one now; when none can,
+       the engine wakes itself with C{reactor.callLater} at the scheduler's
+       C{next_ready_time()}. When the frontier is exhausted and nothing is in flight it
+       begins closing.
     3. L{ExecutionEngine._download} starts one download: the downloader's Deferred fires
        with an L{HttpResponse}, or a L{Request} that continues this one (redirect, retry),
-       or errbacks with the download's failure.
+       or errbacks with the download's failure. Its host slot is free again by then, so
+       L{ExecutionEngine._cb_download_finished} schedules a turn at once.
     4. L{ExecutionEngine._cb_downloaded} hands a response to the scraper, whose Deferred
        fires once the callback's output is handled (items through the pipelines, requests
        in the scheduler); L{ExecutionEngine._eb_download_failed} hands a failure to the
@@ -74,6 +78,7 @@ class ExecutionEngine:
         self._start_requests = None
         self._start_batch = crawler.settings.getint("START_REQUESTS_BATCH")
         self._wakeup = None
+        self._ready_call = None
         self._heartbeat = LoopingCall(self._next_request)
         self._heartbeat.clock = reactor
         self._heartbeat_interval = crawler.settings.getfloat("ENGINE_HEARTBEAT")
@@ -111,6 +116,7 @@ class ExecutionEngine:
             while self._has_room():
                 request = self._next_from_frontier()
                 if request is None:
+                    self._wake_when_a_slot_is_ready()
                     break
                 self._download(request)
             if self._is_exhausted() and self._idle_signal_allows_close():
@@ -163,6 +169,23 @@ class ExecutionEngine:
         if self._wakeup is None and not self._close.called:
             self._wakeup = self.reactor.callLater(0, self._next_request)
 
+    def _wake_when_a_slot_is_ready(self):
+        """Nothing can start now: schedule a turn for when the scheduler says one can."""
+        next_ready_time = getattr(self.scheduler, "next_ready_time", None)
+        at = next_ready_time() if next_ready_time is not None else None
+        call = self._ready_call
+        if at is None or call is not None and call.getTime() <= at:
+            return
+        if call is not None:
+            call.cancel()
+        delay = max(0.0, at - self.reactor.seconds())
+        self._ready_call = self.reactor.callLater(delay, self._cb_slot_ready)
+
+    def _cb_slot_ready(self):
+        self._ready_call = None
+        if self._wakeup is None:  # else a turn is coming anyway
+            self._next_request()
+
     # admitting new requests
 
     def crawl(self, request, parent=None):
@@ -177,7 +200,7 @@ class ExecutionEngine:
         if parent is None:
             ledger.open(request)
         try:
-            self.scraper.scope.admit(request, self.spider)
+            self.scraper.scope.admit(request, self.spider, parent)
             if not self.scheduler.enqueue_request(request):
                 raise DuplicateRequest(request.url)
         except IgnoreRequest as decision:
@@ -193,10 +216,16 @@ class ExecutionEngine:
         """Start downloading C{request}; see hops 3 to 5 in the module docstring."""
         self.in_flight.add(request)
         d = self.downloader.fetch(request, self.spider)
+        d.addBoth(self._cb_download_finished)
         d.addCallbacks(self._cb_downloaded, self._eb_download_failed,
                        callbackArgs=(request,), errbackArgs=(request,))
         d.addErrback(self.scraper.log_unexpected, request)
         d.addBoth(self._cb_request_done, request)
+
+    def _cb_download_finished(self, result):
+        """The transfer is over and its slot free: turn the loop (its place stays taken)."""
+        self._wake()
+        return result
 
     def _cb_downloaded(self, result, request):
         """The download fired: a response to scrape, or a request that continues this one."""
@@ -235,6 +264,9 @@ class ExecutionEngine:
         if self._wakeup is not None:
             self._wakeup.cancel()
             self._wakeup = None
+        if self._ready_call is not None:
+            self._ready_call.cancel()
+            self._ready_call = None
         if self._closing_started:
             return
         self._closing_started = True

@@ -114,3 +114,24 @@ def describe_failure(failure):
             f"{inner.getErrorMessage()}"
     message = failure.getErrorMessage()
     return f"{type(value).__name__}: {message}" if message else type(value).__name__
+
+
+class TooManyRedirects(Exception):
+    """A request was redirected more than C{REDIRECT_MAX_TIMES} times."""
+
+
+class RedirectLoop(Exception):
+    """A redirect pointed back to a URL already visited in the same chain."""
+
+
+class TunnelError(Exception):
+    """
+    The proxy did not open the C{CONNECT} tunnel an https request needs.
+
+    @ivar status: the proxy's HTTP status (407: credentials refused), or None when it did not
+        answer in HTTP.
+    """
+
+    def __init__(self, message, status=None):
+        super().__init__(message)
+        self.status = status

@@ -31,6 +31,9 @@ misbehave:
       while they are decoded (L{tinyscrapy.decoding}); C{DOWNLOAD_WARNSIZE} logs once;
     - TLS certificates are verified unless the crawl says otherwise (L{tinyscrapy.tls});
     - a bad URL or host is an errback (L{InvalidUrl}), never an exception out of C{fetch};
+    - a request with C{meta["proxy"]} goes through L{tinyscrapy.proxy.ProxyRouter}'s agent
+      (a forward proxy for http, a CONNECT tunnel for https), on the same pool, with the
+      same timeouts, limits and send hook;
     - no cookies (the cookies middleware does that).
 """
 
@@ -47,6 +50,7 @@ from zope.interface import implementer
 from tinyscrapy.decoding import accept_encoding, body_decoder
 from tinyscrapy.errors import ContentDecodingError, DownloadTimeout, InvalidUrl, ResponseTooLarge
 from tinyscrapy.http import Headers, HttpResponse
+from tinyscrapy.proxy import ProxyRouter
 from tinyscrapy.tls import https_policy, policy_key, tls_error
 
 logger = logging.getLogger(__name__)
@@ -84,8 +88,12 @@ class HttpFetcher:
         self.pool.maxPersistentPerHost = max(1, settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN"))
         self.pool.cachedConnectionTimeout = settings.getfloat("DOWNLOAD_IDLE_TIMEOUT", 60.0)
         connect_timeout = settings.getfloat("DOWNLOAD_CONNECT_TIMEOUT") or self.timeout or 30
-        self.agent = CrawlAgent(reactor, self.pool, https_policy(settings),
-                                policy_key(settings), connect_timeout)
+        policy = https_policy(settings)
+        self.agent = CrawlAgent(reactor, self.pool, policy, policy_key(settings),
+                                connect_timeout)
+        # proxies: tinyscrapy.proxy picks the agent for requests with meta["proxy"]; sites
+        # reached through a tunnel are checked with the crawl's TLS policy too
+        self.proxies = ProxyRouter(reactor, self.pool, connect_timeout, tls_policy=policy)
         self.wire_bytes = 0
         self.decoded_bytes = 0
         self._transfers = set()
@@ -103,8 +111,8 @@ class HttpFetcher:
         meta = request._meta
         try:
             target = self.agent.target(request.url)
-            headers = self._headers(request, target)
-        except InvalidUrl as e:
+            proxy_agent, headers = self._route(request, target, meta)
+        except (InvalidUrl, ValueError) as e:  # a bad URL, header or proxy URL
             return fail(e)
         if not _METHOD.fullmatch(request.method):
             return fail(ValueError(f"bad HTTP method {request.method!r} for {request.url}"))
@@ -118,20 +126,35 @@ class HttpFetcher:
         if timeout:
             transfer.timer = self.reactor.callLater(timeout, transfer.time_out, timeout)
         body = _BytesProducer(request.body) if request.body else None
-        d = self.agent.send(target, self.agent.path(request.url, target),
-                            request.method.encode("ascii"), headers, body,
-                            transfer.cb_connected)
+        method = request.method.encode("ascii")
+        if proxy_agent is None:
+            d = self.agent.send(target, self.agent.path(request.url, target), method,
+                                headers, body, transfer.cb_connected)
+        else:
+            d = self._send_through(proxy_agent, request, method, headers, body, transfer)
         transfer.deferred = d
         d.addCallback(transfer.cb_response)
         d.addBoth(transfer.cb_done)
         return result
 
-    def _headers(self, request, target):
-        """The request's headers as twisted sends them, with C{Host} and
-        C{Accept-Encoding} added unless the request has its own."""
+    def _route(self, request, target, meta):
+        """
+        The agent for C{request} (None: L{CrawlAgent}; else a proxy's) and its headers as
+        twisted sends them, with C{Host} and C{Accept-Encoding} added unless the request
+        has its own. A C{Proxy-Authorization} header only ever reaches a proxy.
+
+        @raise InvalidUrl: a header twisted refuses.
+        @raise ValueError: C{meta["proxy"]} is not a proxy URL.
+        """
+        items = request.header_items()
+        agent = None
+        if (meta and meta.get("proxy")) or any(name == "proxy-authorization"
+                                               for name, _ in items):
+            agent, routed = self.proxies.route(request, dict(items) or None)
+            items = routed.items() if routed else ()
         headers = TwistedHeaders()
         try:
-            for name, values in request.header_items():
+            for name, values in items:
                 headers.setRawHeaders(name, values)
         except (ValueError, TypeError) as e:
             raise InvalidUrl(f"bad request header for {request.url}: {e}") from None
@@ -139,7 +162,22 @@ class HttpFetcher:
             headers.setRawHeaders(b"Host", [target.host_header])
         if self.accept_encoding and not headers.hasHeader(b"accept-encoding"):
             headers.setRawHeaders(b"Accept-Encoding", [self.accept_encoding])
-        return headers
+        return agent, headers
+
+    def _send_through(self, agent, request, method, headers, body, transfer):
+        """
+        Send through a proxy's agent (twisted's C{IAgent.request}). The pool reports the
+        connection it hands out for this request to C{transfer} (L{CrawlPool.starting}),
+        so the send hook and the timeouts work as on a direct request.
+        """
+        url = request.url.partition("#")[0].encode("ascii")
+        self.pool.starting = transfer
+        try:
+            return agent.request(method, url, headers, body)
+        except Exception:
+            return fail()
+        finally:
+            self.pool.starting = None
 
     def close(self):
         """
@@ -202,7 +240,8 @@ class _Transfer:
         self.failed = self.warned = False
 
     def cb_connected(self, connection):
-        """The pool handed out C{connection}; the request is written right after."""
+        """The pool handed out C{connection}; the request is written right after.
+        @return: C{connection}."""
         self.connection = connection
         on_sent = self.fetcher.on_sent
         if on_sent is not None:
@@ -210,6 +249,7 @@ class _Transfer:
                 on_sent(self.request)
             except Exception:  # a broken hook must not lose the connection
                 logger.exception("on_sent hook failed for %r", self.request)
+        return connection
 
     def cb_response(self, response):
         """
@@ -397,6 +437,19 @@ class CrawlPool(HTTPConnectionPool):
     def __init__(self, reactor):
         super().__init__(reactor, persistent=True)
         self.closed = False
+        self.starting = None
+
+    def getConnection(self, key, endpoint):
+        """
+        twisted's C{getConnection}; when C{starting} names a transfer (set around a
+        proxy agent's C{request}, which calls this synchronously), the connection handed
+        out is reported to it before the agent writes the request on it.
+        """
+        transfer, self.starting = self.starting, None
+        d = super().getConnection(key, endpoint)
+        if transfer is not None:
+            d.addCallback(transfer.cb_connected)
+        return d
 
     def _putConnection(self, key, connection):
         if self.closed or getattr(connection, "aborted_by_crawler", False):

@@ -32,6 +32,7 @@ from tinyscrapy.http import Request
 from tinyscrapy.items.pipelines import ItemPipelines
 from tinyscrapy.middleware.chain import SpiderMiddlewareChain
 from tinyscrapy.scope.filters import Scope
+from tinyscrapy.scope.fingerprint import SeenUrls
 
 logger = logging.getLogger(__name__)
 
@@ -50,6 +51,7 @@ class Scraper:
         self.ledger = crawler.ledger
         self.engine = None
         self.scope = Scope.from_crawler(crawler)
+        self._seen_urls = None  # follow_all's early duplicate check, made on first use
         self.spidermw = SpiderMiddlewareChain(build_ordered(crawler, "SPIDER_MIDDLEWARES"))
         self.pipelines = ItemPipelines(crawler, build_ordered(crawler, "ITEM_PIPELINES"))
 
@@ -76,9 +78,16 @@ class Scraper:
         if not self._status_allowed(response, request, spider):
             return self.scrape_failure(Failure(HttpError(response)), request, spider)
         self.ledger.close(request, "handled")
+        response._seen = self._early_dedup()
         callback = request.callback or spider.parse
         kwargs = request._cb_kwargs or {}
         return self._call(callback, response, request, spider, response, **kwargs)
+
+    def _early_dedup(self):
+        """The scheduler's seen set for C{follow_all}, or None when it has none locally."""
+        if self._seen_urls is None:
+            self._seen_urls = SeenUrls.of(self.engine.scheduler, self.stats) or False
+        return self._seen_urls or None
 
     def _status_allowed(self, response, request, spider):
         """Scrapy's HttpError rule: 2xx, or a status the spider or the request asked for."""
@@ -94,25 +103,27 @@ class Scraper:
     def scrape_failure(self, failure, request, spider):
         """
         The download failed or the status was refused: count it, log it once with the URL,
-        and call the request's errback (whose output is handled like a callback's). An
-        L{IgnoreRequest} raised by a downloader middleware is counted as a drop instead.
+        and call the request's errback (whose output is handled like a callback's).
+
+        A downloader middleware's L{IgnoreRequest} (robots.txt, ...) is a drop, not a
+        failure: the ledger counts it as C{dropped}, by class; the errback still gets it.
 
         @return: a Deferred that fires with None.
         """
-        if failure.check(IgnoreRequest) and not failure.check(HttpError):
-            # a downloader middleware's decision (robots, a filter): a drop, not an error
+        if failure.check(HttpError):
+            self.ledger.close(request, "failed", "HttpError")
+            response = failure.value.response
+            self.stats.inc_value("httperror/response_ignored_count")
+            self.stats.inc_value(f"httperror/response_ignored_status_count/{response.status}")
+            logger.info("Ignoring response %r: HTTP status code is not handled or not allowed",
+                        response)
+        elif failure.check(IgnoreRequest):
             self.count_dropped(request, failure.value)
         else:
             self.ledger.close(request, "failed", failure.type.__name__)
-            if failure.check(HttpError):
-                response = failure.value.response
-                self.stats.inc_value("httperror/response_ignored_count")
-                self.stats.inc_value(
-                    f"httperror/response_ignored_status_count/{response.status}")
-                logger.info("Ignoring response %r: HTTP status code is not handled or not "
-                            "allowed", response)
-            else:
-                logger.error("Error downloading %r: %s", request, describe_failure(failure))
+            logger.error("Error downloading %r: %s", request, describe_failure(failure))
+            self.signals.send(signals.download_error, failure=failure, request=request,
+                              spider=spider)
         failure.request = request
         if request.errback is None:
             return succeed(None)
@@ -185,6 +196,8 @@ class Scraper:
         """One output: a Request to the engine, an item to the pipelines, else an error.
         @return: a Deferred when an item is still in a pipeline, else None."""
         if isinstance(output, Request):
+            if not output.depth:  # made by hand, not by response.follow: one link deeper
+                output.depth = request.depth + 1
             self.engine.crawl(output)
             return None
         if output is None:

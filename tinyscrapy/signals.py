@@ -34,7 +34,8 @@ request_dropped = Signal("request_dropped")        # (request, reason, spider)
 response_received = Signal("response_received")    # (response, request, spider)
 item_scraped = Signal("item_scraped")              # (item, response, spider)
 item_dropped = Signal("item_dropped")              # (item, response, exception, spider)
-spider_error = Signal("spider_error")              # (failure, response, spider)
+spider_error = Signal("spider_error")              # (failure, response, spider): a callback raised
+download_error = Signal("download_error")          # (failure, request, spider): failed for good
 spider_idle = Signal("spider_idle")                # (spider); raise DontCloseSpider to stay
 spider_closed = Signal("spider_closed")            # (spider, reason)
 

@@ -2,52 +2,79 @@
 L{SiteCrawler}: the spider behind C{python -m tinyscrapy crawl URL ...}.
 
 Unlike Scrapy's C{crawl}, which takes a spider's name, this one takes URLs and needs no
-code: from each start URL it follows every link that stays on the host of the page it was
-found on, and records one item per page: C{url}, C{status}, C{title}, C{depth}.
+code: from each start URL it follows every link that stays on the origin (scheme, host and
+port) of the page it was found on, and records one item per page: C{url}, C{status},
+C{title}, C{depth}.
 
-It is also the benchmark's spider, so its per-link path is lean: hrefs come straight from
-lxml (no parsel selector per link), and L{LinkBase} resolves them without C{urljoin}.
+It is a polite crawler by default (C{command_settings}, below a user's C{-s}): it obeys
+robots.txt, and stops at depth 20 (as Heritrix's default C{maxHops}) so that an endless
+calendar or a session id in every link cannot keep it going for ever. Links are found by
+a L{LinkExtractor} (so C{<base href>} counts, and images, archives, media and other files
+that are not pages are never fetched), and followed with C{follow_all}, whose early
+duplicate check drops links already seen before any Request is made. Its
+C{allowed_domains} are the hosts of the start URLs, so a redirect cannot take it off the
+site either.
 """
 
 from tinyscrapy.http import Request
+from tinyscrapy.scope.fingerprint import url_origin
+from tinyscrapy.scope.links import LinkExtractor
 from tinyscrapy.spider import Spider
-from tinyscrapy.urls import LinkBase
 
 
 class SiteCrawler(Spider):
-    """Follow same-host links; one item per page."""
+    """Follow same-origin links; one item per page."""
 
     name = "crawl"
     # settings the crawl command applies (a user's -s still wins)
-    command_settings = {"ROBOTSTXT_OBEY": True}
+    command_settings = {"ROBOTSTXT_OBEY": True, "DEPTH_LIMIT": 20}
     handle_httpstatus_list = tuple(range(300, 600))
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if not self.allowed_domains:
+            self.allowed_domains = _start_domains(self.start_urls)
+        self.links = LinkExtractor(unique=False)  # follow_all drops the repeats
 
     def start_requests(self):
         for url in self.start_urls:
             yield Request(url, callback=self.parse)
 
     def parse(self, response):
-        html = response.status < 300 and response.is_text
-        root = response.selector.root if html else None
         yield {
             "url": response.url,
             "status": response.status,
-            "title": _title(root),
+            "title": self._title(response),
             "depth": response.request.depth,
         }
-        if root is None:
+        if response.status >= 300 or not response.is_text:
             return
-        base = LinkBase(response.urljoin(""))
-        depth = response.request.depth + 1
-        parse = self.parse
-        for href in root.xpath("//a/@href"):
-            url = base.join(href)
-            if base.same_origin(url):
-                yield Request(url, callback=parse, depth=depth)
+        origin = url_origin(response.url)
+        prefix = origin + "/"
+        urls = [link.url for link in self.links.extract_links(response)
+                if link.url.startswith(prefix) or url_origin(link.url) == origin]
+        yield from response.follow_all(urls, callback=self.parse)
+
+    @staticmethod
+    def _title(response):
+        if not response.is_text:
+            return None
+        title = response.xpath("//title/text()").get()
+        return title.strip() if title else None
 
 
-def _title(root):
-    if root is None:
-        return None
-    title = root.findtext(".//title")
-    return title.strip() if title else None
+def _start_domains(urls):
+    """
+    The C{allowed_domains} of a site crawl: each start URL's host with its port (when the
+    URL names one), and the host without C{www.} too, since sites redirect between them.
+    """
+    domains = []
+    for url in urls:
+        origin = url_origin(url)
+        if origin is None:
+            continue
+        host_port = origin.partition("://")[2]
+        domains.append(host_port)
+        if host_port.startswith("www."):
+            domains.append(host_port[4:])
+    return domains

@@ -1,30 +1,49 @@
-"""Built-in downloader middleware: default request headers and the User-Agent."""
+"""
+Built-in downloader middlewares for the headers every request carries:
+L{DefaultHeadersMiddleware} (C{DEFAULT_REQUEST_HEADERS}) and L{UserAgentMiddleware}
+(C{User-Agent}). A request's own headers always win.
+"""
 
 import tinyscrapy
 
 
+def default_user_agent():
+    """C{tinyscrapy/<version> (+<project URL>)}: who is crawling, and where to read about it."""
+    return f"tinyscrapy/{tinyscrapy.__version__} (+{tinyscrapy.PROJECT_URL})"
+
+
 class DefaultHeadersMiddleware:
-    """
-    Set C{DEFAULT_REQUEST_HEADERS} and C{User-Agent} on every request that lacks them.
+    """Set each of C{DEFAULT_REQUEST_HEADERS} on every request that lacks it."""
 
-    C{USER_AGENT} defaults to one naming tinyscrapy, its version and its project URL, so
-    a site's operator can find out who is crawling.
-    """
-
-    def __init__(self, headers, user_agent):
+    def __init__(self, headers):
         self.headers = list(headers.items())
-        if user_agent:
-            self.headers.append(("User-Agent", user_agent))
 
     @classmethod
     def from_crawler(cls, crawler):
-        settings = crawler.settings
-        user_agent = settings.get("USER_AGENT") or (
-            f"tinyscrapy/{tinyscrapy.__version__} (+{tinyscrapy.PROJECT_URL})")
-        return cls(settings.getdict("DEFAULT_REQUEST_HEADERS"), user_agent)
+        return cls(crawler.settings.getdict("DEFAULT_REQUEST_HEADERS"))
 
     def process_request(self, request, spider):
         headers = request.headers
         for name, value in self.headers:
             if name not in headers:
                 headers[name] = value
+
+
+class UserAgentMiddleware:
+    """
+    Set C{User-Agent} on every request that lacks one: the spider's C{user_agent}
+    attribute, else C{USER_AGENT}, else L{default_user_agent}, so a site's operator can find
+    out who is crawling.
+    """
+
+    def __init__(self, user_agent):
+        self.user_agent = user_agent
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        return cls(crawler.settings.get("USER_AGENT") or default_user_agent())
+
+    def process_request(self, request, spider):
+        headers = request.headers
+        if "User-Agent" not in headers:
+            headers["User-Agent"] = getattr(spider, "user_agent", None) or self.user_agent

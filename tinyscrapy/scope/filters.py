@@ -1,21 +1,32 @@
 """
 L{Scope}: the rules a new request must pass before it reaches the scheduler.
 
-Each rule raises a named L{IgnoreRequest} kind, counted by the engine in the ledger and
-the stats (C{ledger/dropped/OffsiteRequest}, ...):
+L{ExecutionEngine.crawl} calls L{Scope.admit} for every request offered to the crawl:
+start requests, callback output, and the redirects and retries that continue a request
+(so an off-site redirect is refused like an off-site link). Each rule raises a named
+L{IgnoreRequest} kind, counted by the scraper in the ledger and the stats
+(C{ledger/dropped/OffsiteRequest}, ...):
 
-    - L{InvalidUrl}: not http or https (C{mailto:}, C{javascript:}, C{file:}, ...), or
-      no host. Always on: a spider that follows every C{href} keeps going.
-    - L{UrlTooLong}: longer than C{URLLENGTH_LIMIT} (2083).
+    - L{InvalidUrl}: not http or https (C{mailto:}, C{javascript:}, C{tel:}, C{data:},
+      C{file:}, ...), no host, or a port that is not a number in range. Always on: a
+      spider that follows every C{href} keeps going, and nothing but http(s) is fetched.
+    - L{UrlTooLong}: longer than C{URLLENGTH_LIMIT} (2083; 0 switches it off).
     - L{DepthExceeded}: deeper than C{DEPTH_LIMIT} (0: no limit).
-    - L{OffsiteRequest}: the host is outside the spider's C{allowed_domains} (a domain
-      admits its subdomains); logged once per host.
+    - L{OffsiteRequest}: the host is outside the spider's C{allowed_domains}: a domain
+      admits its subdomains, an entry with a port (C{"example.com:8080"}) only that port.
+      C{meta["allow_offsite"]} lets one request through. Logged once per host.
+
+Depth is the number of links from a start request: L{HttpResponse.follow} sets it, the
+scraper sets it on a Request a callback made by hand, and a redirect or a retry keeps it.
+C{DEPTH_PRIORITY} lowers (positive: breadth first) or raises (negative: depth first) a new
+request's priority by C{depth * DEPTH_PRIORITY}, as Scrapy's depth middleware does.
 """
 
 import logging
 import re
 from urllib.parse import urlsplit
 
+from tinyscrapy import signals
 from tinyscrapy.errors import DepthExceeded, InvalidUrl, OffsiteRequest, UrlTooLong
 
 logger = logging.getLogger(__name__)
@@ -24,23 +35,30 @@ logger = logging.getLogger(__name__)
 class Scope:
     """The admission rules of one crawl."""
 
-    def __init__(self, stats, depth_limit=0, url_length_limit=2083):
+    def __init__(self, stats, depth_limit=0, url_length_limit=2083, depth_priority=0):
         self.stats = stats
         self.depth_limit = depth_limit
         self.url_length_limit = url_length_limit
+        self.depth_priority = depth_priority
         self._allowed = None
-        self._allowed_domains = None
         self._host_verdicts = {}
         self._offsite_logged = set()
 
     @classmethod
     def from_crawler(cls, crawler):
         settings = crawler.settings
-        return cls(crawler.stats, settings.getint("DEPTH_LIMIT"),
-                   settings.getint("URLLENGTH_LIMIT", 2083))
+        scope = cls(crawler.stats, settings.getint("DEPTH_LIMIT"),
+                    settings.getint("URLLENGTH_LIMIT", 2083),
+                    settings.getint("DEPTH_PRIORITY"))
+        crawler.signals.connect(scope.count_page, signals.response_received)
+        return scope
 
-    def admit(self, request, spider):
+    def admit(self, request, spider, parent=None):
         """
+        Check C{request} against every rule; a new request (no C{parent}) also gets its
+        C{DEPTH_PRIORITY}.
+
+        @param parent: the request that C{request} continues (a redirect, a retry).
         @raise IgnoreRequest: a subclass naming the rule that refused C{request}.
         """
         url = request.url
@@ -48,34 +66,44 @@ class Scope:
             raise InvalidUrl(f"not an http(s) URL: {url[:200]}")
         if self.url_length_limit and len(url) > self.url_length_limit:
             raise UrlTooLong(f"URL is {len(url)} characters long")
-        if self.depth_limit and request.depth > self.depth_limit:
-            raise DepthExceeded(f"depth {request.depth} > DEPTH_LIMIT {self.depth_limit}")
-        host = _host(url)
-        verdict = self._host_verdicts.get(host)
+        depth = request.depth
+        if self.depth_limit and depth > self.depth_limit:
+            raise DepthExceeded(f"depth {depth} > DEPTH_LIMIT {self.depth_limit}")
+        authority = _authority(url)
+        verdict = self._host_verdicts.get(authority)
         if verdict is None:
-            verdict = self._host_verdicts[host] = self._judge_host(host, spider)
+            verdict = self._host_verdicts[authority] = self._judge(authority, spider)
         if verdict is not True:
-            raise verdict(host)
-        if request.depth:
-            self.stats.max_value("request_depth_max", request.depth)
+            refusal, host = verdict
+            if not (refusal is OffsiteRequest and request._meta
+                    and request._meta.get("allow_offsite")):
+                raise refusal(host)
+        if depth:
+            self.stats.max_value("request_depth_max", depth)
+            if self.depth_priority and parent is None:
+                request.priority -= depth * self.depth_priority
 
-    def _judge_host(self, host, spider):
-        """True, or the exception class that refuses every URL on C{host}."""
+    def _judge(self, authority, spider):
+        """True, or C{(exception class, host)} refusing every URL with this C{authority}."""
+        host, port = _split_authority(authority)
         if not host:
-            return InvalidUrl
+            return InvalidUrl, f"no valid host in {authority[:200]!r}"
         if self._allowed is None:
-            domains = [d.lower().lstrip(".") for d in getattr(spider, "allowed_domains", ())
-                       if d]
-            self._allowed_domains = domains
-            self._allowed = re.compile(
-                r"^(.*\.)?(%s)$" % "|".join(re.escape(d) for d in domains)) if domains else False
-        if self._allowed is False or self._allowed.match(host):
+            self._allowed = _allowed_pattern(getattr(spider, "allowed_domains", None))
+        if self._allowed is False:
             return True
-        return OffsiteRequest
+        if self._allowed.match(host) or (port and self._allowed.match(f"{host}:{port}")):
+            return True
+        return OffsiteRequest, host
+
+    def count_page(self, response, request, spider):
+        """A page arrived: count it by depth (C{request_depth_count/<depth>})."""
+        self.stats.inc_value(f"request_depth_count/{request.depth}")
 
     def log_dropped(self, request, decision):
         """Log a drop: offsite ones once per host, the rest at debug level."""
         if isinstance(decision, OffsiteRequest):
+            self.stats.inc_value("offsite/filtered")
             host = str(decision)
             if host not in self._offsite_logged:
                 self._offsite_logged.add(host)
@@ -85,10 +113,36 @@ class Scope:
             logger.debug("Dropped %r: %s", request, decision)
 
 
-def _host(url):
-    """The lower-cased host of an http(s) URL, without port or credentials."""
+_AUTHORITY = re.compile(r"[A-Za-z]+://([^/?#]*)")
+
+
+def _authority(url):
+    """The C{user@host:port} part of an absolute URL, as written."""
+    match = _AUTHORITY.match(url)
+    return match.group(1) if match else ""
+
+
+def _split_authority(authority):
+    """
+    C{(host, port)}: the host lower-cased without credentials or brackets, the port as
+    C{int} or None; C{("", None)} when there is no host or the port is not valid.
+    """
     try:
-        host = urlsplit(url).hostname
+        parts = urlsplit("http://" + authority)
+        host, port = parts.hostname, parts.port
     except ValueError:
-        return ""
-    return host or ""
+        return "", None
+    return host or "", port
+
+
+def _allowed_pattern(domains):
+    """A regex matching the hosts (and C{host:port}s) C{domains} admits, or False for
+    "any"."""
+    cleaned = [d.strip().lower().lstrip(".") for d in domains or () if d and d.strip()]
+    if not cleaned:
+        return False
+    for domain in cleaned:
+        if "/" in domain:
+            logger.warning("allowed_domains accepts only domains, not URLs: %r", domain)
+    alternatives = "|".join(re.escape(d) for d in cleaned)
+    return re.compile(r"^(.*\.)?(%s)\Z" % alternatives)

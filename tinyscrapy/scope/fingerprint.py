@@ -2,11 +2,12 @@
 Canonical URLs and request fingerprints: the identity the duplicate filter uses.
 
 A page is one page however a site spells the link: fragment dropped, query arguments
-sorted, scheme and host lower-cased, default port dropped, percent-encoding normalised.
-w3lib's C{canonicalize_url} does all of that but the port, and costs about 35 µs a call;
-a crawl meets some thirty links a page, so most of them take L{_PLAIN_URL}, a fast path
-that gives the same answer for the URLs that need no re-encoding (checked against w3lib in
-C{tests/test_fingerprint.py}).
+sorted, scheme and host lower-cased, default port dropped, dot segments resolved,
+percent-encoding normalised (escapes of unreserved characters decoded, the rest in upper
+case, characters that need it encoded). w3lib's C{canonicalize_url} does all of that but
+the port, and costs 10 to 35 µs a call; a crawl meets some thirty links a page, so most of
+them take L{_PLAIN_URL}, a fast path that gives the same answer for the URLs that need no
+re-encoding (checked against w3lib in C{tests/test_fingerprint.py}).
 """
 
 import re
@@ -14,63 +15,150 @@ from hashlib import blake2b
 
 from w3lib.url import canonicalize_url
 
-# scheme://host[:port] with a lower-case host, then a path and query of unreserved
-# characters only: nothing here needs percent-encoding or decoding.
+from tinyscrapy.scope.seen import FingerprintSet
+
+# scheme://host[:port] (any case), then a path of unreserved characters and sub-delims and
+# a query of unreserved characters only: nothing here needs percent-encoding or decoding.
 _PLAIN_URL = re.compile(
-    r"(https?)://([a-z0-9.\-]+)(?::(\d+))?(/[A-Za-z0-9\-._~/]*)?(?:\?([A-Za-z0-9\-._~=&]*))?(?:#.*)?\Z"
+    r"([Hh][Tt][Tt][Pp][Ss]?)://([A-Za-z0-9.\-]+)(?::(\d*))?"
+    r"(/[A-Za-z0-9\-._~/!$&'()*+,;=:@]*)?(?:\?([A-Za-z0-9\-._~=&]*))?(?:#.*)?\Z"
 )
-_DEFAULT_PORTS = {"http": "80", "https": "443"}
-_HOST_PORT = re.compile(r"(?i)^(https?://[^/?#@]*?)(:\d+)?(?=[/?#]|\Z)")
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+_AUTHORITY = re.compile(r"(?i)^(https?)://([^/?#]*)")
 
 
 def canonical_url(url):
     """
-    The URL in its canonical spelling.
+    The URL in its canonical spelling. Never raises: a URL that w3lib cannot parse (a bad
+    port, a broken IPv6 address) is returned without its fragment.
 
     @param url: an absolute URL (C{str}).
     @return: C{str}.
     """
     match = _PLAIN_URL.match(url)
     if match is None or "/." in url:  # dot segments: let w3lib resolve them
-        return _drop_default_port(canonicalize_url(url))
+        try:
+            return _drop_default_port(canonicalize_url(url))
+        except ValueError:
+            return url.partition("#")[0]
     scheme, host, port, path, query = match.groups()
-    if port is not None and port != _DEFAULT_PORTS[scheme]:
-        host = host + ":" + port
+    scheme = scheme.lower()
+    host = host.lower()
+    if port and int(port) != _DEFAULT_PORTS[scheme]:
+        host = host + ":" + str(int(port))
     canonical = scheme + "://" + host + (path or "/")
     if query:
-        canonical += "?" + _sorted_query(query)
+        query = _sorted_query(query)
+        if query:
+            canonical += "?" + query
     return canonical
 
 
 def _sorted_query(query):
-    """Sort C{k=v} pairs by (key, value), as w3lib does; a bare C{k} becomes C{k=}."""
+    """Sort C{k=v} pairs by (key, value), as w3lib does; a bare C{k} becomes C{k=}, an
+    C{=} inside a value C{%3D}, empty parts go."""
     pairs = []
     for part in query.split("&"):
         if part:
             key, _, value = part.partition("=")
+            if "=" in value:
+                value = value.replace("=", "%3D")
             pairs.append((key, value))
     pairs.sort()
-    return "&".join(key + "=" + value for key, value in pairs)
+    return "&".join([key + "=" + value for key, value in pairs])
 
 
 def _drop_default_port(url):
-    match = _HOST_PORT.match(url)
-    if match is None or match.group(2) is None:
+    """C{url} (as w3lib canonicalised it) without C{:80} for http or C{:443} for https."""
+    match = _AUTHORITY.match(url)
+    if match is None:
         return url
-    scheme = url[: url.index(":")].lower()
-    if match.group(2)[1:] != _DEFAULT_PORTS.get(scheme):
+    scheme, authority = match.groups()
+    host, colon, port = authority.rpartition(":")
+    if not colon or not port.isdigit() or host.endswith(":") or "]" in port:
         return url
-    return match.group(1) + url[match.end():]
+    if int(port) != _DEFAULT_PORTS[scheme.lower()]:
+        return url
+    return url[:match.start(2)] + host + url[match.end(2):]
+
+
+def url_fingerprint(url, method="GET", body=b""):
+    """
+    A compact identity for a request: an C{int} of 64 bits over its method, canonical URL
+    and body. At 64 bits, ten million URLs collide with a chance of about one in 300,000.
+    """
+    digest = blake2b(method.encode("ascii"), digest_size=8)
+    digest.update(canonical_url(url).encode("utf-8", "surrogatepass"))
+    if body:
+        digest.update(body)
+    return int.from_bytes(digest.digest(), "big")
 
 
 def request_fingerprint(request):
+    """L{url_fingerprint} of C{request}'s method, URL and body."""
+    return url_fingerprint(request.url, request.method, request.body)
+
+
+class SeenUrls:
     """
-    A compact identity for C{request}: an C{int} of 64 bits over its method, canonical URL
-    and body. At 64 bits, ten million URLs collide with a chance of about one in 300,000.
+    The early duplicate check of L{HttpResponse.follow_all}: links whose fingerprint the
+    scheduler has already seen get no Request at all (where most of a crawl's duplicates
+    die cheaply). Counted as C{dupefilter/skipped_early}; never in the ledger.
+
+    @ivar seen: the scheduler's set of fingerprints (read, never written).
     """
-    digest = blake2b(digest_size=8)
-    digest.update(request.method.encode("ascii"))
-    digest.update(canonical_url(request.url).encode("utf-8"))
-    if request.body:
-        digest.update(request.body)
-    return int.from_bytes(digest.digest(), "big")
+
+    def __init__(self, seen, stats):
+        self.seen = seen
+        self.stats = stats
+
+    @classmethod
+    def of(cls, scheduler, stats):
+        """
+        The check for C{scheduler}, or None when it cannot be done locally: a backend
+        with its own fingerprint function, or without a local C{seen} set.
+        """
+        seen = getattr(scheduler, "seen", None)
+        if getattr(scheduler, "fingerprint", None) is not request_fingerprint \
+                or not isinstance(seen, (set, frozenset, FingerprintSet)):
+            return None
+        return cls(seen, stats)
+
+    def unseen(self, urls):
+        """
+        @param urls: absolute URLs of GET requests without a body.
+        @return: those not seen by the scheduler, each canonical URL once, in order.
+        """
+        seen = self.seen
+        kept = []
+        on_page = set()
+        for url in urls:
+            fingerprint = url_fingerprint(url)
+            if fingerprint in seen or fingerprint in on_page:
+                continue
+            on_page.add(fingerprint)
+            kept.append(url)
+        skipped = len(urls) - len(kept)
+        if skipped:
+            self.stats.inc_value("dupefilter/skipped_early", skipped)
+        return kept
+
+
+_ORIGIN = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*)://(?:[^@/?#]*@)?([^/?#]*)")
+_DEFAULT_PORT_SUFFIX = {"http": ":80", "https": ":443"}
+
+
+def url_origin(url):
+    """
+    C{scheme://host[:port]} of an absolute URL: lower case, without credentials or a
+    default port. None when the URL has no host.
+    """
+    match = _ORIGIN.match(url)
+    if match is None or not match.group(2):
+        return None
+    scheme = match.group(1).lower()
+    authority = match.group(2).lower()
+    suffix = _DEFAULT_PORT_SUFFIX.get(scheme)
+    if suffix and authority.endswith(suffix):
+        authority = authority[:-len(suffix)]
+    return scheme + "://" + authority

@@ -1,0 +1,139 @@
+"""
+The headers every request carries: defaults, the User-Agent, and the Referer.
+"""
+
+import json
+import os
+
+from twisted.internet import defer
+from twisted.trial import unittest
+
+import tinyscrapy
+from tinyscrapy import Request
+from tinyscrapy.middleware.referer import referrer_for
+from tinyscrapy.settings import DEFAULTS
+
+from .helpers import ROOT, crawl
+from .recording import Recorder
+from .servers import Echo, TestServer
+
+
+class HeaderCrawlTests(unittest.TestCase):
+    """What the server receives."""
+
+    def setUp(self):
+        self.server = TestServer().start()
+        self.addCleanup(self.server.stop)
+        self.echo = self.server.add("/echo", Echo())
+
+    def received(self, path="/echo"):
+        return [r.headers for r in self.server.requests if r.path == path]
+
+    @defer.inlineCallbacks
+    def test_user_agent_names_tinyscrapy_its_version_and_url(self):
+        """The default User-Agent is tinyscrapy/<version> (+<project URL>)."""
+        yield crawl(Recorder, start_urls=[self.echo])
+        headers, = self.received()
+        self.assertEqual(headers["user-agent"],
+                         f"tinyscrapy/{tinyscrapy.__version__} (+{tinyscrapy.PROJECT_URL})")
+        self.assertIn("text/html", headers["accept"])
+        self.assertEqual(headers["accept-language"], "en")
+
+    @defer.inlineCallbacks
+    def test_settings_spider_and_request_override(self):
+        """USER_AGENT, then the spider's user_agent, then the request's own header win."""
+        yield crawl(Recorder, {"USER_AGENT": "from-setting",
+                               "DEFAULT_REQUEST_HEADERS": {"X-Extra": "1"}},
+                    start_urls=[self.echo])
+        yield crawl(Recorder, start_urls=[self.echo], user_agent="from-spider")
+
+        def make(spider):
+            return [Request(self.echo, headers={"User-Agent": "own", "Accept": "x/y"})]
+
+        yield crawl(Recorder, make=make)
+        agents = [h["user-agent"] for h in self.received()]
+        self.assertEqual(agents, ["from-setting", "from-spider", "own"])
+        self.assertEqual(self.received()[0]["x-extra"], "1")
+        self.assertNotIn("accept", self.received()[0])  # the whole dict was replaced
+        self.assertEqual(self.received()[2]["accept"], "x/y")
+
+    @defer.inlineCallbacks
+    def test_referer_is_the_page_a_link_was_found_on(self):
+        """A followed link carries its page's URL; a start request carries none."""
+        start = self.server.add_page("/list", links=["/echo"])
+        crawler = yield crawl(Recorder, start_urls=[start], follow=True)
+        self.assertNotIn("referer", self.received("/list")[0])
+        self.assertEqual(self.received()[0]["referer"], start)
+        echoed = json.loads(crawler.spider.responses[-1].body)
+        self.assertEqual(echoed["headers"]["referer"], [start])
+
+    @defer.inlineCallbacks
+    def test_referrer_policy_header_and_disabled(self):
+        """A page's Referrer-Policy: no-referrer is obeyed; REFERER_ENABLED=False sends none."""
+        quiet = self.server.add_page("/quiet", links=["/echo?1"],
+                                     headers={"Referrer-Policy": "no-referrer"})
+        loud = self.server.add_page("/loud", links=["/echo?2"])
+        yield crawl(Recorder, start_urls=[quiet], follow=True)
+        yield crawl(Recorder, {"REFERER_ENABLED": False}, start_urls=[loud], follow=True)
+        self.assertEqual([r.path for r in self.server.requests if r.path.startswith("/echo")],
+                         ["/echo?1", "/echo?2"])
+        for headers in self.received("/echo?1") + self.received("/echo?2"):
+            self.assertNotIn("referer", headers)
+
+
+class ReferrerPolicyTests(unittest.TestCase):
+    """L{referrer_for}, policy by policy."""
+
+    def test_policies(self):
+        """Each policy against same-origin, cross-origin and downgrade targets."""
+        page = "https://user:pw@a.example/p?q=1#frag"
+        full, origin = "https://a.example/p?q=1", "https://a.example/"
+        same, cross, down = "https://a.example/x", "https://b.example/x", "http://a.example/x"
+        expected = {
+            "no-referrer": (None, None, None),
+            "no-referrer-when-downgrade": (full, full, None),
+            "same-origin": (full, None, None),
+            "origin": (origin, origin, origin),
+            "strict-origin": (origin, origin, None),
+            "origin-when-cross-origin": (full, origin, origin),
+            "strict-origin-when-cross-origin": (full, origin, None),
+            "unsafe-url": (full, full, full),
+        }
+        for policy, values in expected.items():
+            got = tuple(referrer_for(policy, page, target) for target in (same, cross, down))
+            self.assertEqual(got, values, policy)
+
+    def test_only_http_pages_refer(self):
+        """file: and data: pages are never sent as a referrer."""
+        self.assertIsNone(referrer_for("unsafe-url", "file:///etc/passwd", "http://a/"))
+        self.assertIsNone(referrer_for("unsafe-url", "data:text/html,x", "http://a/"))
+
+
+class DocumentedTests(unittest.TestCase):
+    """The settings and middlewares of this layer are documented."""
+
+    NAMES = ("DOWNLOADER_MIDDLEWARES_BASE", "SPIDER_MIDDLEWARES_BASE",
+             "DEFAULT_REQUEST_HEADERS", "USER_AGENT", "REDIRECT_ENABLED", "REDIRECT_MAX_TIMES",
+             "REDIRECT_PRIORITY_ADJUST", "METAREFRESH_ENABLED", "METAREFRESH_MAXDELAY",
+             "METAREFRESH_IGNORE_TAGS", "RETRY_ENABLED", "RETRY_TIMES", "RETRY_HTTP_CODES",
+             "RETRY_PRIORITY_ADJUST", "RETRY_BACKOFF_BASE", "RETRY_BACKOFF_MAX",
+             "RETRY_AFTER_MAX", "COOKIES_ENABLED", "COOKIES_DEBUG", "REFERER_ENABLED",
+             "REFERRER_POLICY", "HTTPPROXY_ENABLED", "HTTPPROXY_AUTH_ENCODING")
+
+    def read(self, name):
+        with open(os.path.join(ROOT, "docs", name), encoding="utf-8") as f:
+            return f.read()
+
+    def test_settings(self):
+        """Each setting has a default and a row in docs/settings.md."""
+        text = self.read("settings.md")
+        for name in self.NAMES:
+            self.assertIn(name, DEFAULTS)
+            self.assertTrue(f"| `{name}` |" in text or f"### `{name}`" in text, name)
+
+    def test_middlewares(self):
+        """Each built-in middleware is in docs/middlewares.md."""
+        text = self.read("middlewares.md")
+        for base in ("DOWNLOADER_MIDDLEWARES_BASE", "SPIDER_MIDDLEWARES_BASE"):
+            for path in DEFAULTS[base]:
+                self.assertIn(f"`{path}`", text)

@@ -1,0 +1,222 @@
+"""
+LinkExtractor: each filter against a page with every kind of link, then a real crawl.
+"""
+
+import re
+
+from twisted.internet import defer
+from twisted.trial import unittest
+
+from tinyscrapy import Spider
+from tinyscrapy.http import HttpResponse, Request
+from tinyscrapy.scope.links import IGNORED_EXTENSIONS, Link, LinkExtractor
+
+from .helpers import crawl
+from .servers import TestServer
+
+EVERY_KIND = """<!DOCTYPE html>
+<html><head><title>every kind of link</title></head>
+<body>
+<nav>
+  <a href="/nav/home">Home</a>
+  <a href="/nav/about#team">About <b>us</b></a>
+</nav>
+<main>
+  <a href="item/1.html">One</a>
+  <a href=" item/2.html
+  ">Two</a>
+  <a href="/item/1.html#again">One again</a>
+  <a href="/item/3.html" rel="external nofollow">Three</a>
+  <a href="http://127.0.0.1/ITEM/4.html?b=2&amp;a=1">Four</a>
+  <a href="//sub.example.com/item/5.html">Five</a>
+  <a href="https://www.example.org/item/6.html">Six</a>
+  <a href="/login?next=/item/1.html">Log in</a>
+  <a href="/photo.JPG">photo</a>
+  <a href="/archive.tar.gz">archive</a>
+  <a href="/film.mp4?x=1">film</a>
+  <a href="/doc.pdf">doc</a>
+  <a href="/not-a-file.html.">trailing dot</a>
+  <a href="/feed/">feed</a>
+  <a href="javascript:void(0)">js</a>
+  <a href="mailto:me@example.com">mail</a>
+  <a href="tel:+15550100">call</a>
+  <a href="data:text/plain,hi">data</a>
+  <a href="file:///etc/passwd">file</a>
+  <a href="ftp://example.com/x">ftp</a>
+  <a href="http://[broken">broken</a>
+  <a>no href</a>
+  <map><area href="/area/1" alt="area"></map>
+  <img src="/img/1.png">
+  <link href="/style.css" rel="stylesheet">
+</main>
+<footer><a href="/footer/contact">Contact</a></footer>
+</body></html>
+"""
+
+PAGE_URL = "http://127.0.0.1/dir/page.html"
+
+
+def _page(html=EVERY_KIND, url=PAGE_URL):
+    return HttpResponse(url, 200, {"Content-Type": "text/html; charset=utf-8"},
+                        html.encode("utf-8"), Request(url))
+
+
+def _urls(extractor, response=None):
+    return [link.url for link in extractor.extract_links(response or _page())]
+
+
+class LinkExtractorTests(unittest.TestCase):
+    """Each filter of LinkExtractor on one page."""
+
+    def test_defaults(self):
+        """a and area hrefs, resolved, http(s) only, no files, each page once, in order."""
+        self.assertEqual(_urls(LinkExtractor()), [
+            "http://127.0.0.1/nav/home",
+            "http://127.0.0.1/nav/about",
+            "http://127.0.0.1/dir/item/1.html",
+            "http://127.0.0.1/dir/item/2.html",
+            "http://127.0.0.1/item/1.html",
+            "http://127.0.0.1/item/3.html",
+            "http://127.0.0.1/ITEM/4.html?b=2&a=1",
+            "http://sub.example.com/item/5.html",
+            "https://www.example.org/item/6.html",
+            "http://127.0.0.1/login?next=/item/1.html",
+            "http://127.0.0.1/not-a-file.html.",
+            "http://127.0.0.1/feed/",
+            "http://127.0.0.1/area/1",
+            "http://127.0.0.1/footer/contact",
+        ])
+
+    def test_link_fields(self):
+        """Text (markup inside included), fragment apart, nofollow from rel."""
+        links = {link.url: link for link in LinkExtractor().extract_links(_page())}
+        about = links["http://127.0.0.1/nav/about"]
+        self.assertEqual((about.text, about.fragment, about.nofollow), ("About us", "team", False))
+        self.assertTrue(links["http://127.0.0.1/item/3.html"].nofollow)
+        self.assertEqual(links["http://127.0.0.1/area/1"].text, "")
+
+    def test_allow_and_deny(self):
+        """allow keeps matches only; deny wins over allow; compiled patterns work too."""
+        self.assertEqual(_urls(LinkExtractor(allow=r"/item/\d")), [
+            "http://127.0.0.1/dir/item/1.html", "http://127.0.0.1/dir/item/2.html",
+            "http://127.0.0.1/item/1.html", "http://127.0.0.1/item/3.html",
+            "http://sub.example.com/item/5.html", "https://www.example.org/item/6.html",
+            "http://127.0.0.1/login?next=/item/1.html",
+        ])
+        urls = _urls(LinkExtractor(allow=[r"/item/", re.compile("ITEM")],
+                                   deny=[r"login", r"example\.(com|org)", r"/dir/"]))
+        self.assertEqual(urls, ["http://127.0.0.1/item/1.html", "http://127.0.0.1/item/3.html",
+                                "http://127.0.0.1/ITEM/4.html?b=2&a=1"])
+
+    def test_domains(self):
+        """allow_domains admits subdomains; deny_domains refuses them."""
+        self.assertEqual(_urls(LinkExtractor(allow_domains=["example.com", "example.org"])),
+                         ["http://sub.example.com/item/5.html",
+                          "https://www.example.org/item/6.html"])
+        urls = _urls(LinkExtractor(deny_domains=["127.0.0.1", "example.org"]))
+        self.assertEqual(urls, ["http://sub.example.com/item/5.html"])
+
+    def test_restrict_css_and_xpaths(self):
+        """Only links inside the selected parts; overlapping parts give each link once."""
+        self.assertEqual(_urls(LinkExtractor(restrict_css="nav")),
+                         ["http://127.0.0.1/nav/home", "http://127.0.0.1/nav/about"])
+        self.assertEqual(_urls(LinkExtractor(restrict_xpaths=["//footer", "//nav/a[1]"])),
+                         ["http://127.0.0.1/footer/contact", "http://127.0.0.1/nav/home"])
+        urls = _urls(LinkExtractor(restrict_css=["nav", "nav a"], unique=False))
+        self.assertEqual(urls, ["http://127.0.0.1/nav/home", "http://127.0.0.1/nav/about"])
+
+    def test_tags_and_attrs(self):
+        """Other elements and attributes can be scanned."""
+        urls = _urls(LinkExtractor(tags=["img", "link"], attrs=["src", "href"],
+                                   deny_extensions=[]))
+        self.assertEqual(urls, ["http://127.0.0.1/img/1.png", "http://127.0.0.1/style.css"])
+
+    def test_extensions(self):
+        """The default list drops images, archives, media, documents; () keeps them."""
+        self.assertTrue({"jpg", "png", "gz", "zip", "mp4", "pdf", "css"} <= IGNORED_EXTENSIONS)
+        everything = _urls(LinkExtractor(deny_extensions=()))
+        for path in ("/photo.JPG", "/archive.tar.gz", "/film.mp4?x=1", "/doc.pdf"):
+            self.assertIn("http://127.0.0.1" + path, everything)
+        only_pdf = _urls(LinkExtractor(deny_extensions=["pdf"]))
+        self.assertIn("http://127.0.0.1/photo.JPG", only_pdf)
+        self.assertNotIn("http://127.0.0.1/doc.pdf", only_pdf)
+
+    def test_base_href(self):
+        """<base href> is where relative links start from."""
+        html = EVERY_KIND.replace("<head>", '<head><base href="http://base.example/b/">')
+        urls = _urls(LinkExtractor(restrict_css="main", allow="item/1"), _page(html))
+        self.assertEqual(urls, ["http://base.example/b/item/1.html",
+                                "http://base.example/item/1.html",
+                                "http://base.example/login?next=/item/1.html"])
+
+    def test_unique_canonicalize_process_value_text(self):
+        """unique=False keeps repeats; canonicalize rewrites; process_value filters and
+        rewrites; restrict_text matches the link text."""
+        repeated = _urls(LinkExtractor(allow=r"item/1", unique=False))
+        self.assertEqual(len(repeated), 3)
+        canonical = _urls(LinkExtractor(allow="ITEM", canonicalize=True))
+        self.assertEqual(canonical, ["http://127.0.0.1/ITEM/4.html?a=1&b=2"])
+        upper = _urls(LinkExtractor(restrict_css="nav", process_value=_only_home))
+        self.assertEqual(upper, ["http://127.0.0.1/nav/HOME"])
+        by_text = _urls(LinkExtractor(restrict_text=r"^(One|Two)$"))
+        self.assertEqual(by_text, ["http://127.0.0.1/dir/item/1.html",
+                                   "http://127.0.0.1/dir/item/2.html"])
+
+    def test_not_text(self):
+        """An image or a PDF has no links (and raises nothing)."""
+        response = HttpResponse(PAGE_URL, 200, {"Content-Type": "image/png"}, b"\x89PNG....",
+                                Request(PAGE_URL))
+        self.assertEqual(LinkExtractor().extract_links(response), [])
+
+    def test_matches(self):
+        """matches() applies the URL filters to one URL."""
+        extractor = LinkExtractor(allow="/item/", deny_domains=["example.com"])
+        self.assertTrue(extractor.matches("http://h/item/1"))
+        self.assertFalse(extractor.matches("http://h/other"))
+        self.assertFalse(extractor.matches("http://a.example.com/item/1"))
+        self.assertFalse(extractor.matches("http://h/item/1.zip"))
+
+    def test_link_value(self):
+        """Links compare by their fields."""
+        self.assertEqual(Link("http://h/", "t"), Link("http://h/", "t"))
+        self.assertNotEqual(Link("http://h/", "t"), Link("http://h/", "t", nofollow=True))
+        self.assertEqual(len({Link("http://h/"), Link("http://h/")}), 1)
+
+
+def _only_home(value):
+    return value.replace("home", "HOME") if "home" in value else None
+
+
+class ExtractorSpider(Spider):
+    """Follows what a LinkExtractor finds, with follow_all."""
+
+    name = "extractor"
+    links = LinkExtractor(deny=r"/private/")
+
+    def parse(self, response):
+        yield {"url": response.url}
+        yield from response.follow_all(self.links.extract_links(response))
+
+
+class LinkCrawlTests(unittest.TestCase):
+    """A crawl driven by a LinkExtractor."""
+
+    def setUp(self):
+        self.server = TestServer().start()
+        self.addCleanup(self.server.stop)
+
+    @defer.inlineCallbacks
+    def test_crawl_fetches_only_pages_worth_fetching(self):
+        """Denied paths, files and non-http links are never requested; pages once each."""
+        start = self.server.add_page("/", links=[
+            "/a", "/a#x", "/private/secret", "/big.zip", "/pic.png", "mailto:a@b",
+            "javascript:go()", "/b"])
+        self.server.add_page("/a", links=["/", "/b", "/b?", "/A"])
+        self.server.add_page("/b", links=["/a"])
+        self.server.add_page("/A")
+        crawler = yield crawl(ExtractorSpider, start_urls=[start])
+        self.assertEqual(dict(self.server.hits), {"/": 1, "/a": 1, "/b": 1, "/A": 1})
+        stats = crawler.stats
+        self.assertIsNone(stats.get_value("ledger/dropped"))
+        self.assertGreater(stats.get_value("dupefilter/skipped_early"), 0)
+        self.assertEqual(stats.get_value("ledger/missing"), 0)

@@ -1,0 +1,340 @@
+"""
+Redirects and meta refresh, against real servers: each hop is a new request that passes the
+same rules as any other, and what the server saw is the evidence.
+"""
+
+import json
+
+from twisted.internet import defer
+from twisted.trial import unittest
+
+from tinyscrapy import FormRequest, Request
+from tinyscrapy.errors import RedirectLoop, TooManyRedirects
+from tinyscrapy.http import HttpResponse
+from tinyscrapy.middleware.redirect import MetaRefreshMiddleware, RedirectMiddleware
+from tinyscrapy.observe.stats import StatsCollector
+from tinyscrapy.settings import Settings
+from tinyscrapy.spider import Spider
+
+from .helpers import crawl
+from .recording import Recorder
+from .servers import Echo, MetaRefresh, Page, Redirect, Sequence, TestServer, _Leaf, _respond
+
+
+class Endless(_Leaf):
+    """Redirects C{?i=N} to C{?i=N+1}, for ever."""
+
+    def render(self, request):
+        step = int(request.args.get(b"i", [b"0"])[0]) + 1
+        return _respond(request, b"", 302, headers={"location": f"?i={step}"})
+
+
+class RedirectCrawlTests(unittest.TestCase):
+    """Whole crawls through redirects."""
+
+    def setUp(self):
+        self.server = TestServer().start()
+        self.addCleanup(self.server.stop)
+
+    def crawl(self, settings=None, **spider_args):
+        return crawl(Recorder, settings, **spider_args)
+
+    @defer.inlineCallbacks
+    def test_chain_is_followed_and_kept_on_the_response(self):
+        """301, 302, 307 and 308 in a row reach the page; the chain is in meta."""
+        server = self.server
+        start = server.add("/r1", Redirect("/r2", 301))
+        server.add("/r2", Redirect(server.url("/r3"), 302))
+        server.add("/r3", Redirect("r4", 307))
+        server.add("/r4", Redirect("/final", 308))
+        server.add_page("/final")
+        crawler = yield self.crawl(start_urls=[start])
+        spider = crawler.spider
+        self.assertEqual([r.url for r in spider.responses], [server.url("/final")])
+        meta = spider.responses[0].meta
+        self.assertEqual(meta["redirect_urls"], [server.url(p) for p in ("r1", "r2", "r3", "r4")])
+        self.assertEqual(meta["redirect_reasons"], [301, 302, 307, 308])
+        self.assertEqual(meta["redirect_times"], 4)
+        self.assertEqual(dict(server.hits), {"/r1": 1, "/r2": 1, "/r3": 1, "/r4": 1, "/final": 1})
+        stats = crawler.stats
+        self.assertEqual(stats.get_value("redirect/count"), 4)
+        self.assertEqual(stats.get_value("redirect/reason_count/302"), 1)
+        self.assertEqual(stats.get_value("ledger/opened"), 1)
+        self.assertEqual(stats.get_value("ledger/handled"), 1)
+        self.assertEqual(stats.get_value("ledger/missing"), 0)
+
+    @defer.inlineCallbacks
+    def test_loop_goes_to_the_errback(self):
+        """/a -> /b -> /a is stopped at the second /a, counted, and reaches the errback."""
+        start = self.server.add("/a", Redirect("/b"))
+        self.server.add("/b", Redirect("/a"))
+        crawler = yield self.crawl(start_urls=[start])
+        spider = crawler.spider
+        self.assertEqual(spider.responses, [])
+        self.assertEqual(len(spider.failures), 1)
+        self.assertTrue(spider.failures[0].check(RedirectLoop))
+        self.assertEqual(dict(self.server.hits), {"/a": 1, "/b": 1})
+        stats = crawler.stats
+        self.assertEqual(stats.get_value("redirect/loop"), 1)
+        self.assertEqual(stats.get_value("ledger/failed/RedirectLoop"), 1)
+        self.assertEqual(stats.get_value("ledger/missing"), 0)
+
+    @defer.inlineCallbacks
+    def test_redirect_to_itself_is_a_loop(self):
+        """A page redirecting to itself is fetched once."""
+        start = self.server.add("/self", Redirect("/self", 301))
+        crawler = yield self.crawl(start_urls=[start])
+        self.assertTrue(crawler.spider.failures[0].check(RedirectLoop))
+        self.assertEqual(self.server.hits["/self"], 1)
+
+    @defer.inlineCallbacks
+    def test_endless_chain_stops_at_max_times(self):
+        """A chain of new URLs stops after REDIRECT_MAX_TIMES hops, with TooManyRedirects."""
+        start = self.server.add("/endless", Endless())
+        crawler = yield self.crawl({"REDIRECT_MAX_TIMES": 3}, start_urls=[start])
+        self.assertEqual(len(self.server.requests), 4)  # the first request and 3 hops
+        self.assertTrue(crawler.spider.failures[0].check(TooManyRedirects))
+        self.assertEqual(crawler.stats.get_value("redirect/max_reached"), 1)
+        self.assertEqual(crawler.stats.get_value("ledger/failed/TooManyRedirects"), 1)
+
+    @defer.inlineCallbacks
+    def test_default_max_times_is_twenty(self):
+        """Without a setting, 20 hops are followed and the 21st refused."""
+        start = self.server.add("/endless", Endless())
+        crawler = yield self.crawl(start_urls=[start])
+        self.assertEqual(len(self.server.requests), 21)
+        self.assertTrue(crawler.spider.failures[0].check(TooManyRedirects))
+
+    @defer.inlineCallbacks
+    def test_non_http_targets_are_refused(self):
+        """Redirects to file:, data: and ftp: go nowhere; each is counted as InvalidUrl."""
+        paths = {"/file": "file:///etc/passwd", "/data": "data:text/html,<p>hi</p>",
+                 "/ftp": "ftp://127.0.0.1/x"}
+        for path, target in paths.items():
+            self.server.add(path, Redirect(target))
+        self.server.add_page("/after")
+        crawler = yield self.crawl(start_urls=[self.server.url(p) for p in paths])
+        spider = crawler.spider
+        self.assertEqual(spider.responses, [])
+        self.assertEqual(sorted(self.server.hits), ["/data", "/file", "/ftp"])
+        self.assertEqual(crawler.stats.get_value("ledger/dropped/InvalidUrl"), 3)
+        self.assertEqual(crawler.stats.get_value("ledger/missing"), 0)
+
+    @defer.inlineCallbacks
+    def test_offsite_target_is_dropped(self):
+        """A redirect to a host outside allowed_domains is never fetched."""
+        other = TestServer("127.0.0.2").start()
+        self.addCleanup(other.stop)
+        other.add_page("/page")
+        start = self.server.add("/out", Redirect(other.url("/page")))
+        crawler = yield self.crawl(start_urls=[start], allowed_domains=["127.0.0.1"])
+        self.assertEqual(other.hits["/page"], 0)
+        self.assertEqual(crawler.stats.get_value("ledger/dropped/OffsiteRequest"), 1)
+
+    @defer.inlineCallbacks
+    def test_target_passes_the_duplicate_filter(self):
+        """Two links redirecting to the same page: the page is fetched once."""
+        start = self.server.add_page("/", links=["/one", "/two"])
+        self.server.add("/one", Redirect("/final"))
+        self.server.add("/two", Redirect("/final"))
+        self.server.add_page("/final")
+        crawler = yield self.crawl(start_urls=[start], follow=True)
+        self.assertEqual(self.server.hits["/final"], 1)
+        self.assertEqual(crawler.stats.get_value("dupefilter/filtered"), 1)
+        self.assertEqual(crawler.stats.get_value("ledger/missing"), 0)
+
+    @defer.inlineCallbacks
+    def test_303_after_post_becomes_get(self):
+        """303 (and 302) after a POST: a GET without body or body headers; 307 keeps POST."""
+        server = self.server
+        server.add("/form303", Redirect("/echo303", 303))
+        server.add("/form302", Redirect("/echo302", 302))
+        server.add("/form307", Redirect("/echo307", 307))
+        for code in ("303", "302", "307"):
+            server.add("/echo" + code, Echo())
+
+        def make(spider):
+            return [FormRequest(server.url("/form" + code), formdata={"q": "1"},
+                                errback=spider.errback) for code in ("303", "302", "307")]
+
+        crawler = yield self.crawl(make=make)
+        echoes = {json.loads(r.body)["path"]: json.loads(r.body)
+                  for r in crawler.spider.responses}
+        for path in ("/echo303", "/echo302"):
+            self.assertEqual(echoes[path]["method"], "GET")
+            self.assertEqual(echoes[path]["body"], "")
+            self.assertNotIn("content-type", echoes[path]["headers"])
+        self.assertEqual(echoes["/echo307"]["method"], "POST")
+        self.assertEqual(echoes["/echo307"]["body"], "q=1")
+
+    @defer.inlineCallbacks
+    def test_credentials_and_cookies_dropped_when_the_host_changes(self):
+        """Authorization and Cookie follow a same-host hop, not a hop to another host."""
+        other = TestServer("127.0.0.2").start()
+        self.addCleanup(other.stop)
+        other.add("/echo", Echo())
+        self.server.add("/here", Redirect("/echo"))
+        self.server.add("/echo", Echo())
+        self.server.add("/away", Redirect(other.url("/echo")))
+        headers = {"Authorization": "Basic c2VjcmV0", "Cookie": "session=secret"}
+
+        def make(spider):
+            return [Request(self.server.url(path), headers=headers, dont_filter=True)
+                    for path in ("/here", "/away")]
+
+        yield self.crawl(make=make)
+        here = [r for r in self.server.requests if r.path == "/echo"][0]
+        self.assertEqual(here.headers["authorization"], "Basic c2VjcmV0")
+        self.assertIn("session=secret", here.headers["cookie"])
+        away = other.requests[0]
+        self.assertNotIn("authorization", away.headers)
+        self.assertNotIn("cookie", away.headers)
+
+    @defer.inlineCallbacks
+    def test_meta_refresh_is_followed(self):
+        """A meta refresh within METAREFRESH_MAXDELAY is a redirect with its reason."""
+        start = self.server.add("/refresh", MetaRefresh("/target", delay=1))
+        self.server.add_page("/target")
+        crawler = yield self.crawl(start_urls=[start])
+        response, = crawler.spider.responses
+        self.assertEqual(response.url, self.server.url("/target"))
+        self.assertEqual(response.meta["redirect_reasons"], ["meta refresh"])
+        self.assertEqual(crawler.stats.get_value("redirect/reason_count/meta refresh"), 1)
+
+    @defer.inlineCallbacks
+    def test_meta_refresh_too_slow_or_to_itself_reaches_the_spider(self):
+        """A refresh after more than METAREFRESH_MAXDELAY, or to the page itself, is a page."""
+        slow = self.server.add("/slow", MetaRefresh("/target", delay=200))
+        self_ = self.server.add("/again", MetaRefresh("/again", delay=0))
+        self.server.add_page("/target")
+        crawler = yield self.crawl(start_urls=[slow, self_])
+        self.assertEqual(sorted(r.url for r in crawler.spider.responses), [self_, slow])
+        self.assertEqual(self.server.hits["/target"], 0)
+        self.assertEqual(self.server.hits["/again"], 1)
+
+    @defer.inlineCallbacks
+    def test_meta_refresh_loop(self):
+        """Two pages refreshing to each other end in the errback."""
+        start = self.server.add("/ping", MetaRefresh("/pong"))
+        self.server.add("/pong", MetaRefresh("/ping"))
+        crawler = yield self.crawl(start_urls=[start])
+        self.assertTrue(crawler.spider.failures[0].check(RedirectLoop))
+        self.assertEqual(dict(self.server.hits), {"/ping": 1, "/pong": 1})
+
+    @defer.inlineCallbacks
+    def test_dont_redirect_and_handled_status(self):
+        """meta dont_redirect, or a status the spider handles, gives the 3xx to the spider."""
+        self.server.add("/moved", Redirect("/final", 301))
+        self.server.add_page("/final")
+
+        def make(spider):
+            return [Request(self.server.url("/moved"), meta={"dont_redirect": True,
+                                                             "handle_httpstatus_list": [301]})]
+
+        crawler = yield self.crawl(make=make)
+        self.assertEqual([r.status for r in crawler.spider.responses], [301])
+        self.assertEqual(self.server.hits["/final"], 0)
+
+    @defer.inlineCallbacks
+    def test_redirect_disabled(self):
+        """REDIRECT_ENABLED=False: the 302 is refused as an HTTP error."""
+        start = self.server.add("/moved", Redirect("/final"))
+        self.server.add_page("/final")
+        crawler = yield self.crawl({"REDIRECT_ENABLED": False}, start_urls=[start])
+        self.assertEqual(self.server.hits["/final"], 0)
+        self.assertEqual(
+            crawler.stats.get_value("httperror/response_ignored_status_count/302"), 1)
+
+    @defer.inlineCallbacks
+    def test_cookie_check_redirect_to_itself(self):
+        """A page that sets a cookie and redirects to itself is fetched again, with it."""
+        class SetAndRedirect(_Leaf):
+            def render(self, request):
+                request.addCookie("checked", "1", path="/")
+                return _respond(request, b"", 302, headers={"location": "/check"})
+
+        start = self.server.add("/check", Sequence([SetAndRedirect(), Page("<p>ok</p>")]))
+        crawler = yield self.crawl(start_urls=[start])
+        self.assertEqual(len(crawler.spider.responses), 1)
+        second = self.server.requests[1]
+        self.assertEqual(second.headers.get("cookie"), "checked=1")
+
+
+class RedirectUnitTests(unittest.TestCase):
+    """The middleware alone."""
+
+    def setUp(self):
+        self.stats = StatsCollector()
+        self.mw = RedirectMiddleware(Settings(), self.stats)
+
+    def response(self, request, status, location):
+        return HttpResponse(request.url, status, {"Location": location}, b"", request)
+
+    def test_hop_keeps_depth_and_raises_priority(self):
+        """The hop keeps the request's depth, callback and meta; priority goes up by 2."""
+        request = Request("http://a.example/x", depth=3, priority=1, meta={"k": "v"})
+        hop = self.mw.process_response(request, self.response(request, 302, "/y"), Spider())
+        self.assertEqual((hop.url, hop.depth, hop.priority), ("http://a.example/y", 3, 3))
+        self.assertEqual(hop.meta["k"], "v")
+        self.assertFalse(hop.dont_filter)
+
+    def test_missing_location_is_a_response(self):
+        """A 302 without Location goes on as a response."""
+        request = Request("http://a.example/x")
+        response = HttpResponse(request.url, 302, {}, b"", request)
+        self.assertIs(self.mw.process_response(request, response, Spider()), response)
+
+    def test_scheme_relative_and_utf8_location(self):
+        """//host/path takes the request's scheme; a UTF-8 Location is read back as sent."""
+        request = Request("https://a.example/x")
+        hop = self.mw.process_response(
+            request, self.response(request, 301, "//b.example/caf\u00c3\u00a9"), Spider())
+        self.assertEqual(hop.url, "https://b.example/caf%C3%A9")
+
+    def test_hop_to_another_origin_drops_credentials(self):
+        """Authorization and Cookie are dropped on a hop to another host, port or scheme."""
+        headers = {"Authorization": "Basic eA==", "Cookie": "a=1"}
+        for target in ("http://b.example/", "http://a.example:8080/", "https://a.example/"):
+            request = Request("http://a.example/x", headers=headers)
+            hop = self.mw.process_response(request, self.response(request, 302, target),
+                                           Spider())
+            self.assertNotIn("Authorization", hop.headers)
+            self.assertNotIn("Cookie", hop.headers)
+        hop = self.mw.process_response(request, self.response(request, 302, "/y"), Spider())
+        self.assertEqual(hop.headers["Authorization"], "Basic eA==")
+
+    def test_unparsable_location_is_a_response(self):
+        """A Location that is not a URL: the 3xx goes on (to the HTTP-error rule)."""
+        request = Request("http://a.example/x")
+        response = self.response(request, 302, "http://[bad/")
+        self.assertIs(self.mw.process_response(request, response, Spider()), response)
+
+    def test_referer_follows_the_policy_across_origins(self):
+        """https -> http hop drops the Referer under the default policy."""
+        request = Request("https://a.example/x", headers={"Referer": "https://a.example/"})
+        hop = self.mw.process_response(
+            request, self.response(request, 302, "http://b.example/"), Spider())
+        self.assertNotIn("Referer", hop.headers)
+
+    def test_environment_proxy_dropped_when_the_scheme_changes(self):
+        """A proxy chosen from the environment for http is chosen again for an https hop."""
+        request = Request("http://a.example/x", headers={"Proxy-Authorization": "Basic eA=="},
+                          meta={"proxy": "http://p:3128", "_scheme_proxy": True})
+        hop = self.mw.process_response(
+            request, self.response(request, 302, "https://a.example/x"), Spider())
+        self.assertNotIn("proxy", hop.meta)
+        self.assertNotIn("Proxy-Authorization", hop.headers)
+
+    def test_meta_refresh_only_in_html(self):
+        """A refresh tag in a text/plain body is not followed."""
+        mw = MetaRefreshMiddleware(Settings(), self.stats)
+        request = Request("http://a.example/x")
+        body = b'<meta http-equiv="refresh" content="0; url=/y">'
+        plain = HttpResponse(request.url, 200, {"Content-Type": "text/plain"}, body, request)
+        html = HttpResponse(request.url, 200, {"Content-Type": "text/html"}, body, request)
+        self.assertIs(mw.process_response(request, plain, Spider()), plain)
+        self.assertEqual(mw.process_response(request, html, Spider()).url, "http://a.example/y")
+        bad = b'<meta http-equiv="refresh" content="0; url=http://[bad/">'
+        broken = HttpResponse(request.url, 200, {"Content-Type": "text/html"}, bad, request)
+        self.assertIs(mw.process_response(request, broken, Spider()), broken)
+

@@ -1,0 +1,460 @@
+"""
+Crawl scope: duplicates by canonical URL, depth, allowed domains, non-http links, long
+URLs, and HttpResponse.follow / follow_all. Integration tests count at real servers.
+"""
+
+import logging
+
+from twisted.internet import defer
+from twisted.trial import unittest
+
+from tinyscrapy import Request, Spider
+from tinyscrapy.errors import DepthExceeded, InvalidUrl, OffsiteRequest, UrlTooLong
+from tinyscrapy.http import HttpResponse
+from tinyscrapy.observe.stats import StatsCollector
+from tinyscrapy.scope.filters import Scope
+from tinyscrapy.scope.links import Link
+
+from .helpers import crawl
+from .servers import Page, Redirect, Robots, TestServer
+
+
+class LinkSpider(Spider):
+    """Follows every C{href} with C{response.follow}, as a naive spider does."""
+
+    name = "links"
+
+    def parse(self, response):
+        yield {"url": response.url}
+        for href in response.css("a::attr(href)").getall():
+            yield response.follow(href)
+
+
+class FollowAllSpider(LinkSpider):
+    """Follows every C{href} with C{response.follow_all}."""
+
+    def parse(self, response):
+        yield {"url": response.url}
+        yield from response.follow_all(css="a")
+
+
+class HandMadeSpider(LinkSpider):
+    """Builds its Requests by hand, without C{response.follow}."""
+
+    def parse(self, response):
+        yield {"url": response.url}
+        for href in response.css("a::attr(href)").getall():
+            yield Request(response.urljoin(href))
+
+
+class FollowRedirects:
+    """Test-only downloader middleware: a 3xx becomes its next hop (as a redirect
+    middleware does), so the scope sees redirect targets."""
+
+    def process_response(self, request, response, spider):
+        location = response.headers.get("Location")
+        if response.status in (301, 302, 303, 307, 308) and location:
+            return request.replace(url=response.urljoin(location))
+        return response
+
+
+REDIRECTS = {"DOWNLOADER_MIDDLEWARES": {FollowRedirects: 600}}
+
+
+class DedupTests(unittest.TestCase):
+    """Each canonical page is fetched once."""
+
+    def setUp(self):
+        self.server = TestServer().start()
+        self.addCleanup(self.server.stop)
+
+    @defer.inlineCallbacks
+    def _crawl_ten_spellings(self, spidercls):
+        port = self.server.port
+        spellings = [
+            "/page?x=1&y=2", f"HTTP://127.0.0.1:{port}/page?x=1&y=2", "/page?y=2&x=1",
+            "/page?x=1&y=2#top", "/%70age?x=1&y=2", "/p%61ge?%78=1&y=%32", "./page?x=1&y=2",
+            "/sub/../page?x=1&y=2", "/page?x=1&&y=2&",
+            f"http://127.0.0.1:{port}/./page?y=2&x=1#",
+        ]
+        start = self.server.add_page("/", links=spellings)
+        self.server.add_page("/page", links=spellings + ["/"])
+        crawler = yield crawl(spidercls, start_urls=[start])
+        return crawler
+
+    @defer.inlineCallbacks
+    def test_ten_spellings_one_fetch(self):
+        """Ten spellings of one URL, linked from two pages, cost one fetch."""
+        crawler = yield self._crawl_ten_spellings(LinkSpider)
+        page_hits = sum(n for path, n in self.server.hits.items() if "age" in path)
+        self.assertEqual(page_hits, 1)
+        self.assertEqual(self.server.hits["/"], 1)
+        self.assertEqual(crawler.stats.get_value("dupefilter/filtered"), 20)
+        self.assertEqual(crawler.stats.get_value("ledger/missing"), 0)
+
+    @defer.inlineCallbacks
+    def test_follow_all_skips_seen_links_early(self):
+        """follow_all makes no Request for links already seen: counted, not ledgered."""
+        crawler = yield self._crawl_ten_spellings(FollowAllSpider)
+        stats = crawler.stats
+        page_hits = sum(n for path, n in self.server.hits.items() if "age" in path)
+        self.assertEqual(page_hits, 1)
+        self.assertEqual(stats.get_value("dupefilter/skipped_early"), 20)
+        self.assertIsNone(stats.get_value("dupefilter/filtered"))
+        self.assertEqual(stats.get_value("ledger/opened"), 2)
+        self.assertEqual(stats.get_value("ledger/missing"), 0)
+
+
+class DepthTests(unittest.TestCase):
+    """DEPTH_LIMIT, depth through redirects, DEPTH_PRIORITY and the depth stats."""
+
+    def setUp(self):
+        self.server = TestServer().start()
+        self.addCleanup(self.server.stop)
+
+    def _calendar(self, months=200):
+        """An endless calendar, as far as a crawler can tell: each month links the next."""
+        for n in range(months):
+            self.server.add_page(f"/cal/{n}", links=[f"/cal/{n + 1}", f"/cal/{n - 1}"])
+        return self.server.url("/cal/0")
+
+    @defer.inlineCallbacks
+    def test_depth_limit_bounds_a_calendar_trap(self):
+        """DEPTH_LIMIT=5: the start month and five more each way (the past is a 404)."""
+        crawler = yield crawl(LinkSpider, {"DEPTH_LIMIT": 5}, start_urls=[self._calendar()])
+        fetched = sorted(int(path.rsplit("/", 1)[1]) for path in self.server.hits)
+        self.assertEqual(fetched, [-1, 0, 1, 2, 3, 4, 5])
+        stats = crawler.stats
+        self.assertEqual(stats.get_value("request_depth_max"), 5)
+        self.assertEqual(stats.get_value("ledger/dropped/DepthExceeded"), 2)  # from /cal/5
+        self.assertEqual(stats.get_value("request_depth_count/0"), 1)
+        self.assertEqual(stats.get_value("request_depth_count/1"), 2)  # /cal/1, /cal/-1
+        self.assertEqual(stats.get_value("request_depth_count/5"), 1)
+        self.assertIsNone(stats.get_value("request_depth_count/6"))
+
+    @defer.inlineCallbacks
+    def test_hand_made_requests_get_a_depth(self):
+        """A Request built without response.follow is one link deeper all the same."""
+        yield crawl(HandMadeSpider, {"DEPTH_LIMIT": 3}, start_urls=[self._calendar()])
+        self.assertEqual(len(self.server.hits), 5)  # -1, 0, 1, 2, 3
+
+    @defer.inlineCallbacks
+    def test_depth_kept_through_redirects(self):
+        """A redirect hop keeps the depth of the link it continues."""
+        start = self.server.add_page("/", links=["/hop"])
+        self.server.add("/hop", Redirect("/a"))
+        self.server.add_page("/a", links=["/b"])
+        self.server.add_page("/b")
+        depths = []
+
+        class Depths(LinkSpider):
+            def parse(self, response):
+                depths.append((response.url.rsplit("/", 1)[1], response.request.depth))
+                return super().parse(response)
+
+        settings = dict(REDIRECTS, DEPTH_LIMIT=2)
+        yield crawl(Depths, settings, start_urls=[start])
+        self.assertEqual(sorted(depths), [("", 0), ("a", 1), ("b", 2)])
+
+    @defer.inlineCallbacks
+    def _order(self, depth_priority):
+        tree = {"/": ["/a", "/b"], "/a": ["/a1", "/a2"], "/b": ["/b1", "/b2"],
+                "/a1": ["/a11"], "/a2": [], "/b1": [], "/b2": [], "/a11": []}
+        for path, links in tree.items():
+            self.server.add_page(path, links=links)
+        yield crawl(LinkSpider, {"CONCURRENT_REQUESTS": 1, "DEPTH_PRIORITY": depth_priority},
+                    start_urls=[self.server.url("/")])
+        return [request.path for request in self.server.requests]
+
+    @defer.inlineCallbacks
+    def test_depth_priority_breadth_first(self):
+        """DEPTH_PRIORITY=1: each level before the next."""
+        order = yield self._order(1)
+        self.assertEqual(order, ["/", "/a", "/b", "/a1", "/a2", "/b1", "/b2", "/a11"])
+
+    @defer.inlineCallbacks
+    def test_depth_priority_depth_first(self):
+        """DEPTH_PRIORITY=-1: down one branch before the next."""
+        order = yield self._order(-1)
+        self.assertEqual(order, ["/", "/a", "/a1", "/a11", "/a2", "/b", "/b1", "/b2"])
+
+
+class OffsiteTests(unittest.TestCase):
+    """allowed_domains against links and redirects, on two loopback hosts."""
+
+    def setUp(self):
+        self.server = TestServer().start()
+        self.addCleanup(self.server.stop)
+        self.other = TestServer(interface="127.0.0.2").start()
+        self.addCleanup(self.other.stop)
+
+    @defer.inlineCallbacks
+    def test_offsite_links_and_redirects_dropped(self):
+        """Links and a redirect to another host are never fetched; counted; logged once."""
+        elsewhere = [self.other.url(f"/x{i}") for i in range(3)]
+        start = self.server.add_page("/", links=elsewhere + ["/go", "/ok"])
+        self.server.add("/go", Redirect(self.other.url("/landing")))
+        self.server.add_page("/ok")
+        for path in ("/x0", "/x1", "/x2", "/landing"):
+            self.other.add_page(path)
+
+        class Allowed(LinkSpider):
+            allowed_domains = ["127.0.0.1"]
+
+        with self.assertLogs("tinyscrapy.scope.filters", logging.INFO) as logs:
+            crawler = yield crawl(Allowed, REDIRECTS, start_urls=[start])
+        self.assertEqual(self.other.hits, {})
+        self.assertEqual(self.server.hits["/ok"], 1)
+        stats = crawler.stats
+        self.assertEqual(stats.get_value("ledger/dropped/OffsiteRequest"), 4)
+        self.assertEqual(stats.get_value("offsite/domains"), 1)
+        self.assertEqual(stats.get_value("ledger/missing"), 0)
+        offsite_lines = [line for line in logs.output if "offsite" in line]
+        self.assertEqual(len(offsite_lines), 1)
+        self.assertIn("127.0.0.2", offsite_lines[0])
+
+    @defer.inlineCallbacks
+    def test_allow_offsite_meta(self):
+        """meta allow_offsite lets one request through."""
+        target = self.other.add_page("/special")
+
+        class Special(Spider):
+            name = "special"
+            allowed_domains = ["127.0.0.1"]
+
+            def start_requests(self):
+                yield Request(target, meta={"allow_offsite": True})
+
+            def parse(self, response):
+                return None
+
+        yield crawl(Special)
+        self.assertEqual(self.other.hits["/special"], 1)
+
+
+class ScopeUnitTests(unittest.TestCase):
+    """Scope.admit on its own."""
+
+    def setUp(self):
+        self.stats = StatsCollector()
+        self.scope = Scope(self.stats, depth_limit=3, url_length_limit=60)
+
+    def _spider(self, domains):
+        spider = Spider(name="s")
+        spider.allowed_domains = domains
+        return spider
+
+    def test_subdomains_and_ports(self):
+        """A domain admits its subdomains, not look-alikes; an entry with a port only it."""
+        spider = self._spider(["example.com", "127.0.0.1:8080"])
+        for url in ("http://example.com/", "https://a.b.Example.com/", "http://127.0.0.1:8080/"):
+            self.scope.admit(Request(url), spider)
+        for url in ("http://badexample.com/", "http://example.com.evil.net/",
+                    "http://127.0.0.1:8081/", "http://127.0.0.1/"):
+            self.assertRaises(OffsiteRequest, self.scope.admit, Request(url), spider)
+
+    def test_invalid_urls(self):
+        """Non-http schemes, no host and bad ports are InvalidUrl, domains or not."""
+        spider = self._spider([])
+        for url in ("javascript:void(0)", "mailto:a@b", "tel:+1", "data:,x", "file:///etc",
+                    "ftp://h/", "http:///x", "http://h:99999/", "http://h:x/", "http://[bad/"):
+            self.assertRaises(InvalidUrl, self.scope.admit, Request(url), spider)
+
+    def test_length_and_depth(self):
+        """Over URLLENGTH_LIMIT: UrlTooLong; over DEPTH_LIMIT: DepthExceeded."""
+        spider = self._spider([])
+        self.assertRaises(UrlTooLong, self.scope.admit, Request("http://h/" + "a" * 60), spider)
+        self.scope.admit(Request("http://h/", depth=3), spider)
+        self.assertRaises(DepthExceeded, self.scope.admit, Request("http://h/", depth=4), spider)
+
+    def test_depth_priority_once(self):
+        """DEPTH_PRIORITY lowers a new request's priority; a redirect keeps it as it is."""
+        scope = Scope(self.stats, depth_priority=2)
+        request = Request("http://h/", depth=3)
+        scope.admit(request, self._spider([]))
+        self.assertEqual(request.priority, -6)
+        scope.admit(request, self._spider([]), parent=Request("http://h/old"))
+        self.assertEqual(request.priority, -6)
+
+
+class NonHttpLinkTests(unittest.TestCase):
+    """Links that are not http(s) never become downloads, and never stop the crawl."""
+
+    def setUp(self):
+        self.server = TestServer().start()
+        self.addCleanup(self.server.stop)
+
+    @defer.inlineCallbacks
+    def test_naive_spider_keeps_going(self):
+        """A spider following every href: only http(s) is fetched, the rest is counted."""
+        strange = ["javascript:void(0)", "JavaScript:alert(1)", "mailto:a@example.com",
+                   "tel:+1 555 0100", "data:text/html,<b>é</b>", "file:///etc/passwd",
+                   "ftp://127.0.0.1/x", "http://[bad", "http://127.0.0.1:99999/",
+                   "http://127.0.0.1:x/é", "/" + "a" * 2100]
+        start = self.server.add_page("/", links=strange + ["/good"])
+        self.server.add_page("/good")
+        crawler = yield crawl(LinkSpider, start_urls=[start])
+        self.assertEqual(dict(self.server.hits), {"/": 1, "/good": 1})
+        stats = crawler.stats
+        self.assertEqual(stats.get_value("item_scraped_count"), 2)
+        self.assertEqual(stats.get_value("ledger/dropped/InvalidUrl"), 10)
+        self.assertEqual(stats.get_value("ledger/dropped/UrlTooLong"), 1)
+        self.assertIsNone(stats.get_value("spider_exceptions/ValueError"))
+        self.assertEqual(stats.get_value("ledger/missing"), 0)
+
+
+class FollowTests(unittest.TestCase):
+    """HttpResponse.follow, follow_all and urljoin."""
+
+    def _response(self, body=b"", url="http://h/dir/page.html", depth=2):
+        return HttpResponse(url, 200, {"Content-Type": "text/html; charset=utf-8"},
+                            body, Request(url, depth=depth))
+
+    def test_follow_never_raises(self):
+        """Strange hrefs make a Request (for the scope to drop) instead of raising."""
+        response = self._response()
+        for href in ("javascript:void(0)", "mailto:x@y", "tel:+1 234", "data:,é",
+                     "file:///x", "http://[bad", "http://h:x/é", "http://h/\ud800", ""):
+            request = response.follow(href)
+            self.assertIsInstance(request, Request)
+            self.assertEqual(request.depth, 3)
+
+    def test_base_href_and_dot_segments(self):
+        """<base href> wins over the page URL; dot segments go even in absolute URLs."""
+        response = self._response(b'<html><head><base href="http://other/base/"></head>'
+                                  b'<body><a href="x">x</a></body></html>')
+        self.assertEqual(response.follow("x").url, "http://other/base/x")
+        self.assertEqual(response.urljoin("  ../y\n"), "http://other/y")
+        self.assertEqual(response.urljoin("http://h/a/./b/../c"), "http://h/a/c")
+
+    def test_fast_join_agrees_with_urljoin(self):
+        """On 100,000 generated hrefs, urljoin's fast path gives urljoin's answer."""
+        import random
+        from urllib.parse import urljoin
+
+        from tinyscrapy.http import _fast_join, _join_prefixes
+
+        rng = random.Random(7)
+        pieces = ["a", "B", "/", "//", ".", "..", "?", "#", ";", ":", "=", "&", "%20", "~",
+                  "http://", "https://", "HTTP://", "h", "@", "[", "]", "!", "(", "$", "+"]
+        bases = ["http://h/dir/page.html", "http://H:8080/a/b/", "https://h",
+                 "http://h/p?q=1#f", "http://h/a;p/b", "https://u@h.com/x/y/z?"]
+        fast = 0
+        for _ in range(100000):
+            href = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 10)))
+            base = rng.choice(bases)
+            try:
+                expected = urljoin(base, href)
+            except ValueError:
+                continue
+            joined = _fast_join(href, *_join_prefixes(base))
+            if joined is not None:
+                fast += 1
+                self.assertEqual(joined, expected, (base, href))
+        self.assertGreater(fast, 20000)
+
+    def test_follow_accepts_links_and_selectors(self):
+        """A Link, an element selector and an attribute selector all work."""
+        response = self._response(b'<a href="/s">s</a><span>no link</span>')
+        self.assertEqual(response.follow(Link("http://h/l")).url, "http://h/l")
+        self.assertEqual(response.follow(response.css("a")[0]).url, "http://h/s")
+        self.assertEqual(response.follow(response.css("a::attr(href)")[0]).url, "http://h/s")
+        self.assertRaises(ValueError, response.follow, response.css("span")[0])
+
+    def test_follow_all(self):
+        """From urls, css or xpath; one of them only; depth one more."""
+        response = self._response(b'<a href="/1">1</a><a href="2">2</a><a>no href</a>')
+        self.assertEqual([r.url for r in response.follow_all(css="a")],
+                         ["http://h/1", "http://h/dir/2"])
+        self.assertEqual([r.url for r in response.follow_all(xpath="//a/@href")],
+                         ["http://h/1", "http://h/dir/2"])
+        requests = response.follow_all(["/3", Link("http://h/4")], priority=5)
+        self.assertEqual([(r.url, r.depth, r.priority) for r in requests],
+                         [("http://h/3", 3, 5), ("http://h/4", 3, 5)])
+        self.assertRaises(ValueError, response.follow_all, ["/x"], css="a")
+
+    def test_follow_all_early_check_only_for_plain_gets(self):
+        """dont_filter, POST or a body skip the early duplicate check."""
+        from tinyscrapy.scope.fingerprint import SeenUrls, url_fingerprint
+
+        stats = StatsCollector()
+        response = self._response()
+        response._seen = SeenUrls({url_fingerprint("http://h/seen")}, stats)
+        self.assertEqual(response.follow_all(["/seen", "/new"])[0].url, "http://h/new")
+        self.assertEqual(len(response.follow_all(["/seen"], dont_filter=True)), 1)
+        self.assertEqual(len(response.follow_all(["/seen"], method="POST")), 1)
+        self.assertEqual(len(response.follow_all(["/seen"], body=b"x")), 1)
+        self.assertEqual(stats.get_value("dupefilter/skipped_early"), 1)
+
+
+class LongUrlTests(unittest.TestCase):
+    """URLLENGTH_LIMIT."""
+
+    def setUp(self):
+        self.server = TestServer().start()
+        self.addCleanup(self.server.stop)
+
+    @defer.inlineCallbacks
+    def test_growing_urls_stop_at_the_limit(self):
+        """A page that links to a longer copy of itself stops at URLLENGTH_LIMIT."""
+
+        class Grow(LinkSpider):
+            handle_httpstatus_list = (404,)
+
+            def parse(self, response):
+                yield response.follow(response.url + "a/")
+
+        self.server.add("/", Page("<html></html>"))
+        crawler = yield crawl(Grow, {"URLLENGTH_LIMIT": 100},
+                              start_urls=[self.server.url("/")])
+        self.assertEqual(crawler.stats.get_value("ledger/dropped/UrlTooLong"), 1)
+        longest = max(len(self.server.url(path)) for path in self.server.hits)
+        self.assertLessEqual(longest, 100)
+
+
+class SiteCrawlCommandTests(unittest.TestCase):
+    """C{python -m tinyscrapy crawl URL} on a small hostile site: the scope as a whole."""
+
+    def setUp(self):
+        self.server = TestServer().start()
+        self.addCleanup(self.server.stop)
+        self.other = TestServer(interface="127.0.0.2").start()
+        self.addCleanup(self.other.stop)
+
+    @defer.inlineCallbacks
+    def test_hostile_site(self):
+        """Each canonical page once, the trap bounded by the default depth, nothing
+        off-site, non-http or disallowed fetched, robots.txt once."""
+        import json
+        import os
+
+        from twisted.internet import reactor
+
+        from .helpers import run_command
+
+        port = self.server.port
+        self.server.add("/robots.txt", Robots("User-agent: *\nDisallow: /private\n"))
+        links = ["/a?x=1&y=2", f"HTTP://127.0.0.1:{port}/a?y=2&x=1#f", "/%61?x=1&y=2",
+                 "/b/../a?x=1&y=2", "/private/x", "/cal/0", self.other.url("/off"),
+                 "javascript:void(0)", "mailto:a@b", "tel:+1", "data:,x", "/photo.jpg"]
+        start = self.server.add_page("/", links=links)
+        self.server.add_page("/a", links=links)
+        self.server.add_page("/private/x")
+        for n in range(200):
+            self.server.add_page(f"/cal/{n}", links=[f"/cal/{n + 1}"])
+        self.other.add_page("/off")
+        out = os.path.abspath("hostile.jsonl")
+        code, _, err = yield run_command(reactor, ["crawl", start, "-O", out, "-L", "INFO"])
+        self.assertEqual(code, 0, err)
+        self.assertEqual(self.other.hits, {})
+        hits = self.server.hits
+        self.assertEqual(hits["/robots.txt"], 1)
+        self.assertEqual(hits["/private/x"], 0)
+        self.assertEqual(sum(n for path, n in hits.items() if path.startswith(("/a", "/%61"))),
+                         1)
+        calendar = [path for path in hits if path.startswith("/cal/")]
+        self.assertEqual(len(calendar), 20)  # depth 1 to 20
+        self.assertTrue(all(n == 1 for n in hits.values()))
+        with open(out, encoding="utf-8") as f:
+            items = [json.loads(line) for line in f]
+        self.assertEqual(len(items), len(hits) - 1)  # every page but robots.txt

@@ -1,0 +1,218 @@
+"""
+Redirects, as two built-in downloader middlewares: L{RedirectMiddleware} (301, 302, 303,
+307 and 308 with a C{Location}) and L{MetaRefreshMiddleware} (an HTML page whose
+C{<meta http-equiv="refresh">} points elsewhere).
+
+Neither follows a redirect itself. Each returns the next hop as a new L{Request}; the engine
+offers it to the frontier like any new request (L{tinyscrapy.engine.ExecutionEngine.crawl}):
+only http and https (never C{file:}, C{data:}, C{ftp:}), allowed domains, depth, URL
+length, the duplicate filter, and robots.txt in the downloader middlewares. The request
+ledger keeps one entry for the whole chain. Along the way:
+
+    - 303, and 301 or 302 after a POST, become a GET without a body; 307 and 308 keep the
+      method and body;
+    - C{Authorization} and C{Cookie} headers are dropped when the origin (scheme, host,
+      port) changes (the cookies middleware then sends what the jar holds for the new host),
+      and C{Referer} is recomputed under the referrer policy;
+    - the chain is kept in C{meta}: C{redirect_urls} (every URL before this one),
+      C{redirect_reasons} (status codes, or C{"meta refresh"}) and C{redirect_times};
+    - a hop back to a URL already in the chain is a L{RedirectLoop}, and more than
+      C{REDIRECT_MAX_TIMES} hops is L{TooManyRedirects}: both reach the errback. A hop back
+      is allowed when the response set a cookie (a site checking that cookies work often
+      answers the same URL differently the second time); the hop limit still bounds that.
+
+A redirect target that is a new URL passes the duplicate filter even when the first request
+had C{dont_filter} (unlike Scrapy, where the flag is inherited): C{dont_filter} is about the
+URL the spider asked for, not the one a server chose.
+"""
+
+import logging
+import re
+from urllib.parse import urljoin, urlsplit
+
+from tinyscrapy.errors import NotConfigured, RedirectLoop, TooManyRedirects
+from tinyscrapy.middleware.referer import DEFAULT_POLICY, referrer_for
+from tinyscrapy.scope.fingerprint import canonical_url, request_fingerprint
+
+logger = logging.getLogger(__name__)
+
+REDIRECT_CODES = frozenset((301, 302, 303, 307, 308))
+# headers that describe a body: dropped with it when a redirect turns a POST into a GET
+_BODY_HEADERS = ("content-type", "content-length", "content-encoding", "content-language",
+                 "content-location")
+_META_REFRESH_MARK = re.compile(rb"http-equiv\s*=\s*[\"']?\s*refresh")  # on a lowered body
+_META_REFRESH_SCAN = 4096  # characters after the marker's position still scanned
+
+
+class _Redirects:
+    """What both redirect middlewares share: the hop limit, loops, and building the hop."""
+
+    enabled_setting = "REDIRECT_ENABLED"
+
+    def __init__(self, settings, stats):
+        self.max_times = settings.getint("REDIRECT_MAX_TIMES")
+        self.priority_adjust = settings.getint("REDIRECT_PRIORITY_ADJUST")
+        self.referrer_policy = None  # None: leave Referer alone
+        if settings.getbool("REFERER_ENABLED"):
+            self.referrer_policy = settings.get("REFERRER_POLICY") or DEFAULT_POLICY
+        self.stats = stats
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        if not crawler.settings.getbool(cls.enabled_setting):
+            raise NotConfigured(f"{cls.enabled_setting} is off")
+        return cls(crawler.settings, crawler.stats)
+
+    def _allowed(self, request, response, spider):
+        """False when the spider or the request asked to see this response as it is."""
+        meta = request._meta
+        status = response.status
+        if meta and (meta.get("dont_redirect") or meta.get("handle_httpstatus_all")
+                     or status in meta.get("handle_httpstatus_list", ())):
+            return False
+        return status not in getattr(spider, "handle_httpstatus_list", ())
+
+    def _redirect(self, request, response, url, reason, to_get):
+        """
+        The next hop of C{request}, redirected to C{url}.
+
+        @param reason: the status code, or C{"meta refresh"}.
+        @param to_get: make the hop a GET without a body.
+        @raise RedirectLoop: C{url} is already in the chain and the response set no cookie.
+        @raise TooManyRedirects: this hop would be one more than C{REDIRECT_MAX_TIMES}.
+        """
+        meta = dict(request.meta)
+        chain = list(meta.get("redirect_urls", ())) + [request.url]
+        times = meta.get("redirect_times", 0) + 1
+        seen = list(meta.get("_redirect_fingerprints", ())) + [request_fingerprint(request)]
+        for key in ("retry_times", "not_before"):  # a new URL gets its own retries
+            meta.pop(key, None)
+        meta.update(redirect_times=times, redirect_urls=chain, _redirect_fingerprints=seen,
+                    redirect_reasons=list(meta.get("redirect_reasons", ())) + [reason])
+        hop = request.replace(url=url, method="GET" if to_get else request.method,
+                              body=b"" if to_get else request.body, meta=meta,
+                              dont_filter=False, priority=request.priority + self.priority_adjust)
+        if request_fingerprint(hop) in seen:
+            if "Set-Cookie" not in response.headers:
+                self.stats.inc_value("redirect/loop")
+                raise RedirectLoop(f"redirect loop: {' -> '.join(chain + [url])}")
+            hop.dont_filter = True  # the same URL again, but with a new cookie
+        if times > self.max_times:
+            self.stats.inc_value("redirect/max_reached")
+            raise TooManyRedirects(f"more than REDIRECT_MAX_TIMES={self.max_times} "
+                                   f"redirects, from {chain[0]}")
+        self._adjust_headers(request, hop, to_get)
+        self.stats.inc_value("redirect/count")
+        self.stats.inc_value(f"redirect/reason_count/{reason}")
+        logger.debug("Redirecting (%s) to %r from %r", reason, hop, request)
+        return hop
+
+    def _adjust_headers(self, request, hop, to_get):
+        """Drop what must not follow the hop: body headers, credentials across origins."""
+        headers = hop.headers
+        if to_get:
+            for name in _BODY_HEADERS:
+                dict.pop(headers, name, None)
+        old, new = _origin(request.url), _origin(hop.url)
+        if old != new or new is None:
+            dict.pop(headers, "authorization", None)
+            dict.pop(headers, "cookie", None)
+        if (new is None or old[0] != new[0]) and hop.meta.pop("_scheme_proxy", None):
+            # the proxy came from the environment for the old scheme: choose again
+            hop.meta.pop("proxy", None)
+            dict.pop(headers, "proxy-authorization", None)
+        referer = headers.get("Referer")
+        if referer is not None and self.referrer_policy is not None:
+            policy = hop.meta.get("referrer_policy", self.referrer_policy)
+            referer = referrer_for(policy, referer, hop.url)
+            if referer is None:
+                dict.pop(headers, "referer", None)
+            else:
+                headers["Referer"] = referer
+
+
+def _origin(url):
+    """C{(scheme, host, port)} of C{url}, or None when it does not parse."""
+    try:
+        parts = urlsplit(url)
+        return parts.scheme, parts.hostname, parts.port or {"http": 80, "https": 443}.get(
+            parts.scheme)
+    except ValueError:
+        return None
+
+
+def _location_url(request, response):
+    """The absolute URL of the C{Location} header, or None when there is none (or it is
+    not a URL)."""
+    location = response.headers.get("Location")
+    if location is None or not location.strip():
+        return None
+    location = location.strip()
+    try:  # headers arrive as latin-1; a UTF-8 Location reads back as what was sent
+        location = location.encode("latin-1").decode("utf-8")
+    except (UnicodeEncodeError, UnicodeDecodeError):
+        pass
+    try:
+        return urljoin(request.url, location)
+    except ValueError:  # "http://[bad": the 3xx goes on, to the HTTP-error rule
+        return None
+
+
+class RedirectMiddleware(_Redirects):
+    """Follow HTTP redirects: 301, 302, 303, 307 and 308 with a C{Location} header."""
+
+    def process_response(self, request, response, spider):
+        if response.status not in REDIRECT_CODES or not self._allowed(request, response,
+                                                                       spider):
+            return response
+        url = _location_url(request, response)
+        if url is None:
+            return response
+        status = response.status
+        to_get = (status == 303 and request.method != "HEAD") or \
+            (status in (301, 302) and request.method == "POST")
+        return self._redirect(request, response, url, status, to_get)
+
+
+class MetaRefreshMiddleware(_Redirects):
+    """
+    Follow C{<meta http-equiv="refresh" content="N; url=...">} in HTML pages, when N is at
+    most C{METAREFRESH_MAXDELAY}. A page that refreshes itself goes to the spider as it is.
+    """
+
+    enabled_setting = "METAREFRESH_ENABLED"
+
+    def __init__(self, settings, stats):
+        super().__init__(settings, stats)
+        self.max_delay = settings.getfloat("METAREFRESH_MAXDELAY")
+        self.ignore_tags = tuple(settings.getlist("METAREFRESH_IGNORE_TAGS"))
+
+    def process_response(self, request, response, spider):
+        if request.method == "HEAD" or (request._meta and request._meta.get("dont_redirect")):
+            return response
+        url = self._refresh_url(response)
+        if url is None or canonical_url(url) == canonical_url(response.url):
+            return response
+        return self._redirect(request, response, url, "meta refresh", to_get=True)
+
+    def _refresh_url(self, response):
+        """The URL a refresh within C{max_delay} points to, or None."""
+        content_type = (response.headers.get("Content-Type") or "text/html").lower()
+        if "html" not in content_type:
+            return None
+        lowered = response.body.lower()  # a copy, but ~6x faster than a re.I search
+        start = lowered.find(b"http-equiv")
+        mark = _META_REFRESH_MARK.search(lowered, start) if start >= 0 else None
+        if mark is None or not response.is_text:
+            return None
+        from w3lib.html import get_meta_refresh
+        text = response.text[:mark.end() + _META_REFRESH_SCAN]
+        try:
+            delay, url = get_meta_refresh(text, response.url, response.encoding,
+                                          ignore_tags=self.ignore_tags)
+        except ValueError:  # a refresh URL that does not parse: the page is a page
+            return None
+        if url is None or delay > self.max_delay:
+            return None
+        return url
+

@@ -1,0 +1,248 @@
+"""
+L{LinkExtractor}: the links of a page worth following, as Scrapy users know it.
+
+    extractor = LinkExtractor(allow=r"/catalogue/", deny=r"/login", restrict_css="main")
+    for link in extractor.extract_links(response):
+        yield response.follow(link, callback=self.parse_item)
+
+or, with the early duplicate check of L{HttpResponse.follow_all}::
+
+    yield from response.follow_all(extractor.extract_links(response), self.parse_item)
+
+What it does to each C{<a href>} and C{<area href>} (the C{tags} and C{attrs} it scans):
+HTML whitespace stripped, resolved against C{<base href>} or the page URL, then kept only
+if it is http(s) (C{javascript:}, C{mailto:}, C{tel:}, C{data:}, C{file:} and the like
+never make a link), it matches an C{allow} pattern (when there are any) and no C{deny}
+pattern, its host is in C{allow_domains} (when given) and not in C{deny_domains}, its
+extension is not in C{deny_extensions} (default L{IGNORED_EXTENSIONS}: images, archives,
+audio, video, office documents, ...), and its text matches C{restrict_text} (when given).
+With C{unique} (the default), a URL is kept once, compared by canonical URL.
+
+One difference from Scrapy: C{Link.url} has no fragment (it is in C{Link.fragment}), since
+the server never sees it and two links that differ only there are one page.
+"""
+
+import re
+
+from tinyscrapy.scope.fingerprint import canonical_url
+
+IGNORED_EXTENSIONS = frozenset("""
+    7z 7zip apk arj bin bz2 cab deb dmg exe gz iso jar lz lzma msi pkg rar rpm tar tbz tbz2
+    tgz txz xz z zip zst
+    ai bmp cdr dxf drw eps gif heic heif ico jpeg jpg mng pct png ps psd psp pst svg svgz
+    tif tiff webp avif
+    3gp aac aiff amr ape asf asx au avi flac flv m4a m4v mid midi mkv mov mp2 mp3 mp4 mpeg mpg
+    oga ogg ogv opus qt ra rm swf wav webm wma wmv
+    doc docb docm docx dot dotm dotx odg odp ods odt pot potm potx pps ppsx ppt pptm pptx rtf
+    xls xlsb xlsm xlsx xlt xltm xltx
+    css js woff woff2 ttf otf eot pdf rss hqx sh rb
+""".split())
+
+_HTML_SPACE = " \t\n\f\r"
+
+
+class Link:
+    """
+    One link found on a page.
+
+    @ivar url: the absolute URL, without its fragment.
+    @ivar text: the text inside the element (for C{<a>}: what a reader clicks on).
+    @ivar fragment: the part after C{#}, or C{""}.
+    @ivar nofollow: the element has C{rel="nofollow"}.
+    """
+
+    __slots__ = ("url", "text", "fragment", "nofollow")
+
+    def __init__(self, url, text="", fragment="", nofollow=False):
+        self.url = url
+        self.text = text
+        self.fragment = fragment
+        self.nofollow = nofollow
+
+    def __eq__(self, other):
+        return isinstance(other, Link) and (self.url, self.text, self.fragment,
+                                            self.nofollow) == (other.url, other.text,
+                                                               other.fragment, other.nofollow)
+
+    def __hash__(self):
+        return hash((self.url, self.text, self.fragment, self.nofollow))
+
+    def __repr__(self):
+        return (f"Link(url={self.url!r}, text={self.text!r}, fragment={self.fragment!r}, "
+                f"nofollow={self.nofollow!r})")
+
+
+class LinkExtractor:
+    """
+    Extract the links of a page that pass its filters (see the module docstring).
+
+    @param allow: regular expressions (one or several); a URL must match one (C{re.search}).
+    @param deny: regular expressions; a URL that matches one is left out. Deny wins.
+    @param allow_domains: hosts (with their subdomains) a link may point to.
+    @param deny_domains: hosts (with their subdomains) a link may not point to.
+    @param restrict_xpaths: look for links only inside what these XPaths select.
+    @param restrict_css: the same with CSS selectors.
+    @param tags: the elements to scan (default C{a} and C{area}).
+    @param attrs: their attributes holding URLs (default C{href}).
+    @param canonicalize: give each link its canonical URL (sorted query, ...).
+    @param unique: keep one link per canonical URL.
+    @param process_value: a function applied to each attribute value; None drops it.
+    @param deny_extensions: extensions (without the dot) never followed; None: the default
+        L{IGNORED_EXTENSIONS}, C{()}: none.
+    @param strip: strip HTML whitespace around attribute values.
+    @param restrict_text: regular expressions the link's text must match one of.
+    """
+
+    def __init__(self, allow=(), deny=(), allow_domains=(), deny_domains=(),
+                 restrict_xpaths=(), tags=("a", "area"), attrs=("href",), canonicalize=False,
+                 unique=True, process_value=None, deny_extensions=None, restrict_css=(),
+                 strip=True, restrict_text=None):
+        self.allow_res = _compile_all(allow)
+        self.deny_res = _compile_all(deny)
+        self.allow_domains = _domains(allow_domains)
+        self.deny_domains = _domains(deny_domains)
+        self.restrict_xpaths = tuple(_as_list(restrict_xpaths))
+        self.restrict_css = tuple(_as_list(restrict_css))
+        self.tags = tuple(tag.lower() for tag in _as_list(tags))
+        self.attrs = tuple(_as_list(attrs))
+        self.canonicalize = canonicalize
+        self.unique = unique
+        self.process_value = process_value
+        if deny_extensions is None:
+            deny_extensions = IGNORED_EXTENSIONS
+        self.deny_extensions = frozenset(e.lower().lstrip(".") for e in
+                                         _as_list(deny_extensions))
+        self.strip = strip
+        self.restrict_text = _compile_all(restrict_text)
+
+    def extract_links(self, response):
+        """
+        @param response: an L{HttpResponse}; one that is not text has no links.
+        @return: a list of L{Link}, in document order.
+        """
+        if not response.is_text:
+            return []
+        links = []
+        keys = set()
+        for element, value in self._attribute_values(response):
+            link = self._make_link(response, element, value)
+            if link is None:
+                continue
+            if self.unique:
+                key = link.url if self.canonicalize else canonical_url(link.url)
+                if key in keys:
+                    continue
+                keys.add(key)
+            links.append(link)
+        return links
+
+    def matches(self, url):
+        """True if an absolute C{url} passes the URL filters (not the text one)."""
+        return self._url_allowed(url)
+
+    def _attribute_values(self, response):
+        """C{(element, value)} for each scanned attribute inside the restricted parts."""
+        roots = [s.root for query in self.restrict_xpaths for s in response.xpath(query)]
+        roots += [s.root for query in self.restrict_css for s in response.css(query)]
+        if not (self.restrict_xpaths or self.restrict_css):
+            roots = [response.selector.root]
+        overlapping = set() if len(roots) > 1 else None
+        for root in roots:
+            if not hasattr(root, "iter"):  # an attribute or text node was selected
+                continue
+            for element in root.iter(*self.tags):
+                if overlapping is not None:  # nested restrictions: scan each element once
+                    if element in overlapping:
+                        continue
+                    overlapping.add(element)
+                for attr in self.attrs:
+                    value = element.get(attr)
+                    if value is not None:
+                        yield element, value
+
+    def _make_link(self, response, element, value):
+        if self.strip:
+            value = value.strip(_HTML_SPACE)
+        if self.process_value is not None:
+            value = self.process_value(value)
+            if value is None:
+                return None
+        try:
+            url = response.urljoin(value)
+        except ValueError:
+            return None
+        if not url[:8].lower().startswith(("http://", "https://")) or not _valid_host(url):
+            return None
+        url, _, fragment = url.partition("#")
+        if not self._url_allowed(url):
+            return None
+        text = "".join(element.itertext()).strip() if hasattr(element, "itertext") else ""
+        if self.restrict_text and not any(r.search(text) for r in self.restrict_text):
+            return None
+        if self.canonicalize:
+            url = canonical_url(url)
+        rel = element.get("rel")
+        nofollow = bool(rel) and "nofollow" in rel.lower().split()
+        return Link(url, text, fragment, nofollow)
+
+    def _url_allowed(self, url):
+        if self.allow_res and not any(r.search(url) for r in self.allow_res):
+            return False
+        if self.deny_res and any(r.search(url) for r in self.deny_res):
+            return False
+        if self.allow_domains or self.deny_domains:
+            host = _host(url)
+            if self.allow_domains and not _in_domains(host, self.allow_domains):
+                return False
+            if self.deny_domains and _in_domains(host, self.deny_domains):
+                return False
+        if self.deny_extensions and _extension(url) in self.deny_extensions:
+            return False
+        return True
+
+
+def _as_list(value):
+    if value is None:
+        return []
+    if isinstance(value, (str, bytes, re.Pattern)):
+        return [value]
+    return list(value)
+
+
+def _compile_all(patterns):
+    return tuple(p if isinstance(p, re.Pattern) else re.compile(p) for p in _as_list(patterns))
+
+
+def _domains(domains):
+    return tuple(d.strip().lower().lstrip(".") for d in _as_list(domains) if d.strip())
+
+
+def _in_domains(host, domains):
+    return any(host == d or host.endswith("." + d) for d in domains)
+
+
+_HOST = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://(?:[^@/?#]*@)?(\[[^\]]*\]|[^:/?#]*)")
+
+
+def _host(url):
+    match = _HOST.match(url)
+    return match.group(1).lower() if match else ""
+
+
+def _valid_host(url):
+    """False for an absolute URL whose host is missing or a broken IPv6 address."""
+    start = url.find("//") + 2
+    if start >= len(url) or url[start] in "/?#":
+        return False
+    return url[start] != "[" or "]" in url
+
+
+def _extension(url):
+    """The lower-cased extension of the last path segment of an absolute http(s) URL
+    without fragment (without the dot), or ""."""
+    path = url.partition("?")[0]
+    slash = path.rfind("/")
+    if slash < 8:  # the slashes of "http://" or "https://": no path
+        return ""
+    name, dot, extension = path[slash + 1:].rpartition(".")
+    return extension.lower() if dot and name else ""

@@ -525,3 +525,111 @@ class _Stream:
 
     def stopProducing(self):
         self.stopped = True
+
+
+@dataclass(eq=False)
+class DeclaredLength(_Leaf):
+    """Declares C{declared_length}, sends C{body}, then neither finishes nor closes."""
+
+    declared_length: int
+    body: bytes = b"<html>"
+    content_type: str = HTML
+
+    def render(self, request):
+        request.setHeader("content-length", str(self.declared_length))
+        request.write(_respond(request, self.body, content_type=self.content_type))
+        return NOT_DONE_YET
+
+
+def make_certificate(hostname="127.0.0.1", days=1):
+    """
+    A fresh self-signed certificate for C{hostname} (an IP address or a DNS name),
+    generated now: no private key lives in the repository.
+
+    @return: C{(key PEM, certificate PEM)} as bytes.
+    """
+    import datetime
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, hostname)])
+    try:
+        alt = x509.IPAddress(ipaddress.ip_address(hostname))
+    except ValueError:
+        alt = x509.DNSName(hostname)
+    now = datetime.datetime.now(datetime.timezone.utc)
+    certificate = (
+        x509.CertificateBuilder().subject_name(name).issuer_name(name)
+        .public_key(key.public_key()).serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(hours=1))
+        .not_valid_after(now + datetime.timedelta(days=days))
+        .add_extension(x509.SubjectAlternativeName([alt]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    key_pem = key.private_bytes(serialization.Encoding.PEM,
+                                serialization.PrivateFormat.TraditionalOpenSSL,
+                                serialization.NoEncryption())
+    return key_pem, certificate.public_bytes(serialization.Encoding.PEM)
+
+
+class TlsTestServer(TestServer):
+    """
+    A L{TestServer} speaking HTTPS with a self-signed certificate made at start.
+
+    @ivar certificate_pem: the server's certificate (PEM bytes), to trust it in a test.
+    """
+
+    def __init__(self, interface="127.0.0.1", reactor=None, hostname=None):
+        super().__init__(interface, reactor)
+        self.key_pem, self.certificate_pem = make_certificate(hostname or interface)
+
+    def start(self):
+        from twisted.internet import ssl
+        options = ssl.PrivateCertificate.loadPEM(
+            self.key_pem + self.certificate_pem).options()
+        self._port = self.reactor.listenSSL(0, self._factory, options,
+                                            interface=self.interface)
+        return self
+
+    def url(self, path="/"):
+        return "https" + super().url(path)[len("http"):]
+
+
+@dataclass(eq=False)
+class CheapGzipBomb(_Leaf):
+    """
+    Gzip of C{decompressed_size} zero bytes (a multiple of 1 MiB) that costs the server
+    almost no CPU: 1 MiB of zeros is compressed once, with a full flush, and that block
+    (about 1 KiB) is sent again and again, since after a full flush the same input always
+    compresses to the same bytes. L{GzipBomb} compresses every byte, which blocks a
+    server that shares the test's reactor for seconds.
+    """
+
+    decompressed_size: int
+
+    def render(self, request):
+        _respond(request, b"", headers={"content-encoding": "gzip"})
+        _Stream(request, self._chunks()).start()
+        return NOT_DONE_YET
+
+    def _chunks(self):
+        import struct
+        compressor = zlib.compressobj(9, zlib.DEFLATED, 31)
+        zeros = bytes(1 << 20)
+        first = compressor.compress(zeros) + compressor.flush(zlib.Z_FULL_FLUSH)
+        block = compressor.compress(zeros) + compressor.flush(zlib.Z_FULL_FLUSH)
+        megabytes = self.decompressed_size >> 20
+        yield first
+        for _ in range(megabytes - 1):
+            yield block
+        crc = 0  # computed only for a client that read it all
+        for _ in range(megabytes):
+            crc = zlib.crc32(zeros, crc)
+        # an empty final block, then the gzip trailer: CRC-32 and size mod 2**32
+        yield b"\x03\x00" + struct.pack("<II", crc, self.decompressed_size & 0xFFFFFFFF)

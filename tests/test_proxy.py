@@ -9,10 +9,9 @@ import os
 
 from twisted.internet import defer, reactor
 from twisted.trial import unittest
-from twisted.web.client import ResponseNeverReceived
 
 from tinyscrapy import Request, signals
-from tinyscrapy.errors import TunnelError
+from tinyscrapy.errors import CertificateError, TunnelError
 from tinyscrapy.fetch import HttpFetcher
 from tinyscrapy.middleware.proxy import HttpProxyMiddleware
 from tinyscrapy.settings import Settings
@@ -198,8 +197,8 @@ class ConnectTunnelTests(unittest.TestCase):
         request = Request(self.echo, meta={"proxy": proxy.url()})
         try:
             yield fetcher.fetch(request)
-        except ResponseNeverReceived as e:
-            self.assertIn("certificate verify failed", str(e.reasons[0].value))
+        except CertificateError as e:
+            self.assertIn("certificate verify failed", str(e))
         else:
             self.fail("an untrusted certificate was accepted")
         self.assertEqual(self.site.requests, [])
@@ -218,7 +217,7 @@ class ConnectTunnelTests(unittest.TestCase):
 
         crawler = yield crawl(TrustingRecorder, make=make, tls_policy=other.trust())
         failure, = crawler.spider.failures
-        self.assertTrue(failure.check(ResponseNeverReceived))
+        self.assertTrue(failure.check(CertificateError))
         self.assertEqual(len(proxy.requests), 1)
         self.assertIsNone(crawler.stats.get_value("retry/count"))
 

@@ -140,10 +140,9 @@ class RetryCrawlTests(unittest.TestCase):
                               start_urls=[slow, stall])
         self.assertEqual(len(crawler.spider.responses), 2)
         self.assertEqual((self.server.hits["/slow"], self.server.hits["/stall"]), (2, 2))
-        # before the headers the fetcher's timeout surfaces as treq's ResponseNeverReceived,
-        # after them as DownloadTimeout: both are retried
+        # before the headers or after them, the fetcher's timeout is a DownloadTimeout
         name = f"{DownloadTimeout.__module__}.DownloadTimeout"
-        self.assertEqual(crawler.stats.get_value(f"retry/reason_count/{name}"), 1)
+        self.assertEqual(crawler.stats.get_value(f"retry/reason_count/{name}"), 2)
         self.assertEqual(crawler.stats.get_value("retry/count"), 2)
 
     @defer.inlineCallbacks

@@ -26,6 +26,7 @@ class DownloaderStatistics:
     responses: int
     failures: int
     bytes: int
+    decoded_bytes: int
 
 
 class Downloader:
@@ -41,13 +42,13 @@ class Downloader:
         self.stats = crawler.stats
         self.reactor = reactor
         self.slots = Slots.from_crawler(crawler, reactor)
-        self.fetcher = HttpFetcher(reactor, crawler.settings)
+        # the slots time politeness delays from the moment a request goes out on the wire
+        self.fetcher = HttpFetcher(reactor, crawler.settings, stats=crawler.stats,
+                                   on_sent=self.slots.sent)
         self.middleware = DownloaderMiddlewareChain(
             build_ordered(crawler, "DOWNLOADER_MIDDLEWARES"))
-        # TODO(on_sent): HttpFetcher(..., on_sent=self.slots.sent) replaces this bridge.
-        self._send_stamp = _SendStamp(self.fetcher.pool, self.slots.sent)
         self.active = 0
-        self._requests = self._responses = self._failures = self._bytes = 0
+        self._requests = self._responses = self._failures = 0
 
     def fetch(self, request, spider):
         """
@@ -79,9 +80,7 @@ class Downloader:
         self.active += 1
         self._requests += 1
         self.stats.inc_value("downloader/request_count")
-        self._send_stamp.request = request
         d = self.fetcher.fetch(request, spider)
-        self._send_stamp.request = None
         d.addBoth(self._cb_release_slot, request)
         d.addCallbacks(self._cb_response, self._eb_failure)
         return d
@@ -89,11 +88,9 @@ class Downloader:
     def _cb_response(self, response):
         self.active -= 1
         self._responses += 1
-        self._bytes += len(response.body)
         stats = self.stats
         stats.inc_value("downloader/response_count")
         stats.inc_value(f"downloader/response_status_count/{response.status}")
-        stats.inc_value("downloader/response_bytes", len(response.body))
         return response
 
     def _eb_failure(self, failure):
@@ -110,31 +107,5 @@ class Downloader:
 
     def statistics(self):
         return DownloaderStatistics(self.active, self._requests, self._responses,
-                                    self._failures, self._bytes)
-
-
-class _SendStamp:
-    """
-    Tells the slots when a request goes out on the wire: when the pool hands over its
-    connection, the request is written at once (TRAPS.md). A bridge until the fetcher's
-    C{on_sent} hook, which replaces it.
-
-    @ivar request: the request whose transfer is being started (synchronously) now.
-    """
-
-    def __init__(self, pool, sent):
-        self.request = None
-        self.sent = sent
-        self._get_connection = pool.getConnection
-        pool.getConnection = self.get_connection
-
-    def get_connection(self, key, endpoint):
-        d = self._get_connection(key, endpoint)
-        request, self.request = self.request, None
-        if request is not None:
-            d.addCallback(self._cb_connected, request)
-        return d
-
-    def _cb_connected(self, connection, request):
-        self.sent(request)
-        return connection
+                                    self._failures, self.fetcher.wire_bytes,
+                                    self.fetcher.decoded_bytes)

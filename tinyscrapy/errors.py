@@ -62,6 +62,25 @@ class ResponseTooLarge(Exception):
     """The body (or its decompressed form) is larger than C{DOWNLOAD_MAXSIZE}."""
 
 
+class DecompressionBomb(ResponseTooLarge):
+    """The decoded body grew past C{DOWNLOAD_MAXRATIO} times its compressed size."""
+
+
+class ContentDecodingError(Exception):
+    """The body does not decode as its C{Content-Encoding} says, or that encoding is
+    unsupported."""
+
+
+class TlsError(Exception):
+    """The TLS handshake failed."""
+
+
+class CertificateError(TlsError):
+    """The server's certificate was not trusted (self-signed, expired, unknown CA, or
+    issued for another host). C{DOWNLOAD_CA_BUNDLE} trusts more CAs;
+    C{DOWNLOAD_VERIFY_CERTIFICATES = False} stops checking."""
+
+
 class DropItem(Exception):
     """Raised by an item pipeline to drop an item; counted in C{item_dropped_count}."""
 

@@ -204,18 +204,12 @@ class NotTextResponse(TypeError):
     """C{.text}, C{.css()} or C{.xpath()} was used on an image, a PDF or other binary body."""
 
 
-_BINARY_TYPES = ("image/", "audio/", "video/", "font/", "application/pdf", "application/zip",
-                 "application/gzip", "application/x-", "application/octet-stream",
-                 "application/vnd.", "application/msword")
-_BINARY_MAGIC = (b"\x89PNG", b"GIF8", b"\xff\xd8\xff", b"%PDF", b"PK\x03\x04", b"\x1f\x8b")
-
-
 class HttpResponse:
     """
     A downloaded page.
 
     C{.text} is decoded once, on first use: the BOM wins, then the C{Content-Type} charset,
-    then C{<meta charset>}, then UTF-8 with replacement characters. The parsel selector
+    then C{<meta charset>}, then UTF-8 or a guess (L{tinyscrapy.charsets}). The parsel selector
     behind C{.css()} and C{.xpath()} is also built on first use, so a callback that never
     selects never pays for parsing.
 
@@ -243,14 +237,17 @@ class HttpResponse:
 
     @property
     def is_text(self):
-        """False for images, PDFs, archives and other binary bodies."""
-        content_type = (self.headers.get("Content-Type") or "").lower()
-        if content_type:
-            return not content_type.startswith(_BINARY_TYPES)
-        return not self.body.startswith(_BINARY_MAGIC)
+        """
+        False for images, PDFs, archives and other binary bodies: the C{Content-Type}
+        decides (see L{tinyscrapy.charsets}); a body without one is sniffed.
+        """
+        from tinyscrapy.charsets import is_text
+        return is_text(self.headers.get("Content-Type"), self.body)
 
     @property
     def encoding(self):
+        """The name of the encoding C{.text} was decoded with.
+        @raise NotTextResponse: the body is binary."""
         if self._encoding is None:
             self._decode()
         return self._encoding
@@ -263,12 +260,15 @@ class HttpResponse:
         return self._text
 
     def _decode(self):
-        if not self.is_text:
-            content_type = self.headers.get("Content-Type") or "a binary signature"
-            raise NotTextResponse(f"{self.url} is not text ({content_type})")
-        from w3lib.encoding import html_to_unicode
-        encoding, text = html_to_unicode(self.headers.get("Content-Type"), self.body)
-        self._encoding, self._text = encoding, text
+        """BOM, then the header's charset, then C{<meta>}, then UTF-8 or a guess: see
+        L{tinyscrapy.charsets.decode}."""
+        from tinyscrapy.charsets import decode, is_text
+        content_type = self.headers.get("Content-Type")
+        if not is_text(content_type, self.body):
+            raise NotTextResponse(
+                f"{self.url} is not text ({content_type or 'binary content'}): .text, "
+                f".css() and .xpath() work on HTML, XML, JSON and other text; use .body")
+        self._encoding, self._text = decode(content_type, self.body)
 
     def json(self):
         """The body parsed as JSON."""

@@ -44,6 +44,11 @@ DEFAULTS = {
     "DOWNLOAD_IDLE_TIMEOUT": 60.0,
     "DOWNLOAD_MAXSIZE": 1024 * 1024 * 1024,
     "DOWNLOAD_WARNSIZE": 32 * 1024 * 1024,
+    "DOWNLOAD_MAXRATIO": 100.0,
+    "DOWNLOAD_MAXRATIO_GRACE": 1024 * 1024,
+    "COMPRESSION_ENABLED": True,
+    "DOWNLOAD_VERIFY_CERTIFICATES": True,
+    "DOWNLOAD_CA_BUNDLE": None,
     "USER_AGENT": None,
     "DEFAULT_REQUEST_HEADERS": {
         "Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
@@ -123,6 +128,7 @@ PATH = "path"
 # The kind of value a setting holds when its default does not tell (None, or a path).
 KINDS = {
     "USER_AGENT": str,
+    "DOWNLOAD_CA_BUNDLE": str,
     "SCHEDULER": PATH,
     "STATS_CLASS": PATH,
     "FEED_EXPORT_FIELDS": list,

@@ -1,0 +1,280 @@
+"""
+Content-Encoding: bounded decoding (L{tinyscrapy.decoding}) on its own, then through the
+fetcher against servers sending gzip, deflate, bombs and bodies that lie.
+"""
+
+import gzip
+import tracemalloc
+import zlib
+
+from twisted.internet import defer
+from twisted.trial import unittest
+
+from tinyscrapy import decoding
+from tinyscrapy.decoding import accept_encoding, body_decoder
+from tinyscrapy.errors import ContentDecodingError, DecompressionBomb, ResponseTooLarge
+
+from .fetchutil import failure_of, get, make_fetcher, open_connections, wait_until
+from .servers import CheapGzipBomb, Echo, Gzip, GzipBomb, Page, TestServer
+
+TEXT = b"".join(b"<p>line %d of a page that compresses well</p>\n" % i for i in range(2000))
+
+
+def decode_all(encoding, blob, chunk=997, **limits):
+    """Feed C{blob} in C{chunk}-byte reads; return the decoded bytes."""
+    decoder = body_decoder(encoding, **limits)
+    pieces = []
+    for start in range(0, len(blob), chunk):
+        pieces += decoder.feed(blob[start:start + chunk])
+    pieces += decoder.finish()
+    return b"".join(pieces)
+
+
+def raw_deflate(data):
+    compressor = zlib.compressobj(wbits=-zlib.MAX_WBITS)
+    return compressor.compress(data) + compressor.flush()
+
+
+def zero_bomb(size, read=1 << 16):
+    """Gzip of C{size} zero bytes, in reads of C{read} bytes as a socket would give them
+    (64 KiB of it inflate to 64 MiB)."""
+    compressor = zlib.compressobj(wbits=31)
+    zeros = bytes(1 << 20)
+    pending = b""
+    for _ in range(size >> 20):
+        pending += compressor.compress(zeros)
+        while len(pending) >= read:
+            yield pending[:read]
+            pending = pending[read:]
+    yield pending + compressor.flush()
+
+
+class BodyDecoderTests(unittest.TestCase):
+    """The decoder alone, fed the way the network feeds it."""
+
+    def test_gzip_in_small_reads(self):
+        """gzip decodes the same whatever the read sizes."""
+        blob = gzip.compress(TEXT)
+        for chunk in (1, 7, 4096, len(blob)):
+            self.assertEqual(decode_all("gzip", blob, chunk), TEXT)
+
+    def test_deflate_zlib_and_raw(self):
+        """deflate is accepted zlib-wrapped (the RFC) and raw (what some servers send)."""
+        self.assertEqual(decode_all("deflate", zlib.compress(TEXT)), TEXT)
+        self.assertEqual(decode_all("deflate", raw_deflate(TEXT)), TEXT)
+        self.assertEqual(decode_all("deflate", raw_deflate(TEXT), chunk=1), TEXT)
+
+    def test_gzip_members_and_trailing_bytes(self):
+        """Concatenated gzip members are all decoded; zero padding after the end is not
+        an error."""
+        blob = gzip.compress(TEXT) + gzip.compress(b"tail") + b"\x00\x00"
+        self.assertEqual(decode_all("gzip", blob), TEXT + b"tail")
+
+    def test_stacked_encodings(self):
+        """C{Content-Encoding: deflate, gzip} is undone in reverse order."""
+        blob = gzip.compress(zlib.compress(TEXT))
+        self.assertEqual(decode_all("deflate, gzip", blob, chunk=100), TEXT)
+
+    def test_identity_needs_no_decoder(self):
+        """identity (or nothing) means no decoder at all."""
+        self.assertIsNone(body_decoder("identity"))
+        self.assertIsNone(body_decoder(" , "))
+
+    def test_lies_are_errors(self):
+        """A plain body said to be gzip, a truncated stream, an unknown encoding."""
+        for encoding, blob in [("gzip", TEXT), ("gzip", gzip.compress(TEXT)[:-30]),
+                               ("deflate", b"\xff" * 50), ("x-gzip", b"\x1f\x8b\x08junk")]:
+            with self.assertRaises(ContentDecodingError, msg=encoding):
+                decode_all(encoding, blob)
+        with self.assertRaises(ContentDecodingError):
+            body_decoder("compress")
+
+    def test_empty_body_is_fine(self):
+        """An empty body (HEAD, 204) with a Content-Encoding decodes to nothing."""
+        self.assertEqual(decode_all("gzip", b""), b"")
+
+    def test_maxsize_applies_to_decoded_bytes(self):
+        """The limit counts decoded bytes, and the decoder is never asked for more than
+        the limit allows: it stops one byte over."""
+        blob = gzip.compress(TEXT)
+        self.assertEqual(decode_all("gzip", blob, maxsize=len(TEXT)), TEXT)
+        decoder = body_decoder("gzip", maxsize=1000)
+        with self.assertRaises(ResponseTooLarge):
+            decoder.feed(blob)
+        self.assertEqual(decoder.size, 1001)
+
+    def test_bomb_memory_bounded_by_the_limit(self):
+        """A 4 GiB zero bomb against an 8 MiB limit (ratio check off): refused, and the
+        memory in use peaks near the limit, not near the bomb."""
+        limit = 8 << 20
+        decoder = body_decoder("gzip", maxsize=limit)
+        kept = []
+        tracemalloc.start()
+        try:
+            with self.assertRaises(ResponseTooLarge):
+                for chunk in zero_bomb(4 << 30):
+                    kept += decoder.feed(chunk)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        self.assertLessEqual(sum(map(len, kept)), limit)
+        self.assertLess(peak, limit + (2 << 20))
+
+    def test_ratio_refuses_a_bomb_early(self):
+        """Past the grace bytes, output over ratio x input is a bomb, whatever the
+        limit."""
+        decoder = body_decoder("gzip", maxsize=1 << 30, ratio=100, grace=1 << 20)
+        with self.assertRaises(DecompressionBomb):
+            for chunk in zero_bomb(1 << 30):
+                decoder.feed(chunk)
+        self.assertLess(decoder.size, 2 << 20)
+
+    def test_ratio_spares_ordinary_pages(self):
+        """A large, repetitive but ordinary page (about 20:1) is not a bomb."""
+        page = TEXT * 20
+        blob = gzip.compress(page)
+        self.assertEqual(decode_all("gzip", blob, ratio=100, grace=1 << 16), page)
+
+    def test_accept_encoding_names_what_is_installed(self):
+        """gzip and deflate always; br and zstd only with their packages."""
+        names = accept_encoding().split(", ")
+        self.assertEqual(names[:2], ["gzip", "deflate"])
+        self.assertEqual("br" in names, decoding.brotli is not None)
+        self.assertEqual("zstd" in names, decoding.zstandard is not None)
+
+
+class BrotliZstdTests(unittest.TestCase):
+    """The optional decoders, when their packages are installed."""
+
+    def test_brotli(self):
+        """br decodes, and its bombs are bounded like gzip's."""
+        if decoding.brotli is None:
+            raise unittest.SkipTest("brotli is not installed")
+        blob = decoding.brotli.compress(TEXT)
+        self.assertEqual(decode_all("br", blob), TEXT)
+        bomb = decoding.brotli.compress(bytes(16 << 20), quality=1)
+        decoder = body_decoder("br", maxsize=1 << 20)
+        with self.assertRaises(ResponseTooLarge):
+            decoder.feed(bomb)
+        self.assertLess(decoder.size, 2 << 20)
+
+    def test_zstd(self):
+        """zstd decodes, and its bombs are bounded like gzip's."""
+        if decoding.zstandard is None:
+            raise unittest.SkipTest("zstandard is not installed")
+        compressor = decoding.zstandard.ZstdCompressor()
+        self.assertEqual(decode_all("zstd", compressor.compress(TEXT)), TEXT)
+        bomb = compressor.compress(bytes(64 << 20))
+        decoder = body_decoder("zstd", maxsize=1 << 20)
+        with self.assertRaises(ResponseTooLarge):
+            decoder.feed(bomb)
+        self.assertLess(decoder.size, 2 << 20)
+
+
+class FetchDecodingTests(unittest.TestCase):
+    """Through the fetcher, against a real server."""
+
+    def setUp(self):
+        self.server = TestServer().start()
+        self.addCleanup(self.server.stop)
+
+    @defer.inlineCallbacks
+    def test_gzip_page_decoded_and_counted(self):
+        """The body is decoded, Content-Encoding dropped, and the stats keep wire and
+        decoded bytes apart."""
+        fetcher = make_fetcher(self)
+        url = self.server.add("/", Gzip(TEXT))
+        response = yield get(fetcher, url)
+        self.assertEqual(response.body, TEXT)
+        self.assertNotIn("Content-Encoding", response.headers)
+        stats = fetcher.stats
+        self.assertEqual(stats.get_value("downloader/response_bytes"), len(gzip.compress(TEXT)))
+        self.assertEqual(stats.get_value("downloader/response_bytes_decoded"), len(TEXT))
+        self.assertEqual(stats.get_value("httpcompression/response_count"), 1)
+
+    @defer.inlineCallbacks
+    def test_deflate_page(self):
+        """deflate, raw or zlib-wrapped, is decoded."""
+        fetcher = make_fetcher(self)
+        for path, blob in [("/zlib", zlib.compress(TEXT)), ("/raw", raw_deflate(TEXT))]:
+            url = self.server.add(path, Page(blob, headers={"content-encoding": "deflate"}))
+            response = yield get(fetcher, url)
+            self.assertEqual(response.body, TEXT)
+
+    @defer.inlineCallbacks
+    def test_accept_encoding_sent(self):
+        """Accept-Encoding names what can be decoded; a request's own value wins; with
+        COMPRESSION_ENABLED off nothing is asked for and nothing decoded."""
+        fetcher = make_fetcher(self)
+        url = self.server.add("/echo", Echo())
+        response = yield get(fetcher, url)
+        self.assertEqual(response.json()["headers"]["accept-encoding"], [accept_encoding()])
+        response = yield get(fetcher, url, headers={"Accept-Encoding": "identity"})
+        self.assertEqual(response.json()["headers"]["accept-encoding"], ["identity"])
+        plain = make_fetcher(self, {"COMPRESSION_ENABLED": False})
+        response = yield get(plain, url)
+        self.assertNotIn("accept-encoding", response.json()["headers"])
+        response = yield get(plain, self.server.add("/gz", Gzip(TEXT)))
+        self.assertEqual(response.body, gzip.compress(TEXT))
+
+    @defer.inlineCallbacks
+    def test_lying_encoding_fails_that_page_only(self):
+        """A plain body sent as gzip is an error for that page; the next page is fine."""
+        fetcher = make_fetcher(self)
+        liar = self.server.add("/liar", Page(TEXT, headers={"content-encoding": "gzip"}))
+        failure, _ = yield failure_of(get(fetcher, liar))
+        self.assertIsInstance(failure, ContentDecodingError)
+        response = yield get(fetcher, self.server.add("/ok", Gzip(TEXT)))
+        self.assertEqual(response.body, TEXT)
+
+    @defer.inlineCallbacks
+    def test_unknown_encoding_is_an_error(self):
+        """An encoding that cannot be decoded is refused, not passed on as text."""
+        fetcher = make_fetcher(self)
+        url = self.server.add("/x", Page(TEXT, headers={"content-encoding": "x-unknown"}))
+        failure, _ = yield failure_of(get(fetcher, url))
+        self.assertIsInstance(failure, ContentDecodingError)
+
+    @defer.inlineCallbacks
+    def test_head_with_gzip_header(self):
+        """A HEAD answer says gzip but has no body: not an error."""
+        fetcher = make_fetcher(self)
+        response = yield get(fetcher, self.server.add("/", Gzip(TEXT)), method="HEAD")
+        self.assertEqual((response.status, response.body), (200, b""))
+
+    @defer.inlineCallbacks
+    def assert_bomb_refused(self, settings, expected, limit):
+        fetcher = make_fetcher(self, settings)
+        url = self.server.add("/bomb", CheapGzipBomb(16 << 30))
+        tracemalloc.start()
+        try:
+            failure, _ = yield failure_of(get(fetcher, url))
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        self.assertIsInstance(failure, expected)
+        self.assertLess(peak, limit)
+        waited = yield wait_until(lambda: open_connections(self.server) == 0, timeout=1)
+        self.assertIsNotNone(waited)
+        self.assertEqual(self.server.hits["/bomb"], 1)
+
+    def test_gzip_bomb_cut_at_maxsize(self):
+        """A 16 GiB bomb with the ratio check off: cut at DOWNLOAD_MAXSIZE (8 MiB), with
+        memory bounded by the limit (server included), not by the bomb."""
+        return self.assert_bomb_refused(
+            {"DOWNLOAD_MAXSIZE": 8 << 20, "DOWNLOAD_MAXRATIO": 0}, ResponseTooLarge,
+            limit=12 << 20)
+
+    def test_gzip_bomb_refused_by_ratio(self):
+        """The same bomb with the default 1 GiB limit: refused as a bomb after about
+        1 MiB, memory staying far below the limit."""
+        return self.assert_bomb_refused({}, DecompressionBomb, limit=4 << 20)
+
+    @defer.inlineCallbacks
+    def test_single_stream_bomb(self):
+        """The classic bomb, one gzip stream compressed as it is sent (the server's own
+        work bounds its size here): refused by the ratio check."""
+        fetcher = make_fetcher(self)
+        url = self.server.add("/bomb", GzipBomb(512 << 20))
+        failure, _ = yield failure_of(get(fetcher, url))
+        self.assertIsInstance(failure, DecompressionBomb)

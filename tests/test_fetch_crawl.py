@@ -1,0 +1,126 @@
+"""
+The fetch path inside whole crawls: a hostile site's failures are each counted by kind,
+logged once with their URL, and never stop the crawl.
+"""
+
+from twisted.internet import defer
+from twisted.trial import unittest
+
+from tinyscrapy import Spider
+
+from .fetchutil import CapturedLogs
+from .helpers import crawl
+from .servers import (
+    CheapGzipBomb,
+    DeclaredLength,
+    Drop,
+    EndlessChunked,
+    Gzip,
+    NoAnswer,
+    Page,
+    Partial,
+    StallAfterHeaders,
+    Status,
+    TestServer,
+    Trickle,
+)
+
+
+class PagesSpider(Spider):
+    """One item per HTML page with its title; follows every link."""
+
+    name = "pages"
+
+    def parse(self, response):
+        if not response.is_text:
+            return
+        yield {"url": response.url, "title": response.css("title::text").get()}
+        for href in response.css("a::attr(href)").getall():
+            yield response.follow(href)
+
+
+def count(stats, kind):
+    return stats.get_value(f"downloader/exception_type_count/{kind}")
+
+
+class HostileSiteTests(unittest.TestCase):
+    """One crawl of a site where most links misbehave."""
+
+    def setUp(self):
+        self.server = TestServer().start()
+        self.addCleanup(self.server.stop)
+
+    @defer.inlineCallbacks
+    def test_every_failure_counted_and_logged_once(self):
+        """Each bad page fails with its own kind, is logged once with its URL, and the good
+        pages are all scraped."""
+        server = self.server
+        bad = {
+            "/stall": StallAfterHeaders(),
+            "/trickle": Trickle(1000, 0.1),
+            "/silent": NoAnswer(),
+            "/drop": Drop(),
+            "/partial": Partial(b"x" * 10, 100),
+            "/bomb": CheapGzipBomb(8 << 30),
+            "/huge": DeclaredLength(10 ** 10),
+            "/endless": EndlessChunked(),
+            "/liar": Page(b"<html>plain</html>", headers={"content-encoding": "gzip"}),
+            "/missing": Status(404),
+        }
+        for path, resource in bad.items():
+            server.add(path, resource)
+        good = [f"/ok/{i}" for i in range(5)]
+        for path in good:
+            server.add_page(path, title=path)
+        start = server.add_page("/", links=[*bad, *good])
+        logs = CapturedLogs(self)
+        crawler = yield crawl(PagesSpider, {"DOWNLOAD_TIMEOUT": 1.0,
+                                            "DOWNLOAD_MAXSIZE": 4 << 20,
+                                            "RETRY_ENABLED": False},
+                              start_urls=[start])
+        stats = crawler.stats
+        self.assertEqual(stats.get_value("finish_reason"), "finished")
+        self.assertEqual(stats.get_value("item_scraped_count"), 6)
+        self.assertEqual(count(stats, "tinyscrapy.errors.DownloadTimeout"), 3)
+        self.assertEqual(count(stats, "tinyscrapy.errors.ResponseTooLarge"), 2)
+        self.assertEqual(count(stats, "tinyscrapy.errors.DecompressionBomb"), 1)
+        self.assertEqual(count(stats, "tinyscrapy.errors.ContentDecodingError"), 1)
+        self.assertEqual(count(stats, "twisted.web._newclient.ResponseNeverReceived"), 1)
+        self.assertEqual(count(stats, "twisted.web._newclient.ResponseFailed"), 1)
+        self.assertEqual(stats.get_value("downloader/exception_count"), 9)
+        self.assertEqual(stats.get_value("downloader/response_status_count/404"), 1)
+        self.assertEqual(stats.get_value("downloader/response_status_count/200"), 6)
+        for path in bad:
+            self.assertEqual(server.hits[path], 1, path)
+            if path == "/missing":  # an HTTP error is logged at INFO, as in Scrapy
+                continue
+            url = server.url(path)
+            mentions = [m for _, m in logs.messages if url + ">" in m or url + " " in m]
+            self.assertEqual(len(mentions), 1, (path, mentions))
+
+    @defer.inlineCallbacks
+    def test_bad_urls_are_errbacks_not_crashes(self):
+        """Start URLs with bad hosts or ports fail one by one; the crawl goes on."""
+        start = self.server.add_page("/", title="good")
+        bad = ["http://exa mple.com/", "http://a..b/", "http://127.0.0.1:99999/",
+               "http://[::1/", "http://-bad-.example/"]
+        crawler = yield crawl(PagesSpider, start_urls=[*bad, start])
+        stats = crawler.stats
+        self.assertEqual(stats.get_value("item_scraped_count"), 1)
+        # each is dropped once: by the scope (which refuses a host it cannot parse) or
+        # by the fetcher (which checks host names and ports strictly)
+        self.assertEqual(stats.get_value("ledger/dropped/InvalidUrl"), len(bad))
+        self.assertGreaterEqual(count(stats, "tinyscrapy.errors.InvalidUrl"), 1)
+        self.assertEqual(stats.get_value("finish_reason"), "finished")
+        self.assertIsNone(stats.get_value("engine/unexpected_errors/ValueError"))
+
+    @defer.inlineCallbacks
+    def test_bytes_on_the_wire_and_decoded(self):
+        """The stats keep compressed and decoded bytes apart."""
+        body = b"<html><title>z</title>" + b"<p>repeat</p>" * 5000 + b"</html>"
+        start = self.server.add("/", Gzip(body))
+        crawler = yield crawl(PagesSpider, start_urls=[start])
+        stats = crawler.stats
+        self.assertEqual(stats.get_value("downloader/response_bytes_decoded"), len(body))
+        self.assertLess(stats.get_value("downloader/response_bytes"), len(body) // 10)
+        self.assertEqual(crawler.engine.downloader.statistics().decoded_bytes, len(body))

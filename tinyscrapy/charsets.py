@@ -1,0 +1,152 @@
+"""
+What a response body is (text or binary) and how its text is encoded.
+
+L{is_text}: the C{Content-Type} decides. HTML, XML, JSON, JavaScript and every C{text/*}
+are text; images, PDF, archives, fonts, C{application/octet-stream} and any other type are
+binary and never parsed, even when the body looks like HTML. Only a response without a
+usable C{Content-Type} is sniffed (a byte-order mark, a binary signature, control bytes),
+and so is C{text/plain}, as browsers do, because servers give that type to files they do
+not know.
+
+L{decode}: the encoding comes from, in order,
+
+    1. a byte-order mark (UTF-8, UTF-16, UTF-32), as HTML5 says;
+    2. the C{charset} of the C{Content-Type} header (a bare C{utf-16} is little-endian,
+       as the WHATWG Encoding standard says, unless the bytes show otherwise);
+    3. UTF-16 without a BOM or label, recognised from its zero bytes (C{<\\0} / C{\\0<});
+    4. C{<meta charset>}, C{<meta http-equiv="Content-Type">} or C{<?xml encoding?>} in
+       the first 4 KiB (a UTF-16 label found there means UTF-8, as HTML5 says: an ASCII
+       scan could not have found it in real UTF-16);
+    5. UTF-8 if the body is valid UTF-8; else a statistical guess by C{charset_normalizer}
+       when it is installed (on the first 16 KiB, a few milliseconds, only for these
+       undeclared non-UTF-8 pages); else UTF-8 with replacement characters.
+
+Labels are resolved as browsers do (w3lib): C{gbk}/C{gb2312} decode as GB18030,
+C{shift_jis} as CP932, C{iso-8859-1} as windows-1252.
+"""
+
+from functools import lru_cache
+
+_TEXT_APPLICATION = frozenset({
+    "json", "javascript", "ecmascript", "x-javascript", "x-ecmascript", "xml", "xhtml+xml",
+    "x-www-form-urlencoded", "ndjson", "x-ndjson", "jsonl", "x-jsonlines", "yaml",
+    "x-yaml", "csv", "x-csv", "graphql", "sql", "rtf", "x-sh", "x-tex", "x-latex",
+})
+_BINARY_MAGIC = (b"\x89PNG", b"GIF87a", b"GIF89a", b"\xff\xd8\xff", b"%PDF-", b"PK\x03\x04",
+                 b"\x1f\x8b", b"BM", b"RIFF", b"OggS", b"ID3", b"\x00\x00\x01\x00",
+                 b"wOFF", b"wOF2", b"7z\xbc\xaf", b"Rar!", b"BZh", b"\xfd7zXZ",
+                 b"\x00asm", b"\x7fELF", b"MZ", b"\xd0\xcf\x11\xe0", b"\x28\xb5\x2f\xfd")
+_BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
+# mimesniff's "binary data bytes": control characters no text format uses
+_BINARY_BYTES = bytes([*range(0, 9), 11, *range(14, 27), *range(28, 32)])
+_DETECT_BYTES = 16384
+
+
+def media_type(content_type):
+    """C{"text/html; charset=utf-8"} -> C{"text/html"} (lower case; "" when missing)."""
+    if not content_type:
+        return ""
+    return content_type.partition(";")[0].strip().lower()
+
+
+@lru_cache(maxsize=512)
+def text_type(content_type):
+    """
+    @return: True for a text media type, False for a binary one, None when
+        C{content_type} names no usable type (then the body decides).
+    """
+    media = media_type(content_type)
+    main, slash, sub = media.partition("/")
+    if not slash or not main or not sub or "*" in media:
+        return None
+    if main == "text":
+        return True
+    if sub.endswith(("+xml", "+json")):
+        return True
+    return main == "application" and sub in _TEXT_APPLICATION
+
+
+def is_text(content_type, body):
+    """Is this body text (True) or binary (False)? See the module docstring."""
+    verdict = text_type(content_type) if content_type else None
+    if verdict is False:
+        return False
+    if verdict and not media_type(content_type) == "text/plain":
+        return True
+    # no usable type, or text/plain, which browsers check too (mimesniff): servers
+    # label unknown files text/plain
+    head = body[:512]
+    if head.startswith(_BOMS):
+        return True
+    if head.startswith(_BINARY_MAGIC):
+        return False
+    if _utf16_sniff(head):
+        return True
+    return not any(byte in _BINARY_BYTES for byte in head)
+
+
+def decode(content_type, body):
+    """
+    Decode C{body} as the module docstring says.
+
+    @return: C{(encoding name, text)}.
+    """
+    from w3lib.encoding import (
+        html_body_declared_encoding,
+        http_content_type_encoding,
+        read_bom,
+        to_unicode,
+    )
+
+    encoding, bom = read_bom(body)
+    if encoding is not None:
+        return encoding, to_unicode(body[len(bom):], encoding)
+    encoding = http_content_type_encoding(content_type) if content_type else None
+    if encoding in ("utf-16", "utf-32"):
+        encoding = _endianness(body, encoding)
+    if encoding is None:
+        encoding = _utf16_sniff(body[:512])
+    if encoding is None:
+        encoding = html_body_declared_encoding(body)
+        if encoding is not None and encoding.startswith(("utf-16", "utf-32")):
+            encoding = "utf-8"
+    if encoding is not None:
+        return encoding, to_unicode(body, encoding)
+    try:
+        return "utf-8", body.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    encoding = _detect(body) or "utf-8"
+    return encoding, to_unicode(body, encoding)
+
+
+def _endianness(body, encoding):
+    """A bare C{utf-16}/C{utf-32} label without a BOM: LE unless the bytes say BE."""
+    if encoding == "utf-16":
+        return "utf-16-be" if body[:1] == b"\x00" and body[1:2] != b"\x00" else "utf-16-le"
+    return "utf-32-be" if body[:1] == b"\x00" else "utf-32-le"
+
+
+def _utf16_sniff(head):
+    """UTF-16 without BOM: ASCII characters show as a zero byte beside each one."""
+    if len(head) < 8:
+        return None
+    even, odd = head[0:64:2], head[1:64:2]
+    if odd.count(0) > len(odd) * 3 // 4 and even.count(0) == 0:
+        return "utf-16-le"
+    if even.count(0) > len(even) * 3 // 4 and odd.count(0) == 0:
+        return "utf-16-be"
+    return None
+
+
+def _detect(body):
+    """A guess from charset_normalizer (when installed), resolved as a browser would."""
+    try:
+        from charset_normalizer import from_bytes
+    except ImportError:  # pragma: no cover - depends on the environment
+        return None
+    from w3lib.encoding import resolve_encoding
+    best = from_bytes(body[:_DETECT_BYTES]).best()
+    if best is None:
+        return None
+    return resolve_encoding(best.encoding)

@@ -352,8 +352,10 @@ class HttpResponse:
         if urls is None:
             selected = self.css(css) if css else self.xpath(xpath) if xpath else []
             urls = [url for url in map(_selector_url, selected) if url is not None]
-        absolute = [self.urljoin((url if isinstance(url, str) else _link_url(url))
-                                 .strip(_HTML_SPACE)) for url in urls]
+        absolute = [url if isinstance(url, str) and url.startswith(("http://", "https://"))
+                    and "/." not in url  # already absolute (a LinkExtractor's): no join
+                    else self.urljoin((url if isinstance(url, str) else _link_url(url))
+                                      .strip(_HTML_SPACE)) for url in urls]
         seen = getattr(self, "_seen", None)
         if seen is not None and not kwargs.get("dont_filter") and not kwargs.get("body") \
                 and kwargs.get("method", "GET").upper() == "GET":

@@ -51,16 +51,16 @@ class SiteCrawler(Spider):
             return
         origin = url_origin(response.url)
         prefix = origin + "/"
-        urls = [link.url for link in self.links.extract_links(response)
-                if link.url.startswith(prefix) or url_origin(link.url) == origin]
+        urls = [url for url in self.links.extract_urls(response)
+                if url.startswith(prefix) or url_origin(url) == origin]
         yield from response.follow_all(urls, callback=self.parse)
 
     @staticmethod
     def _title(response):
         if not response.is_text:
             return None
-        title = response.xpath("//title/text()").get()
-        return title.strip() if title else None
+        title = response.selector.root.xpath("string(//title)")  # in C: no element proxies
+        return title.strip() or None
 
 
 def _start_domains(urls):

@@ -108,9 +108,14 @@ class SeenUrls:
     @ivar seen: the scheduler's set of fingerprints (read, never written).
     """
 
+    # most duplicate links of a site are the same few strings (menus, pagers, footers):
+    # a bounded cache of URL strings already known as seen skips their fingerprint
+    RECENT_MAX = 20_000
+
     def __init__(self, seen, stats):
         self.seen = seen
         self.stats = stats
+        self._recent = set()
 
     @classmethod
     def of(cls, scheduler, stats):
@@ -129,12 +134,19 @@ class SeenUrls:
         @param urls: absolute URLs of GET requests without a body.
         @return: those not seen by the scheduler, each canonical URL once, in order.
         """
-        seen = self.seen
+        seen, recent = self.seen, self._recent
         kept = []
         on_page = set()
         for url in urls:
+            if url in recent:
+                continue
             fingerprint = url_fingerprint(url)
-            if fingerprint in seen or fingerprint in on_page:
+            if fingerprint in seen:
+                if len(recent) >= self.RECENT_MAX:
+                    recent.clear()
+                recent.add(url)
+                continue
+            if fingerprint in on_page:
                 continue
             on_page.add(fingerprint)
             kept.append(url)

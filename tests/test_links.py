@@ -168,6 +168,21 @@ class LinkExtractorTests(unittest.TestCase):
                                 Request(PAGE_URL))
         self.assertEqual(LinkExtractor().extract_links(response), [])
 
+    def test_extract_urls_is_extract_links_urls(self):
+        """extract_urls (the XPath fast path and the general one) gives extract_links' URLs."""
+        extractors = [LinkExtractor(), LinkExtractor(unique=False),
+                      LinkExtractor(deny=r"/about", canonicalize=True),
+                      LinkExtractor(tags=("a", "area", "link"), attrs=("href", "src")),
+                      LinkExtractor(deny_extensions=()),
+                      LinkExtractor(restrict_css="nav"), LinkExtractor(process_value=str.upper)]
+        for html in (EVERY_KIND, '<base href="http://other/base/"><a href="x">x</a>'):
+            response = _page(html)
+            for extractor in extractors:
+                self.assertEqual(extractor.extract_urls(response),
+                                 [link.url for link in extractor.extract_links(response)])
+        self.assertTrue(LinkExtractor()._plain)
+        self.assertFalse(LinkExtractor(restrict_css="nav")._plain)
+
     def test_matches(self):
         """matches() applies the URL filters to one URL."""
         extractor = LinkExtractor(allow="/item/", deny_domains=["example.com"])

@@ -141,3 +141,24 @@ class BenchCommandTests(unittest.TestCase):
         self.assertRegex(out, r"bench: 60 pages in [\d.]+ s: \d+ pages/s")
         self.assertIn("handled=60", out)
         self.assertIn("missing=0", out)
+
+
+class ReadmeTests(unittest.TestCase):
+    """The README tells a new user the truth."""
+
+    def test_settings_table_is_current(self):
+        """The README's settings table is `python -m tinyscrapy settings`, every setting."""
+        from tinyscrapy.settings import DEFAULTS, defaults_table
+        with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+            readme = f.read()
+        self.assertIn(defaults_table(), readme)
+        for name in DEFAULTS:
+            self.assertIn(f"`{name}`", readme)
+
+    def test_test_command_is_the_ci_command(self):
+        """.ci/run runs the test command the README gives."""
+        with open(os.path.join(ROOT, ".ci", "run"), encoding="utf-8") as f:
+            ci = f.read()
+        self.assertIn("python -m twisted.trial", ci)
+        with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+            self.assertIn("python -m twisted.trial tests", f.read())

@@ -62,6 +62,7 @@ def build_parser():
     bench.add_argument("-s", dest="settings", action="append", default=[],
                        metavar="NAME=VALUE", help="set a setting (repeatable)")
     bench.add_argument("-L", dest="loglevel", metavar="LEVEL", help="log level")
+    commands.add_parser("settings", help="every setting and its default (Markdown)")
     commands.add_parser("version", help="print the version")
     commands.add_parser("list", help="list the spiders `run` can find")
     return parser
@@ -90,6 +91,11 @@ class Command:
 
     def cmd_version(self):
         print(f"tinyscrapy {tinyscrapy.__version__}")
+        return 0
+
+    def cmd_settings(self):
+        from tinyscrapy.settings import defaults_table
+        print(defaults_table())
         return 0
 
     def cmd_list(self):

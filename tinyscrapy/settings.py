@@ -344,3 +344,25 @@ def parse_value(text, name=None):
         return float(stripped)
     except ValueError:
         return text
+
+
+def describe_default(value):
+    """A setting's default as a short JSON-like text (long lists and dicts summarised)."""
+    import json
+    text = json.dumps(value, default=str)
+    if len(text) > 60 and isinstance(value, (dict, list, tuple)):
+        return f"{'{' if isinstance(value, dict) else '['}… {len(value)} entries" \
+            f"{'}' if isinstance(value, dict) else ']'}"
+    return text
+
+
+def defaults_table():
+    """Every setting and its default as a Markdown table, two settings a row (the README's)."""
+    cells = [f"`{name}` | `{describe_default(value)}`" for name, value in DEFAULTS.items()]
+    if len(cells) % 2:
+        cells.append(" | ")
+    half = len(cells) // 2
+    lines = ["| setting | default | setting | default |", "|---|---|---|---|"]
+    lines += [f"| {left} | {right} |" for left, right in
+              zip(cells[:half], cells[half:], strict=True)]
+    return "\n".join(lines)

@@ -190,12 +190,12 @@ def _book_title(rng, taken):
             return title, words
 
 
-def _make_books(rng):
+def _make_books(rng, book_count=BOOK_COUNT):
     """Return (books, categories); the first ten books seed one category each."""
     categories = tuple(Category(name, slugify(name)) for name, _ in _CATEGORIES)
     weights = [weight for _, weight in _CATEGORIES]
     taken, books = set(), []
-    for book_id in range(1, BOOK_COUNT + 1):
+    for book_id in range(1, book_count + 1):
         title, words = _book_title(rng, taken)
         if book_id <= len(categories):
             category = categories[book_id - 1]
@@ -246,15 +246,16 @@ def _make_quotes(rng, authors):
     return tuple(quotes), {tag: found for tag, found in tags.items() if found}
 
 
-def make_catalogue(seed=SEED):
+def make_catalogue(seed=SEED, book_count=BOOK_COUNT):
     """
     Generate the whole catalogue.
 
     @param seed: the seed of the private random generator; the default is the site's.
+    @param book_count: how many books (the benchmarks ask for a large catalogue).
     @return: a new L{Catalogue}, equal for equal seeds.
     """
     rng = random.Random(seed)
-    books, categories = _make_books(rng)
+    books, categories = _make_books(rng, book_count)
     authors = _make_authors(rng)
     quotes, tags = _make_quotes(rng, authors)
     return Catalogue(books, categories, quotes, authors, tags)

@@ -25,7 +25,7 @@ from html import escape
 from twisted.web.resource import Resource
 from twisted.web.server import Site
 
-from tinyscrapy.demo.data import BOOKS_PER_PAGE, QUOTES_PER_PAGE, make_catalogue
+from tinyscrapy.demo.data import BOOK_COUNT, BOOKS_PER_PAGE, QUOTES_PER_PAGE, make_catalogue
 
 HTML = b"text/html; charset=utf-8"
 TEXT = b"text/plain; charset=utf-8"
@@ -317,13 +317,14 @@ class _QuietSite(Site):
         """Write no access log line."""
 
 
-def build_site():
+def build_site(book_count=BOOK_COUNT):
     """
     Build the demo site from the fixed seed.
 
+    @param book_count: the catalogue's size (the demo has 200 books; benchmarks use more).
     @return: a new L{DemoSite} (a L{twisted.web.resource.Resource}) with an empty cache.
     """
-    return DemoSite(make_catalogue())
+    return DemoSite(make_catalogue(book_count=book_count))
 
 
 def listen(port=0, interface="127.0.0.1", reactor=None, access_log=False):

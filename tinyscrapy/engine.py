@@ -28,9 +28,10 @@ The map of every Deferred hop (reviews check it against the code below):
        every C{ENGINE_HEARTBEAT} seconds as well, so a frontier that says "pending" but
        hands nothing out this instant can never stall the crawl.
     6. L{ExecutionEngine._close_spider} runs when nothing is in flight and the engine is
-       closing: the scraper (pipelines), scheduler and downloader close in turn, each
-       possibly a Deferred, then C{spider_closed} is sent and C{_close} fires with the
-       finish reason. L{ExecutionEngine.start} returns C{_close}.
+       closing: L{tinyscrapy.closing.close_parts} closes the scraper (pipelines),
+       scheduler and downloader in turn, each possibly a Deferred, then sends
+       C{spider_closed}; its Deferred fires and C{_close} fires with the finish reason.
+       L{ExecutionEngine.start} returns C{_close}.
 """
 
 import logging
@@ -40,6 +41,7 @@ from twisted.internet.defer import Deferred, maybeDeferred
 from twisted.internet.task import LoopingCall
 
 from tinyscrapy import signals
+from tinyscrapy.closing import close_parts
 from tinyscrapy.errors import DontCloseSpider, DuplicateRequest, IgnoreRequest
 from tinyscrapy.http import Request
 
@@ -259,37 +261,25 @@ class ExecutionEngine:
 
     def _close_spider(self):
         """Nothing in flight and closing: close each part in turn, then fire C{_close}."""
-        if self._heartbeat.running:
-            self._heartbeat.stop()
-        if self._wakeup is not None:
-            self._wakeup.cancel()
-            self._wakeup = None
-        if self._ready_call is not None:
-            self._ready_call.cancel()
-            self._ready_call = None
+        self._stop_timers()
         if self._closing_started:
             return
         self._closing_started = True
         reason = self.closing_reason
         self.crawler.ledger.reconcile(self.scheduler.size(), len(self.in_flight))
-        d = maybeDeferred(self.scraper.close_spider, self.spider, reason)
-        d.addBoth(self._cb_close_step, self.scheduler.close, reason)
-        d.addBoth(self._cb_close_step, self.downloader.close)
-        d.addBoth(self._cb_close_step, self.crawler.signals.send_deferred,
-                  signals.spider_closed, spider=self.spider, reason=reason)
-        d.addBoth(self._cb_close_step, self.spider.closed, reason)
-        d.addBoth(self._cb_close_step, self.crawler.stats.close_spider, self.spider, reason)
-        d.addBoth(self._cb_closed, reason)
+        d = close_parts(self, reason)
+        d.addCallback(self._cb_closed, reason)
 
-    def _cb_close_step(self, previous, step, *args, **kwargs):
-        """Run one closing step after the previous one, logging (not stopping on) errors."""
-        if hasattr(previous, "check"):
-            logger.error("error while closing %s", self.spider, exc_info=(
-                previous.type, previous.value, previous.getTracebackObject()))
-        return maybeDeferred(step, *args, **kwargs)
+    def _stop_timers(self):
+        if self._heartbeat.running:
+            self._heartbeat.stop()
+        for name in ("_wakeup", "_ready_call"):
+            call = getattr(self, name)
+            if call is not None and call.active():
+                call.cancel()
+            setattr(self, name, None)
 
-    def _cb_closed(self, previous, reason):
-        self._cb_close_step(previous, _noop)
+    def _cb_closed(self, _, reason):
         logger.info("spider %s closed (%s)", self.spider, reason)
         self._close.callback(reason)
 
@@ -297,6 +287,3 @@ class ExecutionEngine:
         return EngineStatistics(in_flight=len(self.in_flight), max=self.max,
                                 closing_reason=self.closing_reason)
 
-
-def _noop():
-    return None

@@ -33,7 +33,7 @@ def write_site(books, folder):
     for path in site.paths():
         target = path + "index.html" if path.endswith("/") else path
         filename = os.path.join(folder, target.lstrip("/"))
-        os.makedirs(os.path.dirname(filename), exist_ok=True)
+        os.makedirs(os.path.dirname(filename), mode=0o755, exist_ok=True)
         with open(filename, "wb") as f:
             f.write(site.page(path)[1])
     return len(site.paths())
@@ -58,6 +58,7 @@ def main():
     if not (os.path.exists(serve) and os.path.exists(RAW_PYTHON)):
         sys.exit("benchmarks: needs ../shared/bench (serve.sh) and its raw crawler's venv")
     folder = tempfile.mkdtemp(prefix="tinyscrapy-books-")
+    os.chmod(folder, 0o755)  # nginx's worker runs as another user
     scratch = tempfile.mkdtemp(prefix="tinyscrapy-books-out-")
     pages = write_site(args.books, folder)
     subprocess.run(["bash", serve, "start", folder, str(args.port)], check=True,

@@ -16,7 +16,7 @@ from tinyscrapy import Request, Spider
 from tinyscrapy.crawler import Crawler
 from tinyscrapy.errors import UsageError
 from tinyscrapy.items import feeds
-from tinyscrapy.items.feeds import CsvWriter, JsonLinesWriter, JsonWriter
+from tinyscrapy.items.writers import CsvWriter, JsonLinesWriter, JsonWriter
 from tinyscrapy.settings import Settings
 
 from .helpers import crawl, run_command

@@ -10,8 +10,8 @@ from twisted.trial import unittest
 from twisted.web.client import HTTPConnectionPool, ResponseFailed, ResponseNeverReceived
 
 from tinyscrapy.errors import DownloadTimeout, InvalidUrl, ResponseTooLarge
-from tinyscrapy.fetch import CrawlAgent
 from tinyscrapy.http import Request
+from tinyscrapy.pool import CrawlAgent
 
 from .fetchutil import CapturedLogs, failure_of, get, make_fetcher, open_connections, wait_until
 from .servers import (

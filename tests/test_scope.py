@@ -332,7 +332,8 @@ class FollowTests(unittest.TestCase):
         import random
         from urllib.parse import urljoin
 
-        from tinyscrapy.http import _fast_join, _join_prefixes
+        from tinyscrapy.linkjoin import fast_join as _fast_join
+        from tinyscrapy.linkjoin import join_prefixes as _join_prefixes
 
         rng = random.Random(7)
         pieces = ["a", "B", "/", "//", ".", "..", "?", "#", ";", ":", "=", "&", "%20", "~",

@@ -16,17 +16,11 @@ from tinyscrapy.crawler import Crawler
 from tinyscrapy.engine import ExecutionEngine
 from tinyscrapy.errors import UsageError
 from tinyscrapy.http import HttpResponse
+from tinyscrapy.limits import LimitRule, default_rule, parse_limit_rules
 from tinyscrapy.scheduler import Scheduler
 from tinyscrapy.scraper import Scraper
 from tinyscrapy.settings import Settings
-from tinyscrapy.slots import (
-    ARRIVAL_SLACK,
-    UNSENT_RECHECK,
-    LimitRule,
-    Slots,
-    default_rule,
-    parse_limit_rules,
-)
+from tinyscrapy.slots import ARRIVAL_SLACK, UNSENT_RECHECK, Slots
 
 from .helpers import FakeDownloader
 

@@ -10,7 +10,8 @@ from twisted.trial import unittest
 
 from tinyscrapy import Spider
 from tinyscrapy.errors import CertificateError, UsageError
-from tinyscrapy.fetch import CrawlAgent, CrawlPool, HttpFetcher
+from tinyscrapy.fetch import HttpFetcher
+from tinyscrapy.pool import CrawlAgent, CrawlPool
 from tinyscrapy.settings import Settings
 from tinyscrapy.tls import https_policy
 

@@ -5,12 +5,24 @@ gets the answer) and L{HttpResponse} (what came back).
 Both are plain data. A Request keeps its dictionaries (headers, meta, cb_kwargs) unmade
 until someone touches them, because a crawl may hold hundreds of thousands of waiting
 requests and most of them never need any.
+
+A response's text is decoded by L{tinyscrapy.charsets}, and its links are joined by
+L{tinyscrapy.linkjoin}.
 """
 
 import json
 from urllib.parse import urlencode, urljoin
 
 from w3lib.url import safe_url_string
+
+from tinyscrapy.linkjoin import (
+    HTML_SPACE,
+    fast_join,
+    join_prefixes,
+    link_url,
+    resolve_dot_segments,
+    selector_url,
+)
 
 
 class Headers(dict):
@@ -303,9 +315,9 @@ class HttpResponse:
                 if self.is_text and b"<base" in self.body[:4096].lower():
                     from w3lib.html import get_base_url
                     self._base_url = get_base_url(self.text[:4096], self.url)
-            prefixes = self._join_prefixes = _join_prefixes(self._base_url)
+            prefixes = self._join_prefixes = join_prefixes(self._base_url)
         if prefixes:
-            joined = _fast_join(url, *prefixes)
+            joined = fast_join(url, *prefixes)
             if joined is not None:
                 return joined
         try:
@@ -313,7 +325,7 @@ class HttpResponse:
         except ValueError:
             return url
         if "/." in joined:
-            joined = _resolve_dot_segments(joined)
+            joined = resolve_dot_segments(joined)
         return joined
 
     def follow(self, url, callback=None, **kwargs):
@@ -329,10 +341,10 @@ class HttpResponse:
         @raise ValueError: a selector that holds no URL.
         """
         if not isinstance(url, str):
-            url = _link_url(url)
+            url = link_url(url)
         if self.request is not None:
             kwargs.setdefault("depth", self.request.depth + 1)
-        return _request(self.urljoin(url.strip(_HTML_SPACE)), callback, kwargs)
+        return _request(self.urljoin(url.strip(HTML_SPACE)), callback, kwargs)
 
     def follow_all(self, urls=None, callback=None, css=None, xpath=None, **kwargs):
         """
@@ -351,11 +363,11 @@ class HttpResponse:
             raise ValueError("follow_all takes only one of urls, css and xpath")
         if urls is None:
             selected = self.css(css) if css else self.xpath(xpath) if xpath else []
-            urls = [url for url in map(_selector_url, selected) if url is not None]
+            urls = [url for url in map(selector_url, selected) if url is not None]
         absolute = [url if isinstance(url, str) and url.startswith(("http://", "https://"))
                     and "/." not in url  # already absolute (a LinkExtractor's): no join
-                    else self.urljoin((url if isinstance(url, str) else _link_url(url))
-                                      .strip(_HTML_SPACE)) for url in urls]
+                    else self.urljoin((url if isinstance(url, str) else link_url(url))
+                                      .strip(HTML_SPACE)) for url in urls]
         seen = getattr(self, "_seen", None)
         if seen is not None and not kwargs.get("dont_filter") and not kwargs.get("body") \
                 and kwargs.get("method", "GET").upper() == "GET":
@@ -363,20 +375,6 @@ class HttpResponse:
         if self.request is not None:
             kwargs.setdefault("depth", self.request.depth + 1)
         return [_request(url, callback, kwargs) for url in absolute]
-
-
-_HTML_SPACE = " \t\n\f\r"
-
-
-def _link_url(link):
-    """The URL of a L{Link} or of a selector; ValueError when there is none."""
-    url = getattr(link, "url", None)
-    if isinstance(url, str):
-        return url
-    url = _selector_url(link)
-    if url is None:
-        raise ValueError(f"no href or src in the selector {link!r}")
-    return url
 
 
 def _request(url, callback, kwargs):
@@ -391,90 +389,3 @@ def _request(url, callback, kwargs):
         from urllib.parse import quote
         quoted = quote(url, safe="/:?#[]@!$&'()*+,;=%~", errors="surrogatepass")
         return Request(quoted, callback=callback, **kwargs)
-
-
-def _join_prefixes(base):
-    """
-    C{(origin, directory)} of C{base} for L{_fast_join}, or C{()} when C{base} is not a
-    plain http(s) URL.
-    """
-    from urllib.parse import urlsplit
-    try:
-        parts = urlsplit(base)
-        directory = urljoin(base, "x")[:-1]
-    except ValueError:
-        return ()
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        return ()
-    return parts.scheme + "://" + parts.netloc, directory
-
-
-def _fast_join(url, origin, directory):
-    """
-    C{urljoin} for the links most pages are made of (an absolute path, a relative path
-    without dot segments, an http(s) URL), in a fraction of its time; None for anything
-    else, which takes C{urljoin} itself (whose quirks, such as collapsing C{//} in a
-    relative path or dropping an empty C{;} or C{?}, stay its own). Checked against
-    C{urljoin} in the tests.
-    """
-    climb = 0
-    while url.startswith("../"):  # up from the page's directory (the usual "../item/1")
-        url = url[3:]
-        climb += 1
-    if not url or not url.isascii() or not url.isprintable() or url[0] == "." \
-            or url[-1] in "?#" or "/." in url or "\\" in url or ";" in url or "?#" in url:
-        return None
-    if climb:
-        if "//" in url or ":" in url or url[0] in "/?#":
-            return None
-        segments = directory[len(origin):].split("/")[1:-1]
-        kept = segments[:max(0, len(segments) - climb)]
-        return origin + "/" + "".join(segment + "/" for segment in kept) + url
-    if url.startswith(("http://", "https://")):
-        rest = url[url.index("//") + 2:]
-        if not rest or rest[0] in "/?#" or "//" in rest:
-            return None
-        return url
-    if "//" in url or ":" in url:  # a network path, or perhaps a scheme (mailto:)
-        return None
-    first = url[0]
-    if first == "/":
-        return origin + url
-    if first in "?#":
-        return None
-    return directory + url
-
-
-def _resolve_dot_segments(url):
-    """C{url} with C{.} and C{..} path segments resolved (RFC 3986, section 5.2.4)."""
-    from urllib.parse import urlsplit, urlunsplit
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return url
-    if not parts.netloc or "/." not in parts.path:
-        return url
-    segments = parts.path.split("/")
-    kept = []
-    for segment in segments[1:]:
-        if segment == "..":
-            if kept:
-                kept.pop()
-        elif segment != ".":
-            kept.append(segment)
-    if segments[-1] in (".", ".."):
-        kept.append("")
-    path = "/" + "/".join(kept)
-    return urlunsplit((parts.scheme, parts.netloc, path, parts.query, parts.fragment))
-
-
-def _selector_url(selector):
-    """The C{href}/C{src} of an element selector, or an attribute selector's text, or None."""
-    root = getattr(selector, "root", selector)
-    if isinstance(root, str):
-        return root
-    for attribute in ("href", "src"):
-        value = root.get(attribute) if hasattr(root, "get") else None
-        if value is not None:
-            return value
-    return None

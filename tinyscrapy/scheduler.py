@@ -27,9 +27,10 @@ from collections import deque
 from dataclasses import dataclass
 from heapq import heappop, heappush
 
+from tinyscrapy.limits import LimitRule
 from tinyscrapy.scope.fingerprint import request_fingerprint
 from tinyscrapy.scope.seen import FingerprintSet
-from tinyscrapy.slots import LimitRule, Slots
+from tinyscrapy.slots import Slots
 
 _READY, _WAITING, _PARKED = "ready", "waiting", "parked"
 

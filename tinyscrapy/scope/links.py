@@ -24,6 +24,7 @@ the server never sees it and two links that differ only there are one page.
 
 import re
 
+from tinyscrapy.linkjoin import HTML_SPACE
 from tinyscrapy.scope.fingerprint import canonical_url
 
 IGNORED_EXTENSIONS = frozenset("""
@@ -37,9 +38,6 @@ IGNORED_EXTENSIONS = frozenset("""
     xls xlsb xlsm xlsx xlt xltm xltx
     css js woff woff2 ttf otf eot pdf rss hqx sh rb
 """.split())
-
-_HTML_SPACE = " \t\n\f\r"
-
 
 class Link:
     """
@@ -166,32 +164,21 @@ class LinkExtractor:
             return []
         urls = []
         keys = set() if self.unique else None
+        strip, canonicalize = self.strip, self.canonicalize
         for value in response.selector.root.xpath(self._plain_xpath, smart_strings=False):
-            url = self._accept(response, value)
-            if url is None:
+            if strip:
+                value = value.strip(HTML_SPACE)
+            parts = self._resolve(response, value)
+            if parts is None:
                 continue
+            url = canonical_url(parts[0]) if canonicalize else parts[0]
             if keys is not None:
-                key = url if self.canonicalize else canonical_url(url)
+                key = url if canonicalize else canonical_url(url)
                 if key in keys:
                     continue
                 keys.add(key)
             urls.append(url)
         return urls
-
-    def _accept(self, response, value):
-        """The absolute URL (no fragment) of one attribute value, or None if filtered."""
-        if self.strip:
-            value = value.strip(_HTML_SPACE)
-        try:
-            url = response.urljoin(value)
-        except ValueError:
-            return None
-        if not url[:8].lower().startswith(("http://", "https://")) or not _valid_host(url):
-            return None
-        url = url.partition("#")[0]
-        if not self._url_allowed(url):
-            return None
-        return canonical_url(url) if self.canonicalize else url
 
     def matches(self, url):
         """True if an absolute C{url} passes the URL filters (not the text one)."""
@@ -219,20 +206,15 @@ class LinkExtractor:
 
     def _make_link(self, response, element, value):
         if self.strip:
-            value = value.strip(_HTML_SPACE)
+            value = value.strip(HTML_SPACE)
         if self.process_value is not None:
             value = self.process_value(value)
             if value is None:
                 return None
-        try:
-            url = response.urljoin(value)
-        except ValueError:
+        parts = self._resolve(response, value)
+        if parts is None:
             return None
-        if not url[:8].lower().startswith(("http://", "https://")) or not _valid_host(url):
-            return None
-        url, _, fragment = url.partition("#")
-        if not self._url_allowed(url):
-            return None
+        url, _, fragment = parts
         if self.restrict_text:
             text = _element_text(element)
             if not any(r.search(text) for r in self.restrict_text):
@@ -242,6 +224,25 @@ class LinkExtractor:
         rel = element.get("rel")
         nofollow = bool(rel) and "nofollow" in rel.lower().split()
         return Link(url, fragment=fragment, nofollow=nofollow, element=element)
+
+    def _resolve(self, response, value):
+        """
+        What every link goes through, in L{extract_links} and L{extract_urls} alike: resolve
+        an attribute value against the page, keep it only if it is http(s) with a host and
+        passes the URL filters.
+
+        @return: C{url.partition("#")} of the absolute URL, or None when it is left out.
+        """
+        try:
+            url = response.urljoin(value)
+        except ValueError:
+            return None
+        if not url[:8].lower().startswith(("http://", "https://")) or not _valid_host(url):
+            return None
+        parts = url.partition("#")
+        if not self._url_allowed(parts[0]):
+            return None
+        return parts
 
     def _url_allowed(self, url):
         if self.allow_res and not any(r.search(url) for r in self.allow_res):

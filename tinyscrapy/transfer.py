@@ -1,0 +1,221 @@
+"""
+L{Transfer}: one download of L{tinyscrapy.fetch.HttpFetcher}, from the connection to the
+L{HttpResponse}: its whole-download timer, its size limits, its decoding, its errors.
+
+    cb_connected(connection)     the pool handed out a connection: the send hook
+    cb_response(response)        status and headers: refuse a too-large declared body,
+                                 set up the bounded decoder (L{tinyscrapy.decoding})
+      collect(chunk)             every read of the body (treq.collect): count, cut at
+                                 C{DOWNLOAD_MAXSIZE}, decode
+      cb_body(...)               the body is complete: the L{HttpResponse}
+    cb_done(outcome)             last: stop the timer, count the bytes, name the error,
+                                 fire the caller's Deferred
+
+C{time_out} (the timer), C{cancel} (the caller) and the limits end a transfer the same
+way, through L{Transfer.abort}: the connection is closed and never goes back to the pool.
+"""
+
+import logging
+
+from twisted.internet.defer import CancelledError
+from twisted.web.iweb import UNKNOWN_LENGTH
+
+from tinyscrapy.decoding import body_decoder
+from tinyscrapy.errors import ContentDecodingError, DownloadTimeout, ResponseTooLarge
+from tinyscrapy.http import Headers, HttpResponse
+from tinyscrapy.tls import tls_error
+
+# the fetcher's log, as before the transfer had a module of its own
+logger = logging.getLogger("tinyscrapy.fetch")
+
+
+class Transfer:
+    """
+    One download: its connection, its timer, its body.
+
+    @ivar fetcher: the L{tinyscrapy.fetch.HttpFetcher} it belongs to: its limits, C{stats}
+        and C{on_sent} are read here, its byte counts and C{_transfers} kept up to date.
+    @ivar result: the caller's Deferred (made by the fetcher; L{cancel} is its canceller).
+    @ivar deferred: the agent's Deferred: the response, then the body.
+    @ivar connection: the C{HTTP11ClientProtocol} once the pool handed one out.
+    """
+
+    __slots__ = ("fetcher", "request", "maxsize", "warnsize", "deferred", "result",
+                 "connection", "timer", "timed_out", "decoder", "chunks", "wire", "size",
+                 "failed", "warned")
+
+    def __init__(self, fetcher, request, meta):
+        self.fetcher = fetcher
+        self.request = request
+        if meta:
+            self.maxsize = meta.get("download_maxsize", fetcher.maxsize)
+            self.warnsize = meta.get("download_warnsize", fetcher.warnsize)
+        else:
+            self.maxsize = fetcher.maxsize
+            self.warnsize = fetcher.warnsize
+        self.deferred = self.result = self.connection = self.timer = self.timed_out = None
+        self.decoder = None
+        self.chunks = []
+        self.wire = self.size = 0
+        self.failed = self.warned = False
+
+    def cb_connected(self, connection):
+        """The pool handed out C{connection}; the request is written right after.
+        @return: C{connection}."""
+        self.connection = connection
+        on_sent = self.fetcher.on_sent
+        if on_sent is not None:
+            try:
+                on_sent(self.request)
+            except Exception:  # a broken hook must not lose the connection
+                logger.exception("on_sent hook failed for %r", self.request)
+        return connection
+
+    def cb_response(self, response):
+        """
+        The status and headers arrived: refuse a too-large declared body, read the rest.
+
+        @return: a Deferred firing with the L{HttpResponse} once the body is read.
+        """
+        declared = response.length
+        if declared is not UNKNOWN_LENGTH:
+            if self.maxsize and declared > self.maxsize:
+                self.abort()
+                raise ResponseTooLarge(
+                    f"Content-Length {declared} is larger than the limit {self.maxsize}")
+            if self.warnsize and declared > self.warnsize:
+                self._warn(declared, "declares")
+        headers = _headers(response.headers)
+        encoding = headers.get("content-encoding") if self.fetcher.compression else None
+        if encoding:
+            fetcher = self.fetcher
+            try:
+                self.decoder = body_decoder(encoding, self.maxsize, fetcher.ratio,
+                                            fetcher.grace)
+            except ContentDecodingError:
+                self.abort()
+                raise
+            if self.decoder is not None:
+                dict.__delitem__(headers, "content-encoding")
+        from treq import collect
+        d = collect(response, self.collect)
+        d.addCallback(self.cb_body, response.code, headers)
+        return d
+
+    def collect(self, data):
+        """
+        One chunk of the body (treq calls this for every read).
+
+        @raise ResponseTooLarge: the body, or its decoded form, crossed the limit; the
+            connection is aborted at once and treq errbacks with this.
+        """
+        if self.failed:
+            return
+        try:
+            self.wire += len(data)
+            if self.decoder is None:
+                self.size += len(data)
+                if self.maxsize and self.size > self.maxsize:
+                    raise ResponseTooLarge(
+                        f"body is larger than the limit {self.maxsize} "
+                        f"(cut at {self.size} bytes)")
+                self.chunks.append(data)
+            else:
+                pieces = self.decoder.feed(data)
+                self.size = self.decoder.size
+                self.chunks.extend(pieces)
+        except Exception:
+            self.failed = True
+            self.abort()
+            raise
+        if self.warnsize and self.size > self.warnsize and not self.warned:
+            self._warn(self.size, "has")
+
+    def cb_body(self, _, status, headers):
+        """The body is complete: build the L{HttpResponse}."""
+        if self.decoder is not None:
+            self.chunks.extend(self.decoder.finish())
+        body = b"".join(self.chunks) if len(self.chunks) != 1 else self.chunks[0]
+        self.chunks = None
+        self.size = len(body)
+        stats = self.fetcher.stats
+        if stats is not None and self.decoder is not None:
+            stats.inc_value("httpcompression/response_count")
+            stats.inc_value("httpcompression/response_bytes", len(body))
+        return HttpResponse(self.request.url, status, headers, body, self.request)
+
+    def _warn(self, size, verb):
+        self.warned = True
+        logger.warning("%r %s %d body bytes, more than DOWNLOAD_WARNSIZE (%d)",
+                       self.request, verb, size, self.warnsize)
+        if self.fetcher.stats is not None:
+            self.fetcher.stats.inc_value("downloader/response_warnsize_count")
+
+    def time_out(self, timeout):
+        """The whole-download timer fired: abort the transfer, whatever its phase."""
+        self.timer = None
+        self.timed_out = DownloadTimeout(f"took longer than {timeout} seconds")
+        self.abort()
+
+    def abort(self):
+        """Close the connection now (or stop connecting); the Deferred errbacks."""
+        connection = self.connection
+        if connection is not None:
+            connection.aborted_by_crawler = True  # never back in the pool (CrawlPool)
+            transport = connection.transport
+            if transport is not None:
+                transport.abortConnection()
+        elif self.deferred is not None and not self.deferred.called:
+            self.deferred.cancel()
+
+    def cancel(self, result):
+        """The caller cancelled: errback with CancelledError, then abort (what twisted
+        makes of the abort underneath is of no interest then)."""
+        result.errback(CancelledError())
+        self.abort()
+
+    def cb_done(self, outcome):
+        """
+        Last in the chain: stop the timer, forget the connection, name the error, and
+        fire the caller's Deferred (unless it was cancelled).
+        """
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        self.connection = None
+        self.chunks = None
+        fetcher = self.fetcher
+        fetcher._transfers.discard(self)
+        # bytes received, failed downloads included (a bomb's wire bytes were received)
+        fetcher.wire_bytes += self.wire
+        fetcher.decoded_bytes += self.size
+        if fetcher.stats is not None and self.wire:
+            fetcher.stats.inc_value("downloader/response_bytes", self.wire)
+            fetcher.stats.inc_value("downloader/response_bytes_decoded", self.size)
+        result = self.result
+        if result.called:  # cancelled: the outcome of the abort is of no interest
+            return None
+        if isinstance(outcome, HttpResponse):
+            result.callback(outcome)
+        elif self.timed_out is not None:
+            result.errback(self.timed_out)
+        else:
+            result.errback(tls_error(outcome) or outcome)
+        return None
+
+
+_HEADER_NAMES = {}
+
+
+def _headers(raw_headers):
+    """Twisted's response headers as our L{Headers} (lower-case C{str} names)."""
+    headers = Headers()
+    names = _HEADER_NAMES
+    for name, values in raw_headers.getAllRawHeaders():
+        key = names.get(name)
+        if key is None:
+            key = name.decode("latin-1").lower()
+            if len(names) < 1000:
+                names[name] = key
+        dict.__setitem__(headers, key, [value.decode("latin-1") for value in values])
+    return headers

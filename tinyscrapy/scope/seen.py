@@ -36,32 +36,43 @@ class FingerprintSet:
 
     def __contains__(self, fingerprint):
         fingerprint = fingerprint or 1
-        table, mask = self._table, self._mask
-        index = fingerprint & mask
-        while True:
-            value = table[index]
-            if value == fingerprint:
-                return True
-            if value == _EMPTY:
-                return False
-            index = (index + 1) & mask
+        index = fingerprint & self._mask
+        value = self._table[index]
+        if value == fingerprint:
+            return True
+        return value != _EMPTY and self._table[self._probe(fingerprint, index)] != _EMPTY
 
     def add(self, fingerprint):
         """Add C{fingerprint}. @return: True if it was new, False if already present."""
         fingerprint = fingerprint or 1
-        table, mask = self._table, self._mask
-        index = fingerprint & mask
-        while True:
-            value = table[index]
-            if value == fingerprint:
+        table = self._table
+        index = fingerprint & self._mask
+        value = table[index]
+        if value == fingerprint:
+            return False
+        if value != _EMPTY:
+            index = self._probe(fingerprint, index)
+            if table[index] != _EMPTY:
                 return False
-            if value == _EMPTY:
-                table[index] = fingerprint
-                self._count += 1
-                if self._count * 2 > mask:
-                    self._grow()
-                return True
+        table[index] = fingerprint
+        self._count += 1
+        if self._count * 2 > self._mask:
+            self._grow()
+        return True
+
+    def _probe(self, fingerprint, index):
+        """
+        Linear probing on from the taken cell C{index}: the cell holding C{fingerprint},
+        else the empty cell where it goes. L{__contains__} and L{add} look at the home cell
+        themselves and call this only when another value sits there: the call costs more
+        than that first look, which is all most lookups need in a table at most half full.
+        """
+        table, mask = self._table, self._mask
+        while True:
             index = (index + 1) & mask
+            value = table[index]
+            if value == fingerprint or value == _EMPTY:
+                return index
 
     def _grow(self):
         old = self._table

@@ -569,7 +569,7 @@ class EngineSlotTests(unittest.TestCase):
         clock.advance(0)
         self.assertEqual(downloader.fetched, ["http://a/1"])
         self.assertEqual([call.getTime() for call in clock.getDelayedCalls()
-                          if call.func == engine._cb_slot_ready], [2.0])
+                          if call is engine._ready_call], [2.0])
         clock.advance(1.999)
         self.assertEqual(len(downloader.fetched), 1)
         clock.advance(0.001)

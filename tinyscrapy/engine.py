@@ -44,6 +44,7 @@ from tinyscrapy import signals
 from tinyscrapy.closing import close_parts
 from tinyscrapy.errors import DontCloseSpider, DuplicateRequest, IgnoreRequest
 from tinyscrapy.http import Request
+from tinyscrapy.startrequests import StartRequests
 
 logger = logging.getLogger(__name__)
 
@@ -95,7 +96,7 @@ class ExecutionEngine:
             turn is scheduled.
         """
         self.spider = spider
-        self._start_requests = iter(start_requests)
+        self._start_requests = StartRequests(start_requests, spider, self.crawler.stats)
         d = maybeDeferred(self.scheduler.open, spider)
         d.addCallback(self._cb_scheduler_opened)
         return d
@@ -130,35 +131,21 @@ class ExecutionEngine:
         return len(self.in_flight) < self.max
 
     def _is_exhausted(self):
-        return (not self.in_flight and self._start_requests is None
+        return (not self.in_flight and self._start_requests.exhausted
                 and not self.scheduler.has_pending_requests())
 
     def _next_from_frontier(self):
         """The scheduler's next request; when it has none ready, feed it start requests."""
         request = self.scheduler.next_request()
         pulled = 0
-        while request is None and self._start_requests is not None:
+        while request is None and not self._start_requests.exhausted:
             if pulled == self._start_batch:  # a million duplicate start URLs: yield now
                 self._wake()
                 break
-            self._feed_start_request()
+            self._start_requests.feed(self.crawl)
             pulled += 1
             request = self.scheduler.next_request()
         return request
-
-    def _feed_start_request(self):
-        """Pull one start request into the scheduler (lazily: never all at once)."""
-        try:
-            request = next(self._start_requests)
-        except StopIteration:
-            self._start_requests = None
-            return
-        except Exception:
-            logger.exception("start_requests of %s raised; no more start requests", self.spider)
-            self.crawler.stats.inc_value("start_requests/exception")
-            self._start_requests = None
-            return
-        self.crawl(request)
 
     def _idle_signal_allows_close(self):
         """Send C{spider_idle}; a receiver may schedule more work or raise DontCloseSpider."""
@@ -172,21 +159,16 @@ class ExecutionEngine:
             self._wakeup = self.reactor.callLater(0, self._next_request)
 
     def _wake_when_a_slot_is_ready(self):
-        """Nothing can start now: schedule a turn for when the scheduler says one can."""
+        """Nothing can start now: one turn for when the scheduler says one can."""
         next_ready_time = getattr(self.scheduler, "next_ready_time", None)
         at = next_ready_time() if next_ready_time is not None else None
         call = self._ready_call
-        if at is None or call is not None and call.getTime() <= at:
+        if at is None or call is not None and call.active() and call.getTime() <= at:
             return
-        if call is not None:
+        if call is not None and call.active():
             call.cancel()
-        delay = max(0.0, at - self.reactor.seconds())
-        self._ready_call = self.reactor.callLater(delay, self._cb_slot_ready)
-
-    def _cb_slot_ready(self):
-        self._ready_call = None
-        if self._wakeup is None:  # else a turn is coming anyway
-            self._next_request()
+        self._ready_call = self.reactor.callLater(max(0.0, at - self.reactor.seconds()),
+                                                  self._wake)
 
     # admitting new requests
 
@@ -273,11 +255,10 @@ class ExecutionEngine:
     def _stop_timers(self):
         if self._heartbeat.running:
             self._heartbeat.stop()
-        for name in ("_wakeup", "_ready_call"):
-            call = getattr(self, name)
+        for call in (self._wakeup, self._ready_call):
             if call is not None and call.active():
                 call.cancel()
-            setattr(self, name, None)
+        self._wakeup = self._ready_call = None
 
     def _cb_closed(self, _, reason):
         logger.info("spider %s closed (%s)", self.spider, reason)

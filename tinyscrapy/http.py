@@ -13,8 +13,6 @@ L{tinyscrapy.linkjoin}.
 import json
 from urllib.parse import urlencode, urljoin
 
-from w3lib.url import safe_url_string
-
 from tinyscrapy.linkjoin import (
     HTML_SPACE,
     fast_join,
@@ -93,6 +91,7 @@ def safe_url(url):
     url = url.strip()
     if url.isascii() and url.isprintable() and " " not in url:
         return url
+    from w3lib.url import safe_url_string  # w3lib.url imports urllib.request: only if needed
     return safe_url_string(url)
 
 

@@ -14,8 +14,21 @@ from tinyscrapy.http import HttpResponse
 from tinyscrapy.scheduler import Scheduler
 from tinyscrapy.scraper import Scraper
 from tinyscrapy.settings import Settings
+from tinyscrapy.spider import Spider
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class LinkSpider(Spider):
+    """Follows every C{href} with C{response.follow}, as a naive spider does; one item per
+    page."""
+
+    name = "links"
+
+    def parse(self, response):
+        yield {"url": response.url}
+        for href in response.css("a::attr(href)").getall():
+            yield response.follow(href)
 
 
 class FakeDownloader:

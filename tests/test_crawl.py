@@ -7,19 +7,8 @@ from twisted.trial import unittest
 
 from tinyscrapy import Request, Spider
 
-from .helpers import crawl
+from .helpers import LinkSpider, crawl
 from .servers import Delay, Drop, Status, TestServer
-
-
-class LinkSpider(Spider):
-    """Follows every link; one item per page."""
-
-    name = "links"
-
-    def parse(self, response):
-        yield {"url": response.url}
-        for href in response.css("a::attr(href)").getall():
-            yield response.follow(href)
 
 
 class CrawlTests(unittest.TestCase):

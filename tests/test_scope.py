@@ -15,19 +15,8 @@ from tinyscrapy.observe.stats import StatsCollector
 from tinyscrapy.scope.filters import Scope
 from tinyscrapy.scope.links import Link
 
-from .helpers import crawl
+from .helpers import LinkSpider, crawl
 from .servers import Page, Redirect, Robots, TestServer
-
-
-class LinkSpider(Spider):
-    """Follows every C{href} with C{response.follow}, as a naive spider does."""
-
-    name = "links"
-
-    def parse(self, response):
-        yield {"url": response.url}
-        for href in response.css("a::attr(href)").getall():
-            yield response.follow(href)
 
 
 class FollowAllSpider(LinkSpider):

@@ -121,11 +121,12 @@ def subprocess_env():
     return env
 
 
-def run_command(reactor, args, cwd=ROOT, timeout=60):
+def run_command(reactor, args, cwd=ROOT, timeout=60, started=None):
     """
     Run C{python -m tinyscrapy ARGS} with C{reactor.spawnProcess} (a blocking subprocess
     would deadlock against a server running in this reactor).
 
+    @param started: called with the process transport once it is spawned.
     @return: a Deferred firing with C{(exit status, stdout, stderr)}.
     """
     from twisted.internet import protocol
@@ -152,4 +153,6 @@ def run_command(reactor, args, cwd=ROOT, timeout=60):
                                      [sys.executable, "-m", "tinyscrapy", *args],
                                      env=subprocess_env(), path=cwd)
     timer = reactor.callLater(timeout, transport.signalProcess, "KILL")
+    if started is not None:
+        started(transport)  # e.g. to send it a signal later
     return collect.done

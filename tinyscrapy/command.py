@@ -39,6 +39,12 @@ def _add_common_options(parser):
                         metavar="NAME=VALUE", help="set a spider argument (repeatable)")
     parser.add_argument("-L", dest="loglevel", metavar="LEVEL",
                         help="log level (DEBUG, INFO, WARNING, ERROR)")
+    parser.add_argument("--jobdir", metavar="DIR", help="persistent frontier: pause with "
+                        "Ctrl-C, resume by running again (the JOBDIR setting)")
+    parser.add_argument("--scheduler", metavar="URL", help="shared frontier, e.g. "
+                        "redis://127.0.0.1:6379/0 (the SCHEDULER_URL setting)")
+    parser.add_argument("--trace", metavar="FILE",
+                        help="write the engine timeline as HTML (the TRACE_FILE setting)")
 
 
 def build_parser():
@@ -153,7 +159,7 @@ class Command:
                 kwargs["base_url"] = demo_url
             process.crawl(spidercls, **kwargs)
         process.start()
-        return 1 if process.failed else 0
+        return 1 if process.failed or process.forced else 0
 
     def _apply_options(self):
         args = self.args
@@ -162,6 +168,11 @@ class Command:
             self.settings.set(name, parse_value(value, name), "cmdline")
         if args.loglevel:
             self.settings.set("LOG_LEVEL", args.loglevel.upper(), "cmdline")
+        for name, option in (("JOBDIR", "jobdir"), ("SCHEDULER_URL", "scheduler"),
+                             ("TRACE_FILE", "trace")):
+            value = getattr(args, option, None)  # `bench` has none of these
+            if value is not None:
+                self.settings.set(name, value, "cmdline")
         level = self.settings.get("LOG_LEVEL")
         configure_logging(level, self.settings.get("LOG_FORMAT"))
         feeds = {}

@@ -11,9 +11,15 @@ TinyScrapy's shape::
     CrawlerProcess.start():
         DeferredList(self._active).addBoth(stop the reactor)
         reactor.run()
+
+Ctrl-C (SIGINT) or SIGTERM closes every crawl gracefully, as in Scrapy: no new downloads
+start, those in flight finish and are scraped, and the crawl ends with the reason
+C{"shutdown"} (a C{--jobdir} frontier keeps what was waiting, for the next run). A second
+signal stops the reactor at once.
 """
 
 import logging
+import signal
 
 from twisted.internet import defer
 from twisted.python.failure import Failure
@@ -77,15 +83,22 @@ class Crawler:
         reason = yield self.engine.start()
         return reason
 
+    def stop(self, reason="shutdown"):
+        """Close this crawl gracefully. @return: a Deferred firing when it has closed."""
+        if self.engine is None or self.engine.spider is None:
+            return defer.succeed(None)  # not started, or still opening: nothing to close
+        return self.engine.close_spider(reason)
+
     def _create_engine(self):
         """Build the parts the engine drives, each from this crawler's settings."""
         from tinyscrapy.downloader import Downloader
         from tinyscrapy.engine import ExecutionEngine
+        from tinyscrapy.frontier import scheduler_class
         from tinyscrapy.scraper import Scraper
 
         downloader = Downloader(self, self.reactor)
         self.slots = downloader.slots  # made first: the scheduler consults them
-        scheduler = build(load_object(self.settings.get("SCHEDULER")), self)
+        scheduler = build(scheduler_class(self.settings), self)
         scraper = Scraper(self)
         engine = ExecutionEngine(self, self.reactor, scheduler, downloader, scraper)
         scraper.engine = engine
@@ -142,6 +155,7 @@ class CrawlerProcess:
         self.crawlers = set()
         self._active = set()
         self.failed = False
+        self.forced = False
 
     def crawl(self, spidercls, *args, **kwargs):
         """
@@ -163,11 +177,35 @@ class CrawlerProcess:
             failure.type, failure.value, failure.getTracebackObject()))
         return failure
 
-    def start(self):
+    def start(self, install_signal_handlers=True):
         """Run the reactor until every crawler's Deferred has fired."""
         d = defer.DeferredList(list(self._active), consumeErrors=True)
         d.addBoth(self._stop_reactor)
-        self.reactor.run()
+        if install_signal_handlers:
+            self._on_signals(self._signal_shutdown)
+        self.reactor.run(installSignalHandlers=False)
+
+    @staticmethod
+    def _on_signals(handler):
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, handler)
+
+    def _signal_shutdown(self, signum, _frame):
+        """First Ctrl-C: close every crawl gracefully (runs between two reactor steps, so
+        it only hands the work to the reactor)."""
+        self._on_signals(self._signal_force)
+        logger.info("received %s: closing gracefully (send it again to stop at once)",
+                    signal.Signals(signum).name)
+        self.reactor.callFromThread(self.stop)
+
+    def _signal_force(self, signum, _frame):
+        self.forced = True
+        logger.info("received %s again: stopping at once", signal.Signals(signum).name)
+        self.reactor.callFromThread(self._stop_reactor)
+
+    def stop(self, reason="shutdown"):
+        """Close every running crawl gracefully. @return: a Deferred for all of them."""
+        return defer.DeferredList([crawler.stop(reason) for crawler in self.crawlers])
 
     def _stop_reactor(self, _=None):
         from twisted.internet.error import ReactorNotRunning

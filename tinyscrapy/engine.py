@@ -223,8 +223,10 @@ class ExecutionEngine:
         return self.scraper.scrape_failure(failure, request, self.spider)
 
     def _cb_request_done(self, _, request):
-        """Out of flight; schedule the next turn (the faithful C{callLater})."""
+        """Out of flight and acknowledged (a persistent frontier forgets it only now);
+        schedule the next turn (the faithful C{callLater})."""
         self.in_flight.discard(request)
+        self.scheduler.request_done(request)
         self._wake()
 
     # 6. closing

@@ -183,6 +183,13 @@ class Scheduler:
             return request
         return None
 
+    def request_done(self, request):
+        """
+        The engine is finished with C{request}, a request this scheduler handed out: its
+        callback ran and what it yielded is enqueued. A persistent or shared frontier
+        acknowledges it only now, so a crash or a pause in between loses nothing.
+        """
+
     def next_ready_time(self):
         """
         When a request may be ready, if none is now.

@@ -107,12 +107,15 @@ DEFAULTS = {
     "ROBOTSTXT_MAX_CRAWL_DELAY": 10.0,
     # the frontier
     "SCHEDULER": "tinyscrapy.scheduler.Scheduler",
+    "JOBDIR": None,
+    "SCHEDULER_URL": None,
     "STATS_CLASS": "tinyscrapy.observe.stats.StatsCollector",
     # output
     "FEEDS": {},
     "FEED_EXPORT_FIELDS": None,
     "FEED_EXPORT_ENCODING": "utf-8",
     "STATS_FILE": None,
+    "TRACE_FILE": None,
     "LOG_LEVEL": "INFO",
     "LOG_FORMAT": "%(asctime)s [%(name)s] %(levelname)s: %(message)s",
     # closing
@@ -130,6 +133,9 @@ KINDS = {
     "USER_AGENT": str,
     "DOWNLOAD_CA_BUNDLE": str,
     "SCHEDULER": PATH,
+    "JOBDIR": str,
+    "SCHEDULER_URL": str,
+    "TRACE_FILE": str,
     "STATS_CLASS": PATH,
     "FEED_EXPORT_FIELDS": list,
     "FEED_EXPORT_ENCODING": str,

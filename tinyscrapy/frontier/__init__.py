@@ -1,0 +1,36 @@
+"""
+Frontier backends: which L{tinyscrapy.scheduler.Scheduler} a crawl uses.
+
+    - in memory (the default): L{tinyscrapy.scheduler.Scheduler};
+    - on disk (C{--jobdir DIR}, the C{JOBDIR} setting): L{tinyscrapy.frontier.disk};
+    - shared (C{--scheduler redis://host:port/db}, C{SCHEDULER_URL}):
+      L{tinyscrapy.frontier.redis}.
+
+A C{SCHEDULER} setting the user changed always wins.
+"""
+
+from tinyscrapy.components import load_object
+from tinyscrapy.errors import UsageError
+
+BACKENDS = {
+    "redis": "tinyscrapy.frontier.redis.RedisScheduler",
+}
+DISK = "tinyscrapy.frontier.disk.DiskScheduler"
+
+
+def scheduler_class(settings):
+    """The scheduler class the settings ask for. @raise UsageError: they ask for two."""
+    jobdir, url = settings.get("JOBDIR"), settings.get("SCHEDULER_URL")
+    if "SCHEDULER" in settings.overridden():
+        return load_object(settings.get("SCHEDULER"))
+    if jobdir and url:
+        raise UsageError("--jobdir and --scheduler both name a frontier: give one")
+    if url:
+        scheme = url.partition("://")[0].lower()
+        if scheme not in BACKENDS:
+            raise UsageError(f"--scheduler {url}: unknown frontier (known: "
+                             f"{', '.join(s + '://' for s in BACKENDS)})")
+        return load_object(BACKENDS[scheme])
+    if jobdir:
+        return load_object(DISK)
+    return load_object(settings.get("SCHEDULER"))

@@ -65,33 +65,52 @@ def bench_memory(args):
 
 
 def bench_startup(args):
-    """`crawl` of one page with no links, against a twisted.web server in a child."""
+    """`crawl` of one page with no links, interleaved with the raw Twisted ceiling (and
+    Scrapy when its virtualenv exists), against a twisted.web server in a child."""
+    # an editable install under PYTHONDONTWRITEBYTECODE=1 would compile every module on
+    # every run; a regular install has its bytecode written by pip, so compile it first
+    subprocess.run([sys.executable, "-m", "compileall", "-q", os.path.join(ROOT, "tinyscrapy")],
+                   check=True)
     server = subprocess.Popen(
-        [sys.executable, "-c", "import sys;from twisted.internet import reactor;"
+        [sys.executable, "-c", "from twisted.internet import reactor;"
          "from twisted.web.static import Data;from twisted.web.server import Site;"
-         "p=reactor.listenTCP(0, Site(Data(b'<html><title>t</title></html>','text/html')),"
-         "interface='127.0.0.1');print(p.getHost().port,flush=True);reactor.run()"],
+         "from twisted.web.resource import Resource;r=Resource();"
+         "r.putChild(b'empty.html',Data(b'<html><title>t</title></html>','text/html'));"
+         "p=reactor.listenTCP(0, Site(r),interface='127.0.0.1');"
+         "print(p.getHost().port,flush=True);reactor.run()"],
         stdout=subprocess.PIPE, text=True)
+    scratch = "/tmp/tinyscrapy-startup"
+    os.makedirs(scratch, exist_ok=True)
     try:
-        port = int(server.stdout.readline())
-        times = []
-        for _ in range(args.reps):
-            started = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "tinyscrapy", "crawl",
-                            f"http://127.0.0.1:{port}/", "-O", "/tmp/tinyscrapy-startup.jsonl",
-                            "-L", "ERROR"],
-                           check=True, cwd=ROOT, timeout=60)
-            times.append(time.perf_counter() - started)
-        bare = []
-        for _ in range(args.reps):
-            started = time.perf_counter()
-            subprocess.run([sys.executable, "-c", "pass"], check=True)
-            bare.append(time.perf_counter() - started)
+        url = f"http://127.0.0.1:{int(server.stdout.readline())}/empty.html"
+        commands = {
+            "tinyscrapy": [sys.executable, "-m", "tinyscrapy", "crawl", url,
+                           "-O", f"{scratch}/ours.jsonl", "-L", "ERROR"],
+            "raw Twisted": [sys.executable, os.path.join(SHARED_BENCH, "peers", "raw_twisted.py"),
+                            url, "-o", f"{scratch}/raw.jsonl"],
+            "bare python": [sys.executable, "-c", "pass"],
+            "import reactor": [sys.executable, "-c", "import twisted.internet.reactor"],
+        }
+        scrapy_spider = os.path.join(SHARED_BENCH, "peers", "scrapy_spider.py")
+        if os.path.exists(SCRAPY_PYTHON) and os.path.exists(scrapy_spider):
+            commands["Scrapy"] = [SCRAPY_PYTHON, "-m", "scrapy", "runspider", scrapy_spider,
+                                  "-a", f"start={url}", "-O", f"{scratch}/scrapy.jsonl",
+                                  "-L", "ERROR"]
+        times = {name: [] for name in commands}
+        for _ in range(args.reps):  # interleaved: A B C A B C ...
+            for name, command in commands.items():
+                started = time.perf_counter()
+                subprocess.run(command, check=True, cwd=ROOT, timeout=60,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                times[name].append(time.perf_counter() - started)
     finally:
         server.terminate()
         server.wait(timeout=10)
-    print(f"startup: crawl of one page {statistics.median(times):.3f} s (median of "
-          f"{args.reps}); the bare interpreter {statistics.median(bare):.3f} s")
+    raw = statistics.median(times["raw Twisted"])
+    print(f"start-up: crawl of one page with no links, median of {args.reps} interleaved runs")
+    for name, values in times.items():
+        median = statistics.median(values)
+        print(f"  {name:15} {median:6.3f} s  {median / raw:5.2f}x raw")
     return 0
 
 

@@ -5,7 +5,7 @@ import json
 from twisted.trial import unittest
 
 from tinyscrapy import FormRequest, JsonRequest, Request
-from tinyscrapy.http import Headers
+from tinyscrapy.http import Headers, HttpResponse
 
 
 class RequestTests(unittest.TestCase):
@@ -79,3 +79,35 @@ class FormAndJsonTests(unittest.TestCase):
         self.assertEqual(request.method, "POST")
         self.assertEqual(json.loads(request.body), {"a": [1, 2], "b": 1})
         self.assertEqual(request.headers["Content-Type"], "application/json")
+
+
+class DocumentTreeTests(unittest.TestCase):
+    """C{HttpResponse.root} is the tree parsel would build, made without parsel; the
+    selector wraps that same tree."""
+
+    CASES = ["", "   ", "<!-- only a comment -->", "<html><title>t</title></html>",
+             "\x00<p>a\x00b</p>", "plain text", "<a href='x'>é</a>",
+             "<?xml version='1.0'?><html><body>x</body></html>"]
+
+    def test_root_matches_parsel(self):
+        from lxml import etree
+        from parsel import Selector
+        for text in self.CASES:
+            response = HttpResponse("http://h/p", headers={"Content-Type": "text/html"},
+                                    body=text.encode("utf-8"))
+            expected = Selector(text=text, type="html", base_url="http://h/p").root
+            self.assertEqual(etree.tostring(response.root), etree.tostring(expected), text)
+
+    def test_selector_wraps_the_same_tree(self):
+        response = HttpResponse("http://h/p", headers={"Content-Type": "text/html"},
+                                body=b"<title>T</title><a href='/x'>x</a>")
+        root = response.root
+        self.assertIs(response.selector.root, root)
+        self.assertEqual(response.css("title::text").get(), "T")
+        self.assertEqual(root.base_url, "http://h/p")
+
+    def test_xml_root_is_the_selectors(self):
+        response = HttpResponse("http://h/feed", headers={"Content-Type": "application/xml"},
+                                body=b"<?xml version='1.0'?><feed><entry>e</entry></feed>")
+        self.assertIs(response.root, response.selector.root)
+        self.assertEqual(response.xpath("//entry/text()").get(), "e")

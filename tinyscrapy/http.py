@@ -13,6 +13,7 @@ L{tinyscrapy.linkjoin}.
 import json
 from urllib.parse import urlencode, urljoin
 
+from tinyscrapy.headers import Headers, _compact_headers  # noqa: F401 (Headers re-exported)
 from tinyscrapy.linkjoin import (
     HTML_SPACE,
     fast_join,
@@ -21,64 +22,6 @@ from tinyscrapy.linkjoin import (
     resolve_dot_segments,
     selector_url,
 )
-
-
-class Headers(dict):
-    """
-    Case-insensitive HTTP headers: lower-cased C{str} names to lists of C{str} values.
-
-    C{headers["Name"]} is the last value (as in Scrapy), L{getlist} all of them.
-    """
-
-    def __init__(self, values=None):
-        super().__init__()
-        if values:
-            pairs = values.items() if hasattr(values, "items") else values
-            for name, value in pairs:
-                self[name] = value
-
-    def __setitem__(self, name, value):
-        if isinstance(value, (list, tuple)):
-            value = [_text(v) for v in value]
-        else:
-            value = [_text(value)]
-        super().__setitem__(_text(name).lower(), value)
-
-    def __getitem__(self, name):
-        return super().__getitem__(name.lower())[-1]
-
-    def __contains__(self, name):
-        return super().__contains__(name.lower())
-
-    def get(self, name, default=None):
-        values = super().get(name.lower())
-        return values[-1] if values else default
-
-    def getlist(self, name):
-        """Every value of C{name}, in the order received."""
-        return list(super().get(name.lower(), ()))
-
-    def setdefault(self, name, value):
-        if name not in self:
-            self[name] = value
-        return self[name]
-
-    def add(self, name, value):
-        """Append one value to C{name}."""
-        super().setdefault(name.lower(), []).append(_text(value))
-
-
-def _compact_headers(headers):
-    """Keep a L{Headers} as it is; any other mapping or pairs as a tuple of pairs."""
-    if isinstance(headers, Headers):
-        return headers
-    pairs = headers.items() if hasattr(headers, "items") else headers
-    return tuple((_text(name), [_text(v) for v in value] if isinstance(value, (list, tuple))
-                  else _text(value)) for name, value in pairs)
-
-
-def _text(value):
-    return value.decode("latin-1") if isinstance(value, bytes) else str(value)
 
 
 def safe_url(url):
@@ -236,6 +179,7 @@ class HttpResponse:
         self._encoding = None
         self._text = None
         self._selector = None
+        self._root = None
         self._base_url = None
 
     def __repr__(self):
@@ -287,13 +231,26 @@ class HttpResponse:
 
     @property
     def selector(self):
-        """The parsel C{Selector} over C{.text}, built on first use."""
+        """The parsel C{Selector} over C{.text}, built on first use (over L{root})."""
         if self._selector is None:
             from parsel import Selector
             content_type = (self.headers.get("Content-Type") or "").lower()
-            kind = "xml" if "xml" in content_type and "html" not in content_type else "html"
-            self._selector = Selector(text=self.text, type=kind, base_url=self.url)
+            if "xml" in content_type and "html" not in content_type:
+                self._selector = Selector(text=self.text, type="xml", base_url=self.url)
+            else:
+                self._selector = Selector(root=self.root, type="html")
         return self._selector
+
+    @property
+    def root(self):
+        """The lxml root element, parsed on first use: for HTML without importing parsel
+        (L{tinyscrapy.documents}); for XML, the selector's."""
+        if self._root is None:
+            from tinyscrapy.documents import parse_html
+            content_type = (self.headers.get("Content-Type") or "").lower()
+            self._root = (self.selector.root if "xml" in content_type and "html" not in
+                          content_type else parse_html(self.text, self.url))
+        return self._root
 
     def css(self, query):
         return self.selector.css(query)

@@ -17,7 +17,6 @@ unknown names that nothing has read (L{Settings.unread_unknown}).
 """
 
 import copy
-import difflib
 import json
 
 from tinyscrapy.errors import UsageError
@@ -324,6 +323,7 @@ def _copy_container(value):
 
 def _closest(name):
     """The declared setting name closest to C{name}, or None."""
+    import difflib  # only for a name nothing declares
     matches = difflib.get_close_matches(name, list(DEFAULTS), n=1, cutoff=0.75)
     return matches[0] if matches else None
 

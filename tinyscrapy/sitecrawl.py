@@ -59,7 +59,7 @@ class SiteCrawler(Spider):
     def _title(response):
         if not response.is_text:
             return None
-        title = response.selector.root.xpath("string(//title)")  # in C: no element proxies
+        title = response.root.xpath("string(//title)")  # in C: no element proxies
         return title.strip() or None
 
 

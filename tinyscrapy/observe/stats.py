@@ -13,7 +13,6 @@ import dataclasses
 import json
 import logging
 import os
-import pprint
 from datetime import datetime, timezone
 
 logger = logging.getLogger(__name__)
@@ -102,8 +101,10 @@ class StatsCollector:
         self._stats["finish_reason"] = reason
         if self.crawler is not None:
             self.record_statistics(crawl_statistics(self.crawler))
-        logger.info("Dumping stats for %s:\n%s", spider.name,
-                    pprint.pformat(self._stats, sort_dicts=True))
+        if logger.isEnabledFor(logging.INFO):
+            import pprint
+            logger.info("Dumping stats for %s:\n%s", spider.name,
+                        pprint.pformat(self._stats, sort_dicts=True))
         if self._path:
             self._write(self._path)
 

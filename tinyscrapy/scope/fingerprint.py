@@ -13,8 +13,6 @@ re-encoding (checked against w3lib in C{tests/test_fingerprint.py}).
 import re
 from hashlib import blake2b
 
-from w3lib.url import canonicalize_url
-
 from tinyscrapy.scope.seen import FingerprintSet
 
 # scheme://host[:port] (any case), then a path of unreserved characters and sub-delims and
@@ -37,6 +35,9 @@ def canonical_url(url):
     """
     match = _PLAIN_URL.match(url)
     if match is None or "/." in url:  # dot segments: let w3lib resolve them
+        # imported here: w3lib.url imports urllib.request (and the email package), some
+        # 25 ms of start-up that a crawl of plain links never needs
+        from w3lib.url import canonicalize_url
         try:
             return _drop_default_port(canonicalize_url(url))
         except ValueError:

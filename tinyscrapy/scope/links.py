@@ -165,7 +165,7 @@ class LinkExtractor:
         urls = []
         keys = set() if self.unique else None
         strip, canonicalize = self.strip, self.canonicalize
-        for value in response.selector.root.xpath(self._plain_xpath, smart_strings=False):
+        for value in response.root.xpath(self._plain_xpath, smart_strings=False):
             if strip:
                 value = value.strip(HTML_SPACE)
             parts = self._resolve(response, value)
@@ -189,7 +189,7 @@ class LinkExtractor:
         roots = [s.root for query in self.restrict_xpaths for s in response.xpath(query)]
         roots += [s.root for query in self.restrict_css for s in response.css(query)]
         if not (self.restrict_xpaths or self.restrict_css):
-            roots = [response.selector.root]
+            roots = [response.root]
         overlapping = set() if len(roots) > 1 else None
         for root in roots:
             if not hasattr(root, "iter"):  # an attribute or text node was selected

@@ -96,6 +96,7 @@ DEFAULTS = {
     "EXTENSIONS_BASE": {
         "tinyscrapy.items.feeds.FeedExporter": 0,
         "tinyscrapy.closespider.CloseConditions": 0,
+        "tinyscrapy.observe.progress.Progress": 0,
     },
     # scope
     "DEPTH_LIMIT": 0,
@@ -116,6 +117,8 @@ DEFAULTS = {
     "FEED_EXPORT_ENCODING": "utf-8",
     "STATS_FILE": None,
     "TRACE_FILE": None,
+    "PROGRESS": "auto",
+    "LOGSTATS_INTERVAL": 60.0,
     "LOG_LEVEL": "INFO",
     "LOG_FORMAT": "%(asctime)s [%(name)s] %(levelname)s: %(message)s",
     # closing
@@ -136,6 +139,7 @@ KINDS = {
     "JOBDIR": str,
     "SCHEDULER_URL": str,
     "TRACE_FILE": str,
+    "PROGRESS": None,  # "auto" or a boolean: checked by tinyscrapy.observe.progress
     "STATS_CLASS": PATH,
     "FEED_EXPORT_FIELDS": list,
     "FEED_EXPORT_ENCODING": str,

@@ -97,6 +97,7 @@ DEFAULTS = {
         "tinyscrapy.items.feeds.FeedExporter": 0,
         "tinyscrapy.closespider.CloseConditions": 0,
         "tinyscrapy.observe.progress.Progress": 0,
+        "tinyscrapy.observe.trace.Trace": 0,
     },
     # scope
     "DEPTH_LIMIT": 0,
@@ -117,6 +118,7 @@ DEFAULTS = {
     "FEED_EXPORT_ENCODING": "utf-8",
     "STATS_FILE": None,
     "TRACE_FILE": None,
+    "TRACE_MAX_EVENTS": 100000,
     "PROGRESS": "auto",
     "LOGSTATS_INTERVAL": 60.0,
     "LOG_LEVEL": "INFO",

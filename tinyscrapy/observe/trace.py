@@ -43,7 +43,7 @@ OUTCOMES = {
     "continued": ("redirect or retry", "#4a7fd4"),
     "failed": ("failure", "#d64545"),
     "ignored": ("ignored by a middleware", "#9b6bc4"),
-    "unfinished": ("not finished when recorded", "#999999"),
+    "unfinished": ("end not recorded", "#999999"),
 }
 
 
@@ -393,7 +393,7 @@ def render_html(trace, name):
     if trace.not_recorded:
         note = (f'<p class="note" id="truncated">Truncated: TRACE_MAX_EVENTS={trace.max_events}'
                 f' was reached; {trace.not_recorded} later events were not recorded, so the '
-                f'timeline stops early (grey bars were still running then).</p>')
+                f'timeline stops early (grey bars: their end was not recorded).</p>')
     legend = "".join(f'<span><i class="{k}"></i>{escape(label)}</span>'
                      for k, (label, _) in OUTCOMES.items())
     table = "".join(

@@ -329,7 +329,8 @@ def _axis(duration, scale, height):
 def _series_svg(in_flight, queued, duration, end_time):
     """The in-flight count (and the queue) over time, as step lines."""
     scale = PLOT_W / max(duration, 1e-6)
-    top = max([n for _, n in in_flight] + [n for _, n in queued] + [1])
+    most_in_flight, most_queued = max(n for _, n in in_flight), max(n for _, n in queued)
+    top = max(most_in_flight, most_queued, 1)
 
     def points(series):
         pts, last = [], 0
@@ -346,7 +347,8 @@ def _series_svg(in_flight, queued, duration, end_time):
     return (f'<svg id="series" xmlns="http://www.w3.org/2000/svg" '
             f'width="{LABEL_W + PLOT_W + 20}" height="{CHART_H + 20}">'
             f'{_axis(duration, scale, CHART_H + 5)}'
-            f'<text class="slot" x="{LABEL_W - 6}" y="20">in flight (max {top})</text>'
+            f'<text class="slot" x="{LABEL_W - 6}" y="20">in flight: max {most_in_flight}</text>'
+            f'<text class="slot" x="{LABEL_W - 6}" y="34">queued: max {most_queued}</text>'
             f'<polyline id="queued" class="queued" points="{points(queued)}" '
             f'data-series="{data(queued)}"/>'
             f'<polyline id="in-flight" class="in-flight" points="{points(in_flight)}" '

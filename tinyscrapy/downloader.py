@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from twisted.internet.task import deferLater
 
+from tinyscrapy import signals
 from tinyscrapy.components import build_ordered
 from tinyscrapy.fetch import HttpFetcher
 from tinyscrapy.middleware.chain import DownloaderMiddlewareChain
@@ -40,6 +41,7 @@ class Downloader:
 
     def __init__(self, crawler, reactor):
         self.stats = crawler.stats
+        self.signals = crawler.signals
         self.reactor = reactor
         self.slots = Slots.from_crawler(crawler, reactor)
         # the slots time politeness delays from the moment a request goes out on the wire
@@ -58,9 +60,18 @@ class Downloader:
             continues this one (a redirect or a retry); it errbacks with the failure.
         """
         self.slots.acquire(request)
+        self.signals.send(signals.request_reached_downloader, request=request, spider=spider)
         d = self.middleware.download(request, spider, self._fetch_counted)
         d.addBoth(self._cb_release_slot, request)
+        d.addBoth(self._cb_left, request, spider)
         return d
+
+    def _cb_left(self, result, request, spider):
+        """Send C{request_left_downloader} with the result (a response, a request that
+        continues this one, or the failure), which passes on unchanged."""
+        self.signals.send(signals.request_left_downloader, request=request, result=result,
+                          spider=spider)
+        return result
 
     def _cb_release_slot(self, result, request):
         """Free C{request}'s place in its slot (a second call does nothing)."""

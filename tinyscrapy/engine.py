@@ -124,6 +124,7 @@ class ExecutionEngine:
                 self._download(request)
             if self._is_exhausted() and self._idle_signal_allows_close():
                 self.closing_reason = "finished"
+        self.crawler.signals.send(signals.engine_turn, spider=self.spider)
         if self.closing_reason is not None and not self.in_flight:
             self._close_spider()
 
@@ -227,6 +228,7 @@ class ExecutionEngine:
         schedule the next turn (the faithful C{callLater})."""
         self.in_flight.discard(request)
         self.scheduler.request_done(request)
+        self.crawler.signals.send(signals.request_done, request=request, spider=self.spider)
         self._wake()
 
     # 6. closing

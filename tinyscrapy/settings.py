@@ -95,6 +95,8 @@ DEFAULTS = {
     "EXTENSIONS_BASE": {
         "tinyscrapy.items.feeds.FeedExporter": 0,
         "tinyscrapy.closespider.CloseConditions": 0,
+        "tinyscrapy.observe.progress.Progress": 0,
+        "tinyscrapy.observe.trace.Trace": 0,
     },
     # scope
     "DEPTH_LIMIT": 0,
@@ -115,6 +117,9 @@ DEFAULTS = {
     "FEED_EXPORT_ENCODING": "utf-8",
     "STATS_FILE": None,
     "TRACE_FILE": None,
+    "TRACE_MAX_EVENTS": 100000,
+    "PROGRESS": "auto",
+    "LOGSTATS_INTERVAL": 60.0,
     "LOG_LEVEL": "INFO",
     "LOG_FORMAT": "%(asctime)s [%(name)s] %(levelname)s: %(message)s",
     # closing
@@ -135,6 +140,7 @@ KINDS = {
     "JOBDIR": str,
     "SCHEDULER_URL": str,
     "TRACE_FILE": str,
+    "PROGRESS": None,  # "auto" or a boolean: checked by tinyscrapy.observe.progress
     "STATS_CLASS": PATH,
     "FEED_EXPORT_FIELDS": list,
     "FEED_EXPORT_ENCODING": str,

@@ -31,6 +31,10 @@ class Signal:
 engine_started = Signal("engine_started")          # (spider)
 request_scheduled = Signal("request_scheduled")    # (request, spider)
 request_dropped = Signal("request_dropped")        # (request, reason, spider)
+request_reached_downloader = Signal("request_reached_downloader")  # (request, spider)
+request_left_downloader = Signal("request_left_downloader")  # (request, result, spider)
+request_done = Signal("request_done")              # (request, spider): out of flight
+engine_turn = Signal("engine_turn")                # (spider): one turn of the loop ended
 response_received = Signal("response_received")    # (response, request, spider)
 item_scraped = Signal("item_scraped")              # (item, response, spider)
 item_dropped = Signal("item_dropped")              # (item, response, exception, spider)

@@ -1,0 +1,150 @@
+"""
+The progress extension: Scrapy's LogStats lines, the live line, and neither.
+"""
+
+import io
+import logging
+
+from twisted.internet import defer
+from twisted.trial import unittest
+
+from tinyscrapy.errors import UsageError
+from tinyscrapy.observe.progress import Progress, live_wanted
+
+from .helpers import LinkSpider, crawl
+from .logs import capture_logs
+from .servers import Delay, TestServer
+
+
+class FakeStream(io.StringIO):
+    """A stream that says whether it is a terminal."""
+
+    def __init__(self, tty=False):
+        super().__init__()
+        self.tty = tty
+
+    def isatty(self):
+        return self.tty
+
+
+class StreamProgress(Progress):
+    """The progress extension writing to C{stream} (set per test) instead of stderr."""
+
+    stream_for_tests = None
+    live_interval = 0.1
+
+    @classmethod
+    def from_crawler(cls, crawler, stream=None):
+        return super().from_crawler(crawler, cls.stream_for_tests)
+
+
+def progress_of(crawler):
+    return next((ext for _, ext in crawler.extensions if isinstance(ext, Progress)), None)
+
+
+class Talkative(LinkSpider):
+    """Logs a warning on each page, to see the live line step aside."""
+
+    def parse(self, response):
+        logging.getLogger("tinyscrapy.tests").warning("visited %s", response.url)
+        return super().parse(response)
+
+
+class ProgressTests(unittest.TestCase):
+    """A slow site: four pages of 0.15 s, one at a time."""
+
+    def setUp(self):
+        self.server = TestServer().start()
+        self.addCleanup(self.server.stop)
+        pages = [f"/p{i}" for i in range(4)]
+        self.start = self.server.add_page("/", links=pages)
+        for path in pages:
+            self.server.add(path, Delay(0.15, b"<html>slow</html>"))
+        self.stream = FakeStream()
+        StreamProgress.stream_for_tests = self.stream
+        self.addCleanup(setattr, StreamProgress, "stream_for_tests", None)
+        self.logs = capture_logs(self)
+
+    def _crawl(self, spidercls=LinkSpider, **settings):
+        base = {"CONCURRENT_REQUESTS": 1,
+                "EXTENSIONS": {"tinyscrapy.observe.progress.Progress": None,
+                               StreamProgress: 0}}
+        base.update(settings)
+        return crawl(spidercls, base, start_urls=[self.start])
+
+    @defer.inlineCallbacks
+    def test_logstats_lines(self):
+        """LOGSTATS_INTERVAL=0.2 on a non-terminal: "Crawled N pages" lines, rising."""
+        crawler = yield self._crawl(LOGSTATS_INTERVAL=0.2, LOG_LEVEL="INFO")
+        lines = [m for m in self.logs.messages(logging.INFO) if m.startswith("Crawled ")]
+        self.assertGreaterEqual(len(lines), 2, lines)
+        self.assertRegex(lines[0], r"^Crawled \d+ pages \(at \d+ pages/min\), "
+                                   r"scraped \d+ items \(at \d+ items/min\)$")
+        counts = [int(line.split()[1]) for line in lines]
+        self.assertEqual(counts, sorted(counts))
+        self.assertLessEqual(counts[-1], 5)
+        self.assertFalse(progress_of(crawler).live)
+        self.assertEqual(self.stream.getvalue(), "")
+
+    @defer.inlineCallbacks
+    def test_forced_live_line(self):
+        """PROGRESS=true: the line is rewritten with \\r, then cleared; no LogStats lines."""
+        crawler = yield self._crawl(PROGRESS=True, LOGSTATS_INTERVAL=0.2)
+        written = self.stream.getvalue()
+        draws = written.split("\r")[1:]
+        lines = [draw.strip() for draw in draws if draw.strip()]
+        self.assertGreaterEqual(len(lines), 2, written)
+        self.assertRegex(lines[0], r"^links: \d+ pages, \d+ items, \d+ in flight, "
+                                   r"\d+ queued, \d+ errors, [\d.]+ pages/s$")
+        self.assertTrue(written.endswith("\r"))
+        self.assertEqual(draws[-2].strip(), "")  # blanked at the end
+        self.assertTrue(progress_of(crawler).live)
+        self.assertFalse([m for m in self.logs.messages() if m.startswith("Crawled ")])
+
+    @defer.inlineCallbacks
+    def test_live_line_steps_aside_for_log_records(self):
+        """A log record to the same stream clears the line before it is written."""
+        handler = logging.StreamHandler(self.stream)
+        root = logging.getLogger()
+        root.addHandler(handler)
+        self.addCleanup(root.removeHandler, handler)
+        yield self._crawl(Talkative, PROGRESS=True)
+        written = self.stream.getvalue()
+        for chunk in written.split("visited ")[1:]:
+            line = chunk.split("\n", 1)[0]
+            self.assertNotIn("pages/s", line)
+        self.assertIn("pages/s", written)
+        for before in written.split("visited ")[:-1]:
+            last_line = before.rsplit("\n", 1)[-1]
+            self.assertNotIn("pages/s", last_line.rsplit("\r", 1)[-1])
+
+    @defer.inlineCallbacks
+    def test_auto_on_a_terminal_is_live(self):
+        """PROGRESS="auto" draws the live line when the stream is a terminal."""
+        self.stream.tty = True
+        crawler = yield self._crawl()
+        self.assertTrue(progress_of(crawler).live)
+        self.assertIn("\r", self.stream.getvalue())
+
+    @defer.inlineCallbacks
+    def test_disabled(self):
+        """PROGRESS=false and LOGSTATS_INTERVAL=0: no extension, nothing written or logged."""
+        crawler = yield self._crawl(PROGRESS=False, LOGSTATS_INTERVAL=0, LOG_LEVEL="INFO")
+        self.assertIsNone(progress_of(crawler))
+        self.assertEqual(self.stream.getvalue(), "")
+        self.assertFalse([m for m in self.logs.messages() if m.startswith("Crawled ")])
+
+
+class LiveWantedTests(unittest.TestCase):
+    """PROGRESS values."""
+
+    def test_values(self):
+        """auto follows isatty; booleans and their words force it; anything else is refused."""
+        self.assertTrue(live_wanted("auto", FakeStream(tty=True)))
+        self.assertFalse(live_wanted("auto", FakeStream(tty=False)))
+        self.assertFalse(live_wanted("auto", object()))
+        for value in (True, "true", "on", 1):
+            self.assertTrue(live_wanted(value, FakeStream()))
+        for value in (False, "false", "off", 0):
+            self.assertFalse(live_wanted(value, FakeStream(tty=True)))
+        self.assertRaises(UsageError, live_wanted, "sometimes", FakeStream())

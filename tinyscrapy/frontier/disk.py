@@ -101,6 +101,8 @@ class DiskScheduler(Scheduler):
         """
         if self._db is not None:
             return
+        if os.path.exists(self.jobdir) and not os.path.isdir(self.jobdir):
+            raise UsageError(f"--jobdir {self.jobdir}: cannot use it (a file, not a directory)")
         try:
             os.makedirs(self.jobdir, exist_ok=True)
             db = sqlite3.connect(os.path.join(self.jobdir, FILENAME), isolation_level=None)

@@ -5,6 +5,7 @@ then real crawls as processes against a twisted.web server.
 """
 
 import json
+import logging
 import os
 import sqlite3
 import threading
@@ -12,7 +13,7 @@ import threading
 from twisted.internet import defer, reactor, task
 from twisted.trial import unittest
 
-from tests.helpers import run_command
+from tests.helpers import crawl, run_command
 from tests.logs import capture_logs
 from tests.servers import Delay, TestServer
 from tinyscrapy.errors import Unpersistable, UsageError
@@ -246,6 +247,41 @@ class _FailingDeletes:
         if sql.startswith("DELETE"):
             raise sqlite3.OperationalError("database or disk is full")
         return self.db.executemany(sql, rows)
+
+
+class LambdaSpider(Spider):
+    """Follows one link with a method, one with a lambda (which cannot be stored)."""
+
+    name = "lambdas"
+
+    def parse(self, response):
+        yield {"url": response.url}
+        if response.url.endswith("/"):
+            yield response.follow("/kept", callback=self.parse)
+            yield response.follow("/lambda", callback=lambda r: None)
+
+
+class UnpersistableInACrawlTests(unittest.TestCase):
+    timeout = 20
+
+    @defer.inlineCallbacks
+    def test_dropped_counted_and_the_ledger_balances(self):
+        """In a crawl, a request with a lambda callback is dropped as Unpersistable, once."""
+        server = TestServer().start()
+        self.addCleanup(server.stop)
+        for path in ("/", "/kept", "/lambda"):
+            server.add_page(path)
+        logs = capture_logs(self)
+        crawler = yield crawl(LambdaSpider, {"JOBDIR": self.mktemp()},
+                              start_urls=[server.url("/")])
+        stats = crawler.stats
+        self.assertEqual(stats.get_value("ledger/dropped/Unpersistable"), 1)
+        self.assertEqual(stats.get_value("scheduler/unpersistable"), 1)
+        self.assertEqual(stats.get_value("ledger/missing"), 0)
+        self.assertNotIn("/lambda", server.hits)
+        errors = logs.messages(logging.WARNING)
+        self.assertEqual(len(errors), 1, errors)
+        self.assertIn("cannot persist " + server.url("/lambda"), errors[0])
 
 
 PAGES = 40

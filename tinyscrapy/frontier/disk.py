@@ -170,6 +170,9 @@ class DiskScheduler(Scheduler):
         @raise Unpersistable: the request cannot be stored (see L{codec}); it is logged,
             counted as C{scheduler/unpersistable} and not queued, nor marked as seen.
         """
+        # the duplicate check comes before the base class's, so that a request that
+        # cannot be stored is not marked as seen; an admitted request pays for a second
+        # fingerprint in the base class (duplicates, most of the offers, only one)
         fingerprint = self.fingerprint(request)
         new = fingerprint not in self.seen
         if not new and not request.dont_filter:

@@ -42,6 +42,14 @@ class UrlTooLong(IgnoreRequest):
     """The URL is longer than C{URLLENGTH_LIMIT}."""
 
 
+class Unpersistable(IgnoreRequest):
+    """
+    A persistent frontier (C{--jobdir}) cannot store the request: its callback or errback
+    is not a method of the spider, or its C{meta} or C{cb_kwargs} cannot be pickled. It
+    is dropped rather than kept in memory only, where a pause would lose it.
+    """
+
+
 class HttpError(IgnoreRequest):
     """
     The response status is outside 200-299 and the spider did not ask for it.

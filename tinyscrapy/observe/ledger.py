@@ -9,7 +9,9 @@ terminal state:
     - C{dropped}: refused by a rule (offsite, depth, robots, ...) or by an C{IgnoreRequest}
       a downloader middleware raised, counted by the class of the rule;
     - C{failed}: the download failed for good (after retries) or the status was refused;
-    - C{cancelled}: still waiting when the crawl stopped early (or kept for a resume).
+    - C{cancelled}: still waiting when the crawl stopped early;
+    - C{saved}: still waiting at close, and kept by a persistent frontier (C{--jobdir})
+      for the next run, which opens it again (L{RequestLedger.keep_pending}).
 
 A redirect or a retry continues its parent's entry rather than opening a new one. At close
 L{RequestLedger.reconcile} checks C{opened == terminal + still pending + still in flight};
@@ -22,7 +24,7 @@ from dataclasses import dataclass
 
 logger = logging.getLogger(__name__)
 
-TERMINAL_STATES = ("handled", "duplicate", "dropped", "failed", "cancelled")
+TERMINAL_STATES = ("handled", "duplicate", "dropped", "failed", "cancelled", "saved")
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,7 @@ class LedgerStatistics:
     failed: int
     cancelled: int
     open: int
+    saved: int = 0
 
 
 class RequestLedger:
@@ -53,10 +56,18 @@ class RequestLedger:
         self.stats = stats
         self.opened = 0
         self.closed = Counter()
+        self.pending_state = "cancelled"
 
     def open(self, request):
         """One new request was offered to the crawl."""
         self.opened += 1
+
+    def keep_pending(self):
+        """
+        The frontier keeps the requests still waiting at close for the next run (a
+        C{--jobdir}): L{reconcile} ends their entries as C{saved}, not C{cancelled}.
+        """
+        self.pending_state = "saved"
 
     def close(self, request, state, reason=None):
         """
@@ -76,12 +87,13 @@ class RequestLedger:
         """
         Check the books at close.
 
-        @param pending: requests still in the frontier; counted as C{cancelled}.
+        @param pending: requests still in the frontier; counted as C{cancelled} (or
+            C{saved}, see L{keep_pending}).
         @return: how many requests went missing (0 when the books balance).
         """
         if pending:
-            self.closed["cancelled"] += pending
-            self.stats.inc_value("ledger/cancelled", pending)
+            self.closed[self.pending_state] += pending
+            self.stats.inc_value("ledger/" + self.pending_state, pending)
         ended = sum(self.closed.values())
         missing = self.opened - ended - in_flight
         self.stats.set_value("ledger/opened", self.opened)
@@ -100,4 +112,4 @@ class RequestLedger:
         return LedgerStatistics(
             opened=self.opened, handled=closed["handled"], duplicate=closed["duplicate"],
             dropped=closed["dropped"], failed=closed["failed"], cancelled=closed["cancelled"],
-            open=self.opened - sum(closed.values()))
+            open=self.opened - sum(closed.values()), saved=closed["saved"])

@@ -1,0 +1,99 @@
+"""
+One codec for persistent frontiers: a L{Request} to bytes and back.
+
+A request is stored as a pickled plain C{dict} (C{meta} and C{cb_kwargs} may hold values
+JSON cannot: bytes, tuples, datetimes). Its callback and errback are stored by name, as
+in Scrapy, and bound again to the spider of the run that loads it; so only methods of the
+spider can be stored. The class is stored as a dotted path, so C{JsonRequest},
+C{FormRequest} and a project's own subclasses come back as what they were.
+
+Loading sets the request's slots directly and runs no C{__init__}: a C{JsonRequest}
+does not encode its body twice, and a subclass whose constructor takes other arguments
+still loads.
+"""
+
+import pickle
+
+from tinyscrapy.components import load_object
+from tinyscrapy.errors import Unpersistable
+
+FORMAT = 1  # the "v" key: bump it when the fields change
+
+
+def request_to_bytes(request, spider):
+    """
+    @return: C{bytes} that L{request_from_bytes} turns back into an equal request.
+    @raise Unpersistable: the callback or errback is not a method of C{spider}, or the
+        C{meta} or C{cb_kwargs} cannot be pickled; the message names the URL.
+    """
+    cls = type(request)
+    fields = {
+        "v": FORMAT,
+        "class": f"{cls.__module__}.{cls.__qualname__}",
+        "url": request.url,
+        "callback": _method_name(request, "callback", spider),
+        "errback": _method_name(request, "errback", spider),
+        "method": request.method,
+        "headers": [(name, list(values)) for name, values in request.header_items()],
+        "body": request.body,
+        "meta": request._meta,
+        "cb_kwargs": request._cb_kwargs,
+        "priority": request.priority,
+        "depth": request.depth,
+        "dont_filter": request.dont_filter,
+        "fingerprint": request.fingerprint,
+    }
+    try:
+        return pickle.dumps(fields, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception as e:  # PicklingError, TypeError, AttributeError: all say the same
+        raise Unpersistable(f"cannot persist {request.url}: its meta or cb_kwargs cannot be "
+                            f"pickled ({type(e).__name__}: {e})") from None
+
+
+def request_from_bytes(data, spider):
+    """
+    @return: the L{Request} that L{request_to_bytes} stored, its callback and errback bound
+        to C{spider}'s methods of the same names.
+    @raise ValueError: C{spider} has no method of that name any more, or C{data} is not
+        a stored request.
+    """
+    fields = pickle.loads(data)  # noqa: S301 - our own file, written by request_to_bytes
+    if not isinstance(fields, dict) or fields.get("v") != FORMAT:
+        raise ValueError("not a request stored by this version of tinyscrapy")
+    cls = load_object(fields["class"])
+    request = cls.__new__(cls)
+    request.url = fields["url"]
+    request.callback = _bound(spider, fields["callback"], fields["url"])
+    request.errback = _bound(spider, fields["errback"], fields["url"])
+    request.method = fields["method"]
+    request._headers = tuple(fields["headers"]) or None
+    request.body = fields["body"]
+    request._meta = fields["meta"]
+    request._cb_kwargs = fields["cb_kwargs"]
+    request.priority = fields["priority"]
+    request.depth = fields["depth"]
+    request.dont_filter = fields["dont_filter"]
+    request.fingerprint = fields["fingerprint"]
+    return request
+
+
+def _method_name(request, attribute, spider):
+    """The name of C{request}'s callback or errback, which must be a method of C{spider}."""
+    func = getattr(request, attribute)
+    if func is None:
+        return None
+    name = getattr(func, "__name__", None)
+    if name is None or getattr(func, "__self__", None) is not spider \
+            or getattr(spider, name, None) != func:
+        raise Unpersistable(f"cannot persist {request.url}: {attribute} {func!r} is not a "
+                            f"spider method (a --jobdir frontier stores callbacks by name)")
+    return name
+
+
+def _bound(spider, name, url):
+    if name is None:
+        return None
+    method = getattr(spider, name, None)
+    if not callable(method):
+        raise ValueError(f"cannot load {url}: spider {spider.name!r} has no method {name!r}")
+    return method

@@ -1,0 +1,260 @@
+"""
+L{DiskScheduler}: the in-memory frontier, mirrored in SQLite so that a crawl can pause
+(Ctrl-C) and resume (the same command again, with the same C{--jobdir DIR}).
+
+The slot-aware queues of L{tinyscrapy.scheduler.Scheduler} stay the working structure;
+C{DIR/frontier.sqlite} holds a copy of what a new run needs:
+
+    - C{requests}: every request enqueued and not yet acknowledged (id, pickled by
+      L{tinyscrapy.frontier.codec});
+    - C{seen}: the fingerprints of every request admitted (signed 64-bit integers);
+    - C{meta}: the spider the directory belongs to.
+
+A request is acknowledged (deleted) in L{DiskScheduler.request_done}, which the engine
+calls once its callback finished and what it yielded is enqueued. A pause or a crash in
+between replays it on the next run: delivery is at least once.
+
+Writes are batched: L{DiskScheduler.enqueue_request} and L{DiskScheduler.request_done}
+only buffer, and L{DiskScheduler.flush} writes the buffer in one transaction, every
+C{FLUSH_INTERVAL} seconds on a C{LoopingCall} and at close. A child's insert is therefore
+written in the same transaction as its parent's delete, or an earlier one: a crash can
+lose at most the last half second of work, never a request. A request acknowledged before
+its insert was written is never written at all.
+
+Everything is synchronous (SQLite from the standard library, on the reactor thread): no
+method returns a Deferred. Loading a large directory at L{DiskScheduler.open} takes a
+moment once; a flush of thousands of rows is one C{executemany} per table.
+"""
+
+import logging
+import os
+import sqlite3
+from heapq import heappush
+
+from twisted.internet.task import LoopingCall
+
+from tinyscrapy.errors import Unpersistable, UsageError
+from tinyscrapy.frontier.codec import request_from_bytes, request_to_bytes
+from tinyscrapy.scheduler import Scheduler
+
+logger = logging.getLogger(__name__)
+
+FILENAME = "frontier.sqlite"
+FLUSH_INTERVAL = 0.5  # seconds
+_SIGN = 1 << 63
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS requests (id INTEGER PRIMARY KEY, data BLOB NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS seen (fp INTEGER PRIMARY KEY) WITHOUT ROWID",
+)
+
+
+def _signed(fingerprint):
+    """SQLite integers are signed 64-bit: store C{2**63} and above as negatives."""
+    return fingerprint - (1 << 64) if fingerprint >= _SIGN else fingerprint
+
+
+def _unsigned(value):
+    return value & 0xFFFFFFFFFFFFFFFF
+
+
+class DiskScheduler(Scheduler):
+    """
+    A L{Scheduler} whose waiting requests and seen set persist in C{jobdir}.
+
+    @ivar jobdir: the directory (created if missing).
+    @ivar resumed: how many waiting requests L{open} loaded.
+    """
+
+    def __init__(self, jobdir, stats=None, ledger=None, **kwargs):
+        super().__init__(**kwargs)
+        self.jobdir = jobdir
+        self.stats = stats
+        self.ledger = ledger
+        self.spider = None
+        self.resumed = 0
+        self._db = None
+        self._rows = {}  # request -> its row id, until acknowledged
+        self._next_id = 1
+        self._inserts = {}  # row id -> data, not yet written (in enqueue order)
+        self._new_seen = []
+        self._deletes = []
+        self._flusher = LoopingCall(self.flush)
+        self._flusher.clock = self.clock
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        """Check the directory now, so a bad one stops the command before the crawl."""
+        scheduler = cls(crawler.settings.get("JOBDIR"), stats=crawler.stats,
+                        ledger=crawler.ledger, slots=getattr(crawler, "slots", None),
+                        clock=crawler.reactor)
+        if crawler.spider is not None:
+            scheduler.connect(crawler.spider.name)
+        return scheduler
+
+    def connect(self, spider_name):
+        """
+        Open (or create) C{jobdir} and its database, for the spider C{spider_name}.
+
+        @raise UsageError: the directory cannot be used (a file, not writable, not our
+            database) or belongs to another spider.
+        """
+        if self._db is not None:
+            return
+        if os.path.exists(self.jobdir) and not os.path.isdir(self.jobdir):
+            raise UsageError(f"--jobdir {self.jobdir}: cannot use it (a file, not a directory)")
+        try:
+            os.makedirs(self.jobdir, exist_ok=True)
+            db = sqlite3.connect(os.path.join(self.jobdir, FILENAME), isolation_level=None)
+        except (OSError, sqlite3.Error) as e:
+            raise UsageError(f"--jobdir {self.jobdir}: cannot use it ({e})") from None
+        try:
+            db.execute("PRAGMA journal_mode=WAL")  # durable at each commit, for a crash
+            for statement in _SCHEMA:
+                db.execute(statement)
+            db.execute("INSERT OR IGNORE INTO meta VALUES ('spider', ?)", (spider_name,))
+            (owner,) = db.execute("SELECT value FROM meta WHERE key = 'spider'").fetchone()
+        except sqlite3.Error as e:
+            db.close()
+            raise UsageError(f"--jobdir {self.jobdir}: cannot use it ({e})") from None
+        if owner != spider_name:
+            db.close()
+            raise UsageError(f"--jobdir {self.jobdir} holds the frontier of spider {owner!r}, "
+                             f"not {spider_name!r}: give another directory")
+        self._db = db
+
+    def open(self, spider):
+        """Load the seen set and the waiting requests; start the flushes. Returns None."""
+        self.spider = spider
+        self.connect(spider.name)
+        db = self._db
+        for (fingerprint,) in db.execute("SELECT fp FROM seen"):
+            self.seen.add(_unsigned(fingerprint))
+        for row, data in db.execute("SELECT id, data FROM requests ORDER BY id").fetchall():
+            self._next_id = row + 1
+            try:
+                request = request_from_bytes(data, spider)
+            except Exception as e:
+                logger.error("--jobdir %s: dropping stored request %d: %s", self.jobdir, row, e)
+                self._deletes.append(row)
+                self._count("scheduler/unloadable")
+                continue
+            self._restore(request, row)
+        if self.resumed or len(self.seen):
+            logger.info("resuming: %d requests waiting, %d seen (--jobdir %s)",
+                        self.resumed, len(self.seen), self.jobdir)
+        self._set("scheduler/resumed", self.resumed)
+        if self.ledger is not None:
+            self.ledger.keep_pending()
+        self._flusher.start(FLUSH_INTERVAL, now=False)
+
+    def _restore(self, request, row):
+        """Queue a stored request again, as L{Scheduler.enqueue_request} queues one."""
+        self._rows[request] = row
+        self._pending += 1
+        self.resumed += 1
+        if self.ledger is not None:
+            self.ledger.open(request)  # this run's books: it ends here like any other
+        meta = request._meta
+        not_before = meta.get("not_before") if meta else None
+        if not_before is not None and not_before > self.clock.seconds():
+            heappush(self._later, (not_before, next(self._order), request))
+        else:
+            self._push(request)
+
+    def enqueue_request(self, request):
+        """
+        As L{Scheduler.enqueue_request}, and buffer the request's insert (and its new
+        fingerprint) for the next flush.
+
+        @raise Unpersistable: the request cannot be stored (see L{codec}); it is logged,
+            counted as C{scheduler/unpersistable} and not queued, nor marked as seen.
+        """
+        # the duplicate check comes before the base class's, so that a request that
+        # cannot be stored is not marked as seen; an admitted request pays for a second
+        # fingerprint in the base class (duplicates, most of the offers, only one)
+        fingerprint = self.fingerprint(request)
+        new = fingerprint not in self.seen
+        if not new and not request.dont_filter:
+            self._duplicates += 1
+            return False
+        request.fingerprint = fingerprint
+        try:
+            data = request_to_bytes(request, self.spider)
+        except Unpersistable as e:
+            logger.error("%s", e)
+            self._count("scheduler/unpersistable")
+            raise
+        super().enqueue_request(request)
+        row = self._next_id
+        self._next_id += 1
+        self._rows[request] = row
+        self._inserts[row] = data
+        if new:
+            self._new_seen.append(_signed(fingerprint))
+        return True
+
+    def request_done(self, request):
+        """Acknowledge C{request}: buffer its delete (or forget its unwritten insert)."""
+        row = self._rows.pop(request, None)
+        if row is None:
+            return
+        if self._inserts.pop(row, None) is None:
+            self._deletes.append(row)
+
+    def flush(self):
+        """
+        Write the buffered inserts, fingerprints and deletes in one transaction.
+
+        A failed write (a full disk) is logged and counted; the buffer is kept and the
+        next flush tries again.
+
+        @return: how many rows were written (0 when nothing was buffered or it failed).
+        """
+        inserts, seen, deletes = self._inserts, self._new_seen, self._deletes
+        if self._db is None or not (inserts or seen or deletes):
+            return 0
+        db = self._db
+        try:
+            db.execute("BEGIN")
+            db.executemany("INSERT INTO requests (id, data) VALUES (?, ?)", inserts.items())
+            db.executemany("INSERT OR IGNORE INTO seen (fp) VALUES (?)",
+                           [(fp,) for fp in seen])
+            db.executemany("DELETE FROM requests WHERE id = ?", [(row,) for row in deletes])
+            db.execute("COMMIT")
+        except sqlite3.Error as e:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            logger.error("--jobdir %s: cannot write the frontier (will try again): %s",
+                         self.jobdir, e)
+            self._count("scheduler/flush_errors")
+            return 0
+        written = len(inserts) + len(seen) + len(deletes)
+        self._inserts, self._new_seen, self._deletes = {}, [], []
+        return written
+
+    def close(self, reason):
+        """Stop the flushes, write what is buffered, and close the database. Returns None."""
+        super().close(reason)
+        if self._flusher.running:
+            self._flusher.stop()
+        if self._db is None:
+            return
+        self.flush()
+        saved = len(self._rows)  # waiting, plus any handed out and never acknowledged
+        self._set("scheduler/saved", saved)
+        if saved:
+            logger.info("--jobdir %s: %d requests kept for the next run", self.jobdir, saved)
+        else:
+            logger.info("--jobdir %s: nothing left waiting; a run with this directory "
+                        "again fetches nothing new", self.jobdir)
+        self._db.close()
+        self._db = None
+
+    def _count(self, key):
+        if self.stats is not None:
+            self.stats.inc_value(key)
+
+    def _set(self, key, value):
+        if self.stats is not None:
+            self.stats.set_value(key, value)

@@ -42,6 +42,13 @@ class UrlTooLong(IgnoreRequest):
     """The URL is longer than C{URLLENGTH_LIMIT}."""
 
 
+class UnserializableRequest(IgnoreRequest):
+    """
+    A persistent or shared frontier cannot store the request: its callback or errback is
+    not a method of the spider, or its C{meta} does not pickle.
+    """
+
+
 class HttpError(IgnoreRequest):
     """
     The response status is outside 200-299 and the spider did not ask for it.

@@ -9,7 +9,10 @@ terminal state:
     - C{dropped}: refused by a rule (offsite, depth, robots, ...) or by an C{IgnoreRequest}
       a downloader middleware raised, counted by the class of the rule;
     - C{failed}: the download failed for good (after retries) or the status was refused;
-    - C{cancelled}: still waiting when the crawl stopped early (or kept for a resume).
+    - C{cancelled}: still waiting when the crawl stopped early (or kept for a resume);
+    - C{shared}: handed to a frontier shared with other processes (C{--scheduler
+      redis://}), where any process may fetch it. A request this process takes from the
+      shared frontier opens a new entry here, so each process's books balance.
 
 A redirect or a retry continues its parent's entry rather than opening a new one. At close
 L{RequestLedger.reconcile} checks C{opened == terminal + still pending + still in flight};
@@ -22,7 +25,7 @@ from dataclasses import dataclass
 
 logger = logging.getLogger(__name__)
 
-TERMINAL_STATES = ("handled", "duplicate", "dropped", "failed", "cancelled")
+TERMINAL_STATES = ("handled", "duplicate", "dropped", "failed", "cancelled", "shared")
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,7 @@ class LedgerStatistics:
     failed: int
     cancelled: int
     open: int
+    shared: int = 0
 
 
 class RequestLedger:
@@ -100,4 +104,4 @@ class RequestLedger:
         return LedgerStatistics(
             opened=self.opened, handled=closed["handled"], duplicate=closed["duplicate"],
             dropped=closed["dropped"], failed=closed["failed"], cancelled=closed["cancelled"],
-            open=self.opened - sum(closed.values()))
+            open=self.opened - sum(closed.values()), shared=closed["shared"])

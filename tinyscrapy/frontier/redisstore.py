@@ -148,9 +148,12 @@ def _cb_reachable(protocol, host, port, db, user, password, reactor, timeout):
     import txredisapi
 
     protocol.transport.loseConnection()
+    credentials = {"password": password}
+    if user:  # older txredisapi releases have no username
+        credentials["username"] = user
     client = txredisapi.lazyConnection(
         host, port, db, reconnect=True, charset=None, convertNumbers=False,
-        password=password, username=user, connectTimeout=timeout, replyTimeout=timeout)
+        connectTimeout=timeout, replyTimeout=timeout, **credentials)
     d = client.ping()
     call = reactor.callLater(timeout, d.cancel)
     d.addBoth(_cb_answered, client, call)

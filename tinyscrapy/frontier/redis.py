@@ -110,6 +110,7 @@ class RedisScheduler:
         self._count = 0
         self._outbox = []   # (fingerprint, score, member, dont_filter) to push
         self._acks = []     # members of our processing hash to forget, after the outbox
+        self._acking = ()   # the acknowledgements of the push on its way
         self._taken = {}    # request -> member, for requests taken and not yet done
         self._flushing = self._popping = self._checking = None
         self._flush_call = None
@@ -308,6 +309,7 @@ class RedisScheduler:
         acks = []
         if not self._outbox:
             acks, self._acks = self._acks, []
+        self._acking = acks
         d = self._flushing = self.store.push(entries, acks)
         d.addCallbacks(self._cb_pushed, self._eb_push_failed,
                        callbackArgs=(entries,), errbackArgs=(entries, acks))
@@ -338,6 +340,7 @@ class RedisScheduler:
 
     def _cb_flushed(self, written):
         self._flushing = None
+        self._acking = ()
         waiters, self._flush_waiters = self._flush_waiters, []
         for waiter in waiters:
             waiter.callback(written)
@@ -376,7 +379,7 @@ class RedisScheduler:
         self._reachable()
         if self._reclaim:  # after a lost answer: what our processing hash really holds
             self._reclaim = False
-            known = set(self._taken.values())
+            known = {*self._taken.values(), *self._acks, *self._acking}
             entries = [(member, score) for member, score in entries if member not in known]
         if not entries:
             self._empty_pop_at = self.clock.seconds()

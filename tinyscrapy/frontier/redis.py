@@ -185,8 +185,9 @@ class RedisScheduler:
         return d
 
     def _cb_written(self, _, reason):
-        return self.store.release(clear=reason == "finished" and not self.persist) \
-            .addCallback(self._cb_released)
+        d = self.store.release(clear=reason == "finished" and not self.persist)
+        d.addCallback(self._cb_released)
+        return d
 
     def _cb_released(self, result):
         released, cleared = result

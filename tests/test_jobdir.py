@@ -16,7 +16,7 @@ from twisted.trial import unittest
 from tests.helpers import crawl, run_command
 from tests.logs import capture_logs
 from tests.servers import Delay, TestServer
-from tinyscrapy.errors import Unpersistable, UsageError
+from tinyscrapy.errors import UnserializableRequest, UsageError
 from tinyscrapy.frontier.codec import request_from_bytes, request_to_bytes
 from tinyscrapy.frontier.disk import FILENAME, DiskScheduler
 from tinyscrapy.http import FormRequest, JsonRequest, Request
@@ -79,15 +79,15 @@ class CodecTests(unittest.TestCase):
         """A function, or another object's method, cannot be stored: the error names the URL."""
         for callback in (print, BookSpider().parse):
             request = Request("http://example.com/x", callback=callback)
-            e = self.assertRaises(Unpersistable, request_to_bytes, request, self.spider)
+            e = self.assertRaises(UnserializableRequest, request_to_bytes, request, self.spider)
             self.assertIn("http://example.com/x", str(e))
             self.assertIn("callback", str(e))
             self.assertIn("is not a spider method", str(e))
 
     def test_meta_that_cannot_be_pickled(self):
-        """A lock in meta: Unpersistable, naming the URL."""
+        """A lock in meta: UnserializableRequest, naming the URL."""
         request = Request("http://example.com/lock", meta={"lock": threading.Lock()})
-        e = self.assertRaises(Unpersistable, request_to_bytes, request, self.spider)
+        e = self.assertRaises(UnserializableRequest, request_to_bytes, request, self.spider)
         self.assertIn("http://example.com/lock", str(e))
 
     def test_spider_without_the_method(self):
@@ -192,11 +192,11 @@ class DiskSchedulerTests(unittest.TestCase):
         return [request_from_bytes(data, self.spider).url for (data,) in rows]
 
     def test_unpersistable_request_is_refused_and_not_seen(self):
-        """A lambda callback: Unpersistable, counted, neither queued nor marked as seen."""
+        """A lambda callback: UnserializableRequest, counted, neither queued nor marked as seen."""
         scheduler = self._open()
         logs = capture_logs(self)
         request = Request("http://example.com/x", callback=_not_a_method)
-        self.assertRaises(Unpersistable, scheduler.enqueue_request, request)
+        self.assertRaises(UnserializableRequest, scheduler.enqueue_request, request)
         self.assertEqual(len(logs.messages()), 1)
         self.assertIn("cannot persist http://example.com/x", logs.text())
         self.assertEqual((scheduler.size(), len(scheduler.seen)), (0, 0))
@@ -266,7 +266,8 @@ class UnpersistableInACrawlTests(unittest.TestCase):
 
     @defer.inlineCallbacks
     def test_dropped_counted_and_the_ledger_balances(self):
-        """In a crawl, a request with a lambda callback is dropped as Unpersistable, once."""
+        """In a crawl, a request with a lambda callback is dropped (UnserializableRequest),
+        once."""
         server = TestServer().start()
         self.addCleanup(server.stop)
         for path in ("/", "/kept", "/lambda"):
@@ -275,7 +276,7 @@ class UnpersistableInACrawlTests(unittest.TestCase):
         crawler = yield crawl(LambdaSpider, {"JOBDIR": self.mktemp()},
                               start_urls=[server.url("/")])
         stats = crawler.stats
-        self.assertEqual(stats.get_value("ledger/dropped/Unpersistable"), 1)
+        self.assertEqual(stats.get_value("ledger/dropped/UnserializableRequest"), 1)
         self.assertEqual(stats.get_value("scheduler/unpersistable"), 1)
         self.assertEqual(stats.get_value("ledger/missing"), 0)
         self.assertNotIn("/lambda", server.hits)

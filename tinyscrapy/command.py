@@ -159,6 +159,8 @@ class Command:
                 kwargs["base_url"] = demo_url
             process.crawl(spidercls, **kwargs)
         process.start()
+        if process.usage_error is not None:  # e.g. a shared frontier that cannot connect
+            raise process.usage_error
         return 1 if process.failed or process.forced else 0
 
     def _apply_options(self):

@@ -147,6 +147,8 @@ class CrawlerProcess:
     Runs several crawlers in one reactor and stops it when all of them have finished.
 
     @ivar crawlers: every L{Crawler} started.
+    @ivar usage_error: a L{UsageError} a crawl failed with while it opened, or None; the
+        command prints it as one line and exits 2.
     """
 
     def __init__(self, settings=None, reactor=None):
@@ -156,6 +158,7 @@ class CrawlerProcess:
         self._active = set()
         self.failed = False
         self.forced = False
+        self.usage_error = None
 
     def crawl(self, spidercls, *args, **kwargs):
         """
@@ -172,6 +175,9 @@ class CrawlerProcess:
         return d
 
     def _eb_crawl_failed(self, failure, crawler):
+        if failure.check(UsageError):  # found while opening (a frontier that cannot connect)
+            self.usage_error = failure.value
+            return failure
         self.failed = True
         logger.error("crawl of %s failed", crawler.spidercls.__name__, exc_info=(
             failure.type, failure.value, failure.getTracebackObject()))

@@ -42,11 +42,12 @@ class UrlTooLong(IgnoreRequest):
     """The URL is longer than C{URLLENGTH_LIMIT}."""
 
 
-class Unpersistable(IgnoreRequest):
+class UnserializableRequest(IgnoreRequest):
     """
-    A persistent frontier (C{--jobdir}) cannot store the request: its callback or errback
-    is not a method of the spider, or its C{meta} or C{cb_kwargs} cannot be pickled. It
-    is dropped rather than kept in memory only, where a pause would lose it.
+    A persistent or shared frontier (C{--jobdir}, C{--scheduler}) cannot store the request:
+    its callback or errback is not a method of the spider, or its C{meta} or C{cb_kwargs}
+    cannot be pickled. It is dropped rather than kept in memory only, where a pause or
+    another process would lose it.
     """
 
 

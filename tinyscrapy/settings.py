@@ -110,6 +110,11 @@ DEFAULTS = {
     "SCHEDULER": "tinyscrapy.scheduler.Scheduler",
     "JOBDIR": None,
     "SCHEDULER_URL": None,
+    "SCHEDULER_REDIS_KEY": None,
+    "SCHEDULER_PERSIST": False,
+    "SCHEDULER_REDIS_WORKER_TIMEOUT": 30.0,
+    "SCHEDULER_REDIS_POLL_INTERVAL": 0.2,
+    "SCHEDULER_REDIS_TIMEOUT": 10.0,
     "STATS_CLASS": "tinyscrapy.observe.stats.StatsCollector",
     # output
     "FEEDS": {},
@@ -139,6 +144,7 @@ KINDS = {
     "SCHEDULER": PATH,
     "JOBDIR": str,
     "SCHEDULER_URL": str,
+    "SCHEDULER_REDIS_KEY": str,
     "TRACE_FILE": str,
     "PROGRESS": None,  # "auto" or a boolean: checked by tinyscrapy.observe.progress
     "STATS_CLASS": PATH,

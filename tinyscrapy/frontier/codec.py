@@ -1,5 +1,6 @@
 """
-One codec for persistent frontiers: a L{Request} to bytes and back.
+One codec for the frontiers that keep requests outside this process (C{--jobdir} on disk,
+C{--scheduler redis://} shared): a L{Request} to bytes and back.
 
 A request is stored as a pickled plain C{dict} (C{meta} and C{cb_kwargs} may hold values
 JSON cannot: bytes, tuples, datetimes). Its callback and errback are stored by name, as
@@ -15,7 +16,7 @@ still loads.
 import pickle
 
 from tinyscrapy.components import load_object
-from tinyscrapy.errors import Unpersistable
+from tinyscrapy.errors import UnserializableRequest
 
 FORMAT = 1  # the "v" key: bump it when the fields change
 
@@ -23,7 +24,7 @@ FORMAT = 1  # the "v" key: bump it when the fields change
 def request_to_bytes(request, spider):
     """
     @return: C{bytes} that L{request_from_bytes} turns back into an equal request.
-    @raise Unpersistable: the callback or errback is not a method of C{spider}, or the
+    @raise UnserializableRequest: the callback or errback is not a method of C{spider}, or the
         C{meta} or C{cb_kwargs} cannot be pickled; the message names the URL.
     """
     cls = type(request)
@@ -46,8 +47,9 @@ def request_to_bytes(request, spider):
     try:
         return pickle.dumps(fields, protocol=pickle.HIGHEST_PROTOCOL)
     except Exception as e:  # PicklingError, TypeError, AttributeError: all say the same
-        raise Unpersistable(f"cannot persist {request.url}: its meta or cb_kwargs cannot be "
-                            f"pickled ({type(e).__name__}: {e})") from None
+        raise UnserializableRequest(
+            f"cannot persist {request.url}: its meta or cb_kwargs cannot be pickled "
+            f"({type(e).__name__}: {e})") from None
 
 
 def request_from_bytes(data, spider):
@@ -85,8 +87,9 @@ def _method_name(request, attribute, spider):
     name = getattr(func, "__name__", None)
     if name is None or getattr(func, "__self__", None) is not spider \
             or getattr(spider, name, None) != func:
-        raise Unpersistable(f"cannot persist {request.url}: {attribute} {func!r} is not a "
-                            f"spider method (a --jobdir frontier stores callbacks by name)")
+        raise UnserializableRequest(
+            f"cannot persist {request.url}: {attribute} {func!r} is not a spider method "
+            f"(a persistent or shared frontier stores callbacks by name)")
     return name
 
 

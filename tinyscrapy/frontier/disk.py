@@ -33,7 +33,7 @@ from heapq import heappush
 
 from twisted.internet.task import LoopingCall
 
-from tinyscrapy.errors import Unpersistable, UsageError
+from tinyscrapy.errors import UnserializableRequest, UsageError
 from tinyscrapy.frontier.codec import request_from_bytes, request_to_bytes
 from tinyscrapy.scheduler import Scheduler
 
@@ -167,7 +167,7 @@ class DiskScheduler(Scheduler):
         As L{Scheduler.enqueue_request}, and buffer the request's insert (and its new
         fingerprint) for the next flush.
 
-        @raise Unpersistable: the request cannot be stored (see L{codec}); it is logged,
+        @raise UnserializableRequest: the request cannot be stored (see L{codec}); it is logged,
             counted as C{scheduler/unpersistable} and not queued, nor marked as seen.
         """
         # the duplicate check comes before the base class's, so that a request that
@@ -181,7 +181,7 @@ class DiskScheduler(Scheduler):
         request.fingerprint = fingerprint
         try:
             data = request_to_bytes(request, self.spider)
-        except Unpersistable as e:
+        except UnserializableRequest as e:
             logger.error("%s", e)
             self._count("scheduler/unpersistable")
             raise

@@ -11,7 +11,10 @@ terminal state:
     - C{failed}: the download failed for good (after retries) or the status was refused;
     - C{cancelled}: still waiting when the crawl stopped early;
     - C{saved}: still waiting at close, and kept by a persistent frontier (C{--jobdir})
-      for the next run, which opens it again (L{RequestLedger.keep_pending}).
+      for the next run, which opens it again (L{RequestLedger.keep_pending});
+    - C{shared}: handed to a frontier shared with other processes (C{--scheduler
+      redis://}), where any process may fetch it. A request this process takes from the
+      shared frontier opens a new entry here, so each process's books balance.
 
 A redirect or a retry continues its parent's entry rather than opening a new one. At close
 L{RequestLedger.reconcile} checks C{opened == terminal + still pending + still in flight};
@@ -24,7 +27,8 @@ from dataclasses import dataclass
 
 logger = logging.getLogger(__name__)
 
-TERMINAL_STATES = ("handled", "duplicate", "dropped", "failed", "cancelled", "saved")
+TERMINAL_STATES = ("handled", "duplicate", "dropped", "failed", "cancelled", "saved",
+                   "shared")
 
 
 @dataclass(frozen=True)
@@ -42,6 +46,7 @@ class LedgerStatistics:
     cancelled: int
     open: int
     saved: int = 0
+    shared: int = 0
 
 
 class RequestLedger:
@@ -112,4 +117,5 @@ class RequestLedger:
         return LedgerStatistics(
             opened=self.opened, handled=closed["handled"], duplicate=closed["duplicate"],
             dropped=closed["dropped"], failed=closed["failed"], cancelled=closed["cancelled"],
-            open=self.opened - sum(closed.values()), saved=closed["saved"])
+            open=self.opened - sum(closed.values()), saved=closed["saved"],
+            shared=closed["shared"])

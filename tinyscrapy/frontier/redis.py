@@ -1,0 +1,492 @@
+"""
+L{RedisScheduler}: a frontier that many processes share through Redis
+(C{--scheduler redis://host:port/db}); the keys are described in
+L{tinyscrapy.frontier.redisstore}.
+
+The engine's interface is synchronous; Redis is not. So:
+
+    - L{RedisScheduler.enqueue_request} checks a local cache of fingerprints and answers
+      at once; the request joins an outbox that C{reactor.callLater(0, ...)} writes in one
+      script: Redis drops it if another process queued it first (C{SADD}).
+    - L{RedisScheduler.next_request} serves from a local, slot-aware
+      L{tinyscrapy.scheduler.Scheduler}. When it holds fewer than C{CONCURRENT_REQUESTS},
+      a pop moves a batch from the shared queue into this worker's C{processing} hash;
+      when it lands, the engine is woken.
+    - L{RedisScheduler.request_done} is the acknowledgement: the entry leaves
+      C{processing} in the same script that writes what its callback yielded, after it.
+      A worker that dies keeps its entries in C{processing} until its heartbeat expires;
+      then another worker puts them back in the queue.
+    - L{RedisScheduler.has_pending_requests} stays True until a status check, sent when
+      nothing was buffered or in flight here, found the shared queue empty and no worker
+      holding an entry, with nothing changed here since.
+
+A C{LoopingCall} every C{SCHEDULER_REDIS_POLL_INTERVAL} seconds retries what failed,
+refills, checks the status when idle, and renews the heartbeat.
+"""
+
+import logging
+import os
+import socket
+import struct
+import time
+from dataclasses import dataclass
+
+from twisted.internet.defer import Deferred, succeed
+from twisted.internet.task import LoopingCall
+
+from tinyscrapy.errors import UnserializableRequest
+from tinyscrapy.frontier import codec
+from tinyscrapy.frontier.redisstore import RedisStore, connect, parse_redis_url
+from tinyscrapy.scheduler import Scheduler
+from tinyscrapy.scope.fingerprint import request_fingerprint
+from tinyscrapy.scope.seen import FingerprintSet
+
+logger = logging.getLogger(__name__)
+
+_MAX_PUSH = 1000  # requests a push script writes at most
+
+
+@dataclass(frozen=True)
+class RedisSchedulerStatistics:
+    """This worker's side of the shared frontier."""
+
+    pending: int
+    enqueued: int
+    duplicates: int
+    seen: int
+    outbox: int
+    taken: int
+
+
+class _NothingSeen:
+    """The local buffer's duplicate filter: everything it gets was checked already."""
+
+    def __contains__(self, fingerprint):
+        return False
+
+    def add(self, fingerprint):
+        return True
+
+    def __len__(self):
+        return 0
+
+
+def _stored_fingerprint(request):
+    return request.fingerprint if request.fingerprint is not None \
+        else request_fingerprint(request)
+
+
+class RedisScheduler:
+    """
+    A shared frontier: dedup, queue and acknowledgements in Redis, a prefetch buffer here.
+
+    @ivar seen: fingerprints this worker queued or took (a cache of the shared C{seen}).
+    @ivar local: the slot-aware L{Scheduler} the requests taken wait in.
+    @ivar store: the L{RedisStore} once open.
+    """
+
+    def __init__(self, crawler):
+        settings = crawler.settings
+        self.url = settings.get("SCHEDULER_URL")
+        parse_redis_url(self.url)  # a bad URL stops the start here, with one line
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self.ledger = crawler.ledger
+        self.clock = crawler.reactor
+        self.fingerprint = request_fingerprint
+        self.seen = FingerprintSet()
+        self.local = Scheduler(fingerprint=_stored_fingerprint,
+                               slots=getattr(crawler, "slots", None), clock=crawler.reactor)
+        self.local.seen = _NothingSeen()
+        self.batch = max(1, settings.getint("CONCURRENT_REQUESTS"))
+        self.persist = settings.getbool("SCHEDULER_PERSIST")
+        self.key = settings.get("SCHEDULER_REDIS_KEY")
+        self.poll = settings.getfloat("SCHEDULER_REDIS_POLL_INTERVAL")
+        self.worker_timeout = settings.getfloat("SCHEDULER_REDIS_WORKER_TIMEOUT")
+        self.timeout = settings.getfloat("SCHEDULER_REDIS_TIMEOUT")
+        self.worker = f"{socket.gethostname()}:{os.getpid()}:{os.urandom(3).hex()}"
+        self.spider = self.store = None
+        self._token = os.urandom(4)
+        self._count = 0
+        self._outbox = []   # (fingerprint, score, member, dont_filter) to push
+        self._acks = []     # members of our processing hash to forget, after the outbox
+        self._acking = ()   # the acknowledgements of the push on its way
+        self._taken = {}    # request -> member, for requests taken and not yet done
+        self._flushing = self._popping = self._checking = None
+        self._flush_call = None
+        self._flush_waiters = []
+        self._changes = 0   # bumped by every local change; a status check must outlive none
+        self._drained_at = -1
+        self._empty_pop_at = self._next_beat = self._next_status = float("-inf")
+        self._reclaim = False
+        self._outage = False
+        self._enqueued = self._duplicates = 0
+        self._tick = LoopingCall(self._on_tick)
+        self._tick.clock = crawler.reactor
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        return cls(crawler)
+
+    # opening and closing
+
+    def open(self, spider):
+        """
+        Connect, join the crawl (requeueing the entries of dead workers) and start ticking.
+
+        @return: a Deferred firing with None once joined; it errbacks with L{UsageError}
+            when Redis cannot be reached.
+        """
+        self.spider = spider
+        prefix = self.key or f"tinyscrapy:{spider.name}:"
+        d = connect(self.url, self.clock, self.timeout)
+        d.addCallback(self._cb_connected, prefix)
+        return d
+
+    def _cb_connected(self, client, prefix):
+        self.store = RedisStore(client, prefix, self.worker, self.worker_timeout)
+        d = self.store.beat()
+        d.addCallback(self._cb_joined)
+        return d
+
+    def _cb_joined(self, _):
+        self._next_beat = self.clock.seconds() + self.worker_timeout / 3
+        d = self.store.status()
+        d.addCallback(self._cb_first_status)
+        return d
+
+    def _cb_first_status(self, status):
+        queued, processing, requeued = status
+        self._count_requeued(requeued)
+        logger.info("shared frontier %s (keys %s*): worker %s joined; %d queued, %d taken "
+                    "by other workers", self.url, self.store.prefix, self.worker, queued,
+                    processing)
+        self._tick.start(self.poll, now=False)
+
+    def close(self, reason):
+        """
+        Write the outbox, put the requests buffered here (never handed out) back in the
+        shared queue, leave the crawl and disconnect. On a finish, without
+        C{SCHEDULER_PERSIST}, the last worker to leave deletes the keys.
+
+        @return: a Deferred firing with None when disconnected (after at most
+            C{SCHEDULER_REDIS_TIMEOUT} seconds of waiting for Redis); it never errbacks.
+        """
+        if self._tick.running:
+            self._tick.stop()
+        self.local.close(reason)
+        if self.store is None:
+            return succeed(None)
+        d = self._write_all()
+        d.addCallback(self._cb_written, reason)
+        call = self.clock.callLater(self.timeout, d.cancel)
+        d.addErrback(self._eb_close_failed)
+        d.addBoth(self._cb_disconnect, call)
+        return d
+
+    def _cb_written(self, _, reason):
+        d = self.store.release(clear=reason == "finished" and not self.persist)
+        d.addCallback(self._cb_released)
+        return d
+
+    def _cb_released(self, result):
+        released, cleared = result
+        self._count_requeued(released)
+        if cleared:
+            logger.info("shared frontier %s: the crawl is over, keys %s* deleted "
+                        "(SCHEDULER_PERSIST=False)", self.url, self.store.prefix)
+
+    def _eb_close_failed(self, failure):
+        lost = len(self._outbox)
+        logger.error("shared frontier %s: could not close cleanly (%s); %d request(s) not "
+                     "written, %d taken stay with worker %s until its heartbeat expires",
+                     self.url, failure.getErrorMessage() or failure.type.__name__, lost,
+                     len(self._taken), self.worker)
+
+    def _cb_disconnect(self, _, call):
+        if call.active():
+            call.cancel()
+        if self._flush_call is not None and self._flush_call.active():
+            self._flush_call.cancel()
+        d = self.store.disconnect()
+        d.addErrback(_ignore)
+        return d
+
+    # the engine's interface
+
+    def enqueue_request(self, request):
+        """
+        Admit C{request} unless this worker saw its fingerprint (C{dont_filter} skips the
+        check); it is written to Redis soon, where it ends in this worker's ledger as
+        C{shared}.
+
+        @return: True if admitted, False if dropped as a duplicate.
+        @raise UnserializableRequest: its callback is not a spider method (logged).
+        """
+        fingerprint = self.fingerprint(request)
+        if fingerprint in self.seen and not request.dont_filter:
+            self._duplicates += 1
+            return False
+        request.fingerprint = fingerprint
+        try:
+            member = self._member(codec.request_to_bytes(request, self.spider))
+        except UnserializableRequest as e:
+            logger.error("%s", e)
+            raise
+        self.seen.add(fingerprint)
+        self._outbox.append((fingerprint, -request.priority, member, request.dont_filter))
+        self._enqueued += 1
+        self.ledger.close(request, "shared")
+        self._changed()
+        self._flush_soon()
+        return True
+
+    def _member(self, data):
+        """A queue member: microseconds, this worker's token and a counter, then data."""
+        self._count += 1
+        return struct.pack(">Q4sL", time.time_ns() // 1000, self._token,
+                           self._count & 0xFFFFFFFF) + data
+
+    def next_request(self):
+        """The next buffered request whose slot can take one now, or None; a refill is
+        sent when the buffer runs low."""
+        request = self.local.next_request()
+        if self.local.size() < self.batch:
+            self._refill()
+        return request
+
+    def request_done(self, request):
+        """Acknowledge C{request}: it leaves this worker's C{processing} hash after what
+        its callback yielded is written."""
+        member = self._taken.pop(request, None)
+        if member is not None:
+            self._acks.append(member)
+            self._changed()
+            self._flush_soon()
+
+    def next_ready_time(self):
+        return self.local.next_ready_time()
+
+    def has_pending_requests(self):
+        """True until a recent status check confirmed the shared crawl is over."""
+        if self.local.has_pending_requests() or self._busy():
+            return True
+        if self._drained_at == self._changes:
+            return False
+        self._status()
+        return True
+
+    def size(self):
+        """Requests buffered here, not handed out yet."""
+        return self.local.size()
+
+    __len__ = size
+
+    def statistics(self):
+        return RedisSchedulerStatistics(
+            pending=self.local.size(), enqueued=self._enqueued, duplicates=self._duplicates,
+            seen=len(self.seen), outbox=len(self._outbox), taken=len(self._taken))
+
+    # writing
+
+    def _flush_soon(self):
+        if self._flush_call is None and self.store is not None:
+            self._flush_call = self.clock.callLater(0, self._flush)
+
+    def _flush(self):
+        """
+        Write a batch of the outbox, then the acknowledgements (those only once the whole
+        outbox fits: a request is forgotten after what it yielded is queued).
+
+        @return: a Deferred firing with True when written, False when it failed (the
+            batch is back in the outbox; the tick retries).
+        """
+        self._flush_call = None
+        if self._flushing is not None:
+            return self._wait_flush()
+        if not (self._outbox or self._acks):
+            return succeed(True)
+        entries, self._outbox = self._outbox[:_MAX_PUSH], self._outbox[_MAX_PUSH:]
+        acks = []
+        if not self._outbox:
+            acks, self._acks = self._acks, []
+        self._acking = acks
+        d = self._flushing = self.store.push(entries, acks)
+        d.addCallbacks(self._cb_pushed, self._eb_push_failed,
+                       callbackArgs=(entries,), errbackArgs=(entries, acks))
+        d.addBoth(self._cb_flushed)
+        return self._wait_flush()
+
+    def _wait_flush(self):
+        waiter = Deferred()
+        self._flush_waiters.append(waiter)
+        return waiter
+
+    def _cb_pushed(self, flags, entries):
+        self._reachable()
+        pushed = sum(int(flag) for flag in flags)
+        self.stats.inc_value("scheduler/redis/pushed", pushed)
+        if len(entries) > pushed:
+            self.stats.inc_value("scheduler/redis/duplicates", len(entries) - pushed)
+        if pushed:  # there is something to take now, ours or not
+            self._empty_pop_at = float("-inf")
+            self._refill()
+        return True
+
+    def _eb_push_failed(self, failure, entries, acks):
+        self._outbox[:0] = entries
+        self._acks[:0] = acks
+        self._trouble(failure, "writing")
+        return False
+
+    def _cb_flushed(self, written):
+        self._flushing = None
+        self._acking = ()
+        waiters, self._flush_waiters = self._flush_waiters, []
+        for waiter in waiters:
+            waiter.callback(written)
+        if written and (self._outbox or self._acks):
+            self._flush_soon()
+
+    def _write_all(self, written=True):
+        """@return: a Deferred firing once the outbox is written; errbacks if a write
+        failed (at close)."""
+        if not written:
+            raise ConnectionError(f"cannot write to {self.url}")
+        if self._flushing is None and not (self._outbox or self._acks):
+            return succeed(None)
+        d = self._flush()
+        d.addCallback(self._write_all)
+        return d
+
+    # reading
+
+    def _refill(self, from_tick=False):
+        """Take a batch from the shared queue, unless one is on its way, the crawl looks
+        over, or the last one came back empty less than a poll interval ago."""
+        if self._popping is not None or self.store is None or not self._tick.running \
+                or self._drained_at == self._changes:
+            return
+        if not from_tick and self.clock.seconds() < self._empty_pop_at + self.poll:
+            return
+        count = self.batch - self.local.size()
+        if count <= 0:
+            return
+        d = self._popping = self.store.taken() if self._reclaim else self.store.pop(count)
+        d.addCallbacks(self._cb_popped, self._eb_pop_failed)
+
+    def _cb_popped(self, entries):
+        self._popping = None
+        self._reachable()
+        if self._reclaim:  # after a lost answer: what our processing hash really holds
+            self._reclaim = False
+            known = {*self._taken.values(), *self._acks, *self._acking}
+            entries = [(member, score) for member, score in entries if member not in known]
+        if not entries:
+            self._empty_pop_at = self.clock.seconds()
+            return
+        for member, _score in entries:
+            self._take(member)
+        self.stats.inc_value("scheduler/redis/popped", len(entries))
+        self._changed()
+        engine = self.crawler.engine
+        if engine is not None:
+            engine._wake()
+
+    def _take(self, member):
+        """One request out of the shared queue: opened in the ledger, buffered here."""
+        try:
+            request = codec.request_from_bytes(member[16:], self.spider)
+        except Exception as e:
+            logger.error("shared frontier %s: dropping an entry that does not decode "
+                         "(%s: %s)", self.url, type(e).__name__, e)
+            self.stats.inc_value("scheduler/redis/undecodable")
+            self._acks.append(member)
+            self._flush_soon()
+            return
+        self.ledger.open(request)
+        self.seen.add(request.fingerprint)
+        self._taken[request] = member
+        self.local.enqueue_request(request)
+
+    def _eb_pop_failed(self, failure):
+        self._popping = None
+        self._reclaim = True  # the pop may have run: look at our processing hash
+        self._trouble(failure, "taking requests")
+
+    # the tick: status, heartbeat, retries
+
+    def _on_tick(self):
+        now = self.clock.seconds()
+        if now >= self._next_beat:
+            self._next_beat = now + self.worker_timeout / 3
+            self.store.beat().addCallbacks(self._cb_beat, self._trouble,
+                                           errbackArgs=("renewing the heartbeat",))
+        if self._outbox or self._acks:
+            self._flush_soon()
+        idle = not self.local.has_pending_requests() and not self._busy()
+        if idle or now >= self._next_status:
+            self._status()  # it refills when something is queued
+        elif self.local.size() < self.batch:
+            self._refill(from_tick=True)
+
+    def _cb_beat(self, _):
+        self._reachable()
+
+    def _busy(self):
+        """Something of ours is not yet in Redis, or on its way from it."""
+        return bool(self._taken or self._outbox or self._acks or self._flushing
+                    or self._popping or self._reclaim)
+
+    def _status(self):
+        """Requeue dead workers' entries and count; the crawl is over when nothing is
+        queued or taken anywhere and nothing changed here meanwhile."""
+        if self._checking is not None or self.store is None or not self._tick.running:
+            return
+        self._next_status = self.clock.seconds() + self.worker_timeout / 3
+        d = self._checking = self.store.status()
+        d.addCallbacks(self._cb_status, self._eb_status_failed, callbackArgs=(self._changes,))
+
+    def _cb_status(self, status, changes):
+        self._checking = None
+        self._reachable()
+        queued, processing, requeued = status
+        self._count_requeued(requeued)
+        if queued:
+            self._empty_pop_at = float("-inf")
+            self._refill()
+        elif not processing and changes == self._changes and not self._busy():
+            self._drained_at = changes
+            engine = self.crawler.engine
+            if engine is not None:
+                engine._wake()
+
+    def _eb_status_failed(self, failure):
+        self._checking = None
+        self._trouble(failure, "checking the status")
+
+    def _count_requeued(self, count):
+        if count:
+            self.stats.inc_value("scheduler/redis/requeued", count)
+            logger.info("shared frontier %s: %d request(s) put back in the queue",
+                        self.url, count)
+
+    def _changed(self):
+        self._changes += 1
+
+    def _trouble(self, failure, doing):
+        """Log a lost connection once per outage; txredisapi reconnects by itself."""
+        if not self._outage:
+            self._outage = True
+            logger.warning("shared frontier %s: %s failed (%s); retrying while txredisapi "
+                           "reconnects", self.url, doing,
+                           failure.getErrorMessage() or failure.type.__name__)
+
+    def _reachable(self):
+        if self._outage:
+            self._outage = False
+            logger.info("shared frontier %s: reachable again", self.url)
+
+
+def _ignore(_failure):
+    return None

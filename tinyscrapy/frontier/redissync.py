@@ -1,0 +1,230 @@
+"""
+The background half of L{tinyscrapy.frontier.redis.RedisScheduler}, which inherits it:
+what runs between the engine's synchronous calls.
+
+    - writing: the outbox (requests enqueued here) and the acknowledgements go to Redis in
+      one script per batch, on C{reactor.callLater(0, ...)}; an acknowledgement is written
+      only once everything before it is, so a request is forgotten after what it yielded
+      is queued;
+    - reading: when the local buffer runs low, a pop moves a batch from the shared queue
+      into this worker's C{processing} hash, and the engine is woken when it lands;
+    - the tick (a C{LoopingCall}): retries what failed, refills, checks the crawl's status
+      when idle, and renews this worker's heartbeat.
+
+Each method's Deferred is the store's (L{tinyscrapy.frontier.redisstore.RedisStore}): it
+fires when Redis answers, or errbacks when the connection is lost (then the tick retries).
+"""
+
+import logging
+
+from twisted.internet.defer import Deferred, succeed
+
+from tinyscrapy.frontier import codec
+
+logger = logging.getLogger("tinyscrapy.frontier.redis")
+
+_MAX_PUSH = 1000  # requests a push script writes at most
+
+
+class SharedQueueSync:
+    """The writing, reading and ticking of L{tinyscrapy.frontier.redis.RedisScheduler}."""
+
+    # writing
+
+    def _flush_soon(self):
+        if self._flush_call is None and self.store is not None:
+            self._flush_call = self.clock.callLater(0, self._flush)
+
+    def _flush(self):
+        """
+        Write a batch of the outbox, then the acknowledgements (those only once the whole
+        outbox fits: a request is forgotten after what it yielded is queued).
+
+        @return: a Deferred firing with True when written, False when it failed (the
+            batch is back in the outbox; the tick retries).
+        """
+        self._flush_call = None
+        if self._flushing is not None:
+            return self._wait_flush()
+        if not (self._outbox or self._acks):
+            return succeed(True)
+        entries, self._outbox = self._outbox[:_MAX_PUSH], self._outbox[_MAX_PUSH:]
+        acks = []
+        if not self._outbox:
+            acks, self._acks = self._acks, []
+        self._acking = acks
+        d = self._flushing = self.store.push(entries, acks)
+        d.addCallbacks(self._cb_pushed, self._eb_push_failed,
+                       callbackArgs=(entries,), errbackArgs=(entries, acks))
+        d.addBoth(self._cb_flushed)
+        return self._wait_flush()
+
+    def _wait_flush(self):
+        waiter = Deferred()
+        self._flush_waiters.append(waiter)
+        return waiter
+
+    def _cb_pushed(self, flags, entries):
+        self._reachable()
+        pushed = sum(int(flag) for flag in flags)
+        self.stats.inc_value("scheduler/redis/pushed", pushed)
+        if len(entries) > pushed:
+            self.stats.inc_value("scheduler/redis/duplicates", len(entries) - pushed)
+        if pushed:  # there is something to take now, ours or not
+            self._empty_pop_at = float("-inf")
+            self._refill()
+        return True
+
+    def _eb_push_failed(self, failure, entries, acks):
+        self._outbox[:0] = entries
+        self._acks[:0] = acks
+        self._trouble(failure, "writing")
+        return False
+
+    def _cb_flushed(self, written):
+        self._flushing = None
+        self._acking = ()
+        waiters, self._flush_waiters = self._flush_waiters, []
+        for waiter in waiters:
+            waiter.callback(written)
+        if written and (self._outbox or self._acks):
+            self._flush_soon()
+
+    def _write_all(self, written=True):
+        """@return: a Deferred firing once the outbox is written; errbacks if a write
+        failed (at close)."""
+        if not written:
+            raise ConnectionError(f"cannot write to {self.url}")
+        if self._flushing is None and not (self._outbox or self._acks):
+            return succeed(None)
+        d = self._flush()
+        d.addCallback(self._write_all)
+        return d
+
+    # reading
+
+    def _refill(self, from_tick=False):
+        """Take a batch from the shared queue, unless one is on its way, the crawl looks
+        over, or the last one came back empty less than a poll interval ago."""
+        if self._popping is not None or self.store is None or not self._tick.running \
+                or self._drained_at == self._changes:
+            return
+        if not from_tick and self.clock.seconds() < self._empty_pop_at + self.poll:
+            return
+        count = self.batch - self.local.size()
+        if count <= 0:
+            return
+        d = self._popping = self.store.taken() if self._reclaim else self.store.pop(count)
+        d.addCallbacks(self._cb_popped, self._eb_pop_failed)
+
+    def _cb_popped(self, entries):
+        self._popping = None
+        self._reachable()
+        if self._reclaim:  # after a lost answer: what our processing hash really holds
+            self._reclaim = False
+            known = {*self._taken.values(), *self._acks, *self._acking}
+            entries = [(member, score) for member, score in entries if member not in known]
+        if not entries:
+            self._empty_pop_at = self.clock.seconds()
+            return
+        for member, _score in entries:
+            self._take(member)
+        self.stats.inc_value("scheduler/redis/popped", len(entries))
+        self._changed()
+        engine = self.crawler.engine
+        if engine is not None:
+            engine._wake()
+
+    def _take(self, member):
+        """One request out of the shared queue: opened in the ledger, buffered here."""
+        try:
+            request = codec.request_from_bytes(member[16:], self.spider)
+        except Exception as e:
+            logger.error("shared frontier %s: dropping an entry that does not decode "
+                         "(%s: %s)", self.url, type(e).__name__, e)
+            self.stats.inc_value("scheduler/redis/undecodable")
+            self._acks.append(member)
+            self._flush_soon()
+            return
+        self.ledger.open(request)
+        self.seen.add(request.fingerprint)
+        self._taken[request] = member
+        self.local.enqueue_request(request)
+
+    def _eb_pop_failed(self, failure):
+        self._popping = None
+        self._reclaim = True  # the pop may have run: look at our processing hash
+        self._trouble(failure, "taking requests")
+
+    # the tick: status, heartbeat, retries
+
+    def _on_tick(self):
+        now = self.clock.seconds()
+        if now >= self._next_beat:
+            self._next_beat = now + self.worker_timeout / 3
+            self.store.beat().addCallbacks(self._cb_beat, self._trouble,
+                                           errbackArgs=("renewing the heartbeat",))
+        if self._outbox or self._acks:
+            self._flush_soon()
+        idle = not self.local.has_pending_requests() and not self._busy()
+        if idle or now >= self._next_status:
+            self._status()  # it refills when something is queued
+        elif self.local.size() < self.batch:
+            self._refill(from_tick=True)
+
+    def _cb_beat(self, _):
+        self._reachable()
+
+    def _busy(self):
+        """Something of ours is not yet in Redis, or on its way from it."""
+        return bool(self._taken or self._outbox or self._acks or self._flushing
+                    or self._popping or self._reclaim)
+
+    def _status(self):
+        """Requeue dead workers' entries and count; the crawl is over when nothing is
+        queued or taken anywhere and nothing changed here meanwhile."""
+        if self._checking is not None or self.store is None or not self._tick.running:
+            return
+        self._next_status = self.clock.seconds() + self.worker_timeout / 3
+        d = self._checking = self.store.status()
+        d.addCallbacks(self._cb_status, self._eb_status_failed, callbackArgs=(self._changes,))
+
+    def _cb_status(self, status, changes):
+        self._checking = None
+        self._reachable()
+        queued, processing, requeued = status
+        self._count_requeued(requeued)
+        if queued:
+            self._empty_pop_at = float("-inf")
+            self._refill()
+        elif not processing and changes == self._changes and not self._busy():
+            self._drained_at = changes
+            engine = self.crawler.engine
+            if engine is not None:
+                engine._wake()
+
+    def _eb_status_failed(self, failure):
+        self._checking = None
+        self._trouble(failure, "checking the status")
+
+    def _count_requeued(self, count):
+        if count:
+            self.stats.inc_value("scheduler/redis/requeued", count)
+            logger.info("shared frontier %s: %d request(s) put back in the queue",
+                        self.url, count)
+
+    def _changed(self):
+        self._changes += 1
+
+    def _trouble(self, failure, doing):
+        """Log a lost connection once per outage; txredisapi reconnects by itself."""
+        if not self._outage:
+            self._outage = True
+            logger.warning("shared frontier %s: %s failed (%s); retrying while txredisapi "
+                           "reconnects", self.url, doing,
+                           failure.getErrorMessage() or failure.type.__name__)
+
+    def _reachable(self):
+        if self._outage:
+            self._outage = False
+            logger.info("shared frontier %s: reachable again", self.url)

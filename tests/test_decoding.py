@@ -6,6 +6,7 @@ fetcher against servers sending gzip, deflate, bombs and bodies that lie.
 import gzip
 import tracemalloc
 import zlib
+from types import SimpleNamespace
 
 from twisted.internet import defer
 from twisted.trial import unittest
@@ -167,6 +168,22 @@ def zstd_frames(zstandard):
             (compressors[1].compress(b""), b"")]
 
 
+class OldBrotliDecompressor:
+    """brotli < 1.2's C{Decompressor}: C{process(data)} with no output bound, and no
+    C{can_accept_more_data} (made from the installed one, which still has that mode)."""
+
+    real_brotli = brzstd.brotli
+
+    def __init__(self):
+        self.real = self.real_brotli.Decompressor()
+
+    def process(self, data):
+        return self.real.process(data)
+
+    def is_finished(self):
+        return self.real.is_finished()
+
+
 class BrotliZstdTests(unittest.TestCase):
     """The optional decoders, when their packages are installed."""
 
@@ -196,6 +213,22 @@ class BrotliZstdTests(unittest.TestCase):
         blob = brotli.compress(TEXT)
         for cut in (1, len(blob) // 2):
             self.assertRaises(ContentDecodingError, decode_all, "br", blob[:-cut])
+
+    def test_old_brotli_is_fed_one_byte_at_a_time(self):
+        """With brotli < 1.2 (no output bound), br still decodes, and a bomb stops one
+        step past the limit: one byte yields at most a 16 MiB meta-block, not the whole
+        bomb as one 4 KiB slice would."""
+        brotli = needs("brotli")
+        self.patch(brzstd, "brotli", SimpleNamespace(Decompressor=OldBrotliDecompressor))
+        self.assertEqual(decode_all("br", brotli.compress(TEXT)), TEXT)
+        self.assertRaises(ContentDecodingError, decode_all, "br", brotli.compress(TEXT)[:-9])
+        bomb = brotli.compress(bytes(96 << 20), quality=5)
+        limit = 1 << 20
+        decoder = body_decoder("br", maxsize=limit)
+        self.assertFalse(decoder._stages[0].bounded)
+        with self.assertRaises(ResponseTooLarge):
+            decoder.feed(bomb)
+        self.assertLessEqual(decoder.size, limit + (16 << 20))
 
     def test_brotli(self):
         """br decodes, and its bombs are bounded like gzip's."""

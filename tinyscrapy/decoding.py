@@ -5,10 +5,11 @@ packages (C{brotli}, C{zstandard}) are installed; their stages are in L{tinyscra
 Why not twisted's C{GzipDecoder} (which treq always installs): it inflates each network
 read in one call, so a 64 KiB read of a gzip bomb becomes about 64 MiB at once, whatever
 the size limit. Here every decoder is asked for at most what the limit still allows
-(C{decompress(data, max_length)}, brotli's C{output_buffer_limit}, zstandard's
-C{write_size}), the output is counted piece by piece as it is produced, and the ratio of
-decoded to compressed bytes is watched: a body that inflates past C{ratio} times its
-compressed size (once past C{grace} bytes) is refused as a bomb, whatever the limit.
+(C{decompress(data, max_length)}, brotli's C{output_buffer_limit} or one byte at a time
+before brotli 1.2, zstandard's C{write_size}), the output is counted piece by piece as it
+is produced, and the ratio of decoded to compressed bytes is watched: a body that inflates
+past C{ratio} times its compressed size (once past C{grace} bytes) is refused as a bomb,
+whatever the limit.
 
     decoder = body_decoder("gzip", maxsize=2**30, ratio=100, grace=2**20)
     for chunk in network_reads:

@@ -6,11 +6,12 @@ fetcher against servers sending gzip, deflate, bombs and bodies that lie.
 import gzip
 import tracemalloc
 import zlib
+from types import SimpleNamespace
 
 from twisted.internet import defer
 from twisted.trial import unittest
 
-from tinyscrapy import decoding
+from tinyscrapy import brzstd, decoding
 from tinyscrapy.decoding import accept_encoding, body_decoder
 from tinyscrapy.errors import ContentDecodingError, DecompressionBomb, ResponseTooLarge
 
@@ -143,16 +144,98 @@ class BodyDecoderTests(unittest.TestCase):
         self.assertEqual("zstd" in names, decoding.zstandard is not None)
 
 
+def needs(package):
+    """Skip the test when the optional C{package} (a L{brzstd} attribute) is missing."""
+    if getattr(brzstd, package) is None:
+        raise unittest.SkipTest(f"{package} is not installed (pip install '.[compression]')")
+    return getattr(brzstd, package)
+
+
+def zstd_frames(zstandard):
+    """Complete zstd bodies: with and without checksum and content size, in several
+    frames, with a skippable frame; each with the bytes it decodes to."""
+    skippable = (0x184D2A53).to_bytes(4, "little") + (5).to_bytes(4, "little") + b"hello"
+    compressors = [zstandard.ZstdCompressor(level=level, write_checksum=checksum,
+                                            write_content_size=size)
+                   for level, checksum, size in [(3, False, True), (1, True, False),
+                                                 (19, True, True)]]
+    streamed = compressors[1].compressobj()
+    return [(compressors[0].compress(TEXT), TEXT),
+            (compressors[2].compress(TEXT), TEXT),
+            (streamed.compress(TEXT) + streamed.flush(), TEXT),
+            (compressors[0].compress(TEXT) + skippable + compressors[1].compress(b"tail"),
+             TEXT + b"tail"),
+            (compressors[1].compress(b""), b"")]
+
+
+class OldBrotliDecompressor:
+    """brotli < 1.2's C{Decompressor}: C{process(data)} with no output bound, and no
+    C{can_accept_more_data} (made from the installed one, which still has that mode)."""
+
+    real_brotli = brzstd.brotli
+
+    def __init__(self):
+        self.real = self.real_brotli.Decompressor()
+
+    def process(self, data):
+        return self.real.process(data)
+
+    def is_finished(self):
+        return self.real.is_finished()
+
+
 class BrotliZstdTests(unittest.TestCase):
     """The optional decoders, when their packages are installed."""
 
+    def test_zstd_truncated_is_an_error(self):
+        """A zstd body cut anywhere (in a block, a header, the checksum) fails as
+        ContentDecodingError at its end, whatever the read sizes; whole ones decode."""
+        zstandard = needs("zstandard")
+        for blob, expected in zstd_frames(zstandard):
+            for chunk in (1, 5, 997, len(blob)):
+                self.assertEqual(decode_all("zstd", blob, chunk), expected)
+                for cut in (1, 3, 4, 7, len(blob) // 2, len(blob) - 1):
+                    with self.assertRaises(ContentDecodingError, msg=(len(blob), chunk, cut)):
+                        decode_all("zstd", blob[:-cut], chunk)
+
+    def test_zstd_error_messages(self):
+        """A cut body says it ends early; bytes that are no zstd frame say so."""
+        zstandard = needs("zstandard")
+        blob = zstandard.ZstdCompressor().compress(TEXT)
+        error = self.assertRaises(ContentDecodingError, decode_all, "zstd", blob[:-10])
+        self.assertIn("the zstd body ends early", str(error))
+        self.assertRaises(ContentDecodingError, decode_all, "zstd", TEXT)
+        self.assertRaises(ContentDecodingError, decode_all, "zstd", blob + b"junk")
+
+    def test_brotli_truncated_is_an_error(self):
+        """A br body cut short fails as ContentDecodingError, as gzip and zstd do."""
+        brotli = needs("brotli")
+        blob = brotli.compress(TEXT)
+        for cut in (1, len(blob) // 2):
+            self.assertRaises(ContentDecodingError, decode_all, "br", blob[:-cut])
+
+    def test_old_brotli_is_fed_one_byte_at_a_time(self):
+        """With brotli < 1.2 (no output bound), br still decodes, and a bomb stops one
+        step past the limit: one byte yields at most a 16 MiB meta-block, not the whole
+        bomb as one 4 KiB slice would."""
+        brotli = needs("brotli")
+        self.patch(brzstd, "brotli", SimpleNamespace(Decompressor=OldBrotliDecompressor))
+        self.assertEqual(decode_all("br", brotli.compress(TEXT)), TEXT)
+        self.assertRaises(ContentDecodingError, decode_all, "br", brotli.compress(TEXT)[:-9])
+        bomb = brotli.compress(bytes(96 << 20), quality=5)
+        limit = 1 << 20
+        decoder = body_decoder("br", maxsize=limit)
+        self.assertFalse(decoder._stages[0].bounded)
+        with self.assertRaises(ResponseTooLarge):
+            decoder.feed(bomb)
+        self.assertLessEqual(decoder.size, limit + (16 << 20))
+
     def test_brotli(self):
         """br decodes, and its bombs are bounded like gzip's."""
-        if decoding.brotli is None:
-            raise unittest.SkipTest("brotli is not installed")
-        blob = decoding.brotli.compress(TEXT)
+        brotli = needs("brotli")
+        blob = brotli.compress(TEXT)
         self.assertEqual(decode_all("br", blob), TEXT)
-        bomb = decoding.brotli.compress(bytes(16 << 20), quality=1)
+        bomb = brotli.compress(bytes(16 << 20), quality=1)
         decoder = body_decoder("br", maxsize=1 << 20)
         with self.assertRaises(ResponseTooLarge):
             decoder.feed(bomb)
@@ -160,9 +243,7 @@ class BrotliZstdTests(unittest.TestCase):
 
     def test_zstd(self):
         """zstd decodes, and its bombs are bounded like gzip's."""
-        if decoding.zstandard is None:
-            raise unittest.SkipTest("zstandard is not installed")
-        compressor = decoding.zstandard.ZstdCompressor()
+        compressor = needs("zstandard").ZstdCompressor()
         self.assertEqual(decode_all("zstd", compressor.compress(TEXT)), TEXT)
         bomb = compressor.compress(bytes(64 << 20))
         decoder = body_decoder("zstd", maxsize=1 << 20)
@@ -225,6 +306,22 @@ class FetchDecodingTests(unittest.TestCase):
         failure, _ = yield failure_of(get(fetcher, liar))
         self.assertIsInstance(failure, ContentDecodingError)
         response = yield get(fetcher, self.server.add("/ok", Gzip(TEXT)))
+        self.assertEqual(response.body, TEXT)
+
+    @defer.inlineCallbacks
+    def test_truncated_zstd_fails_that_page_only(self):
+        """A server sends a zstd body cut short (a whole HTTP response): that page fails
+        with ContentDecodingError; the next one on the connection is fine."""
+        compressor = needs("zstandard").ZstdCompressor()
+        fetcher = make_fetcher(self)
+        cut = compressor.compress(TEXT)[:-20]
+        url = self.server.add("/cut", Page(cut, headers={"content-encoding": "zstd"}))
+        failure, _ = yield failure_of(get(fetcher, url))
+        self.assertIsInstance(failure, ContentDecodingError)
+        self.assertIn("ends early", str(failure))
+        whole = compressor.compress(TEXT)
+        url = self.server.add("/whole", Page(whole, headers={"content-encoding": "zstd"}))
+        response = yield get(fetcher, url)
         self.assertEqual(response.body, TEXT)
 
     @defer.inlineCallbacks

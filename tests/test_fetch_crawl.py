@@ -6,7 +6,7 @@ logged once with their URL, and never stop the crawl.
 from twisted.internet import defer
 from twisted.trial import unittest
 
-from tinyscrapy import Spider
+from tinyscrapy import Spider, brzstd
 
 from .fetchutil import CapturedLogs
 from .helpers import crawl
@@ -124,3 +124,34 @@ class HostileSiteTests(unittest.TestCase):
         self.assertEqual(stats.get_value("downloader/response_bytes_decoded"), len(body))
         self.assertLess(stats.get_value("downloader/response_bytes"), len(body) // 10)
         self.assertEqual(crawler.engine.downloader.statistics().decoded_bytes, len(body))
+
+
+class BrokenEncodingCrawlTests(unittest.TestCase):
+    """A body whose encoding is broken, in a whole crawl."""
+
+    def setUp(self):
+        self.server = TestServer().start()
+        self.addCleanup(self.server.stop)
+
+    @defer.inlineCallbacks
+    def test_truncated_zstd_counted_and_logged_once(self):
+        """A zstd body cut short is one ContentDecodingError: counted, logged once with its
+        URL, not retried; the other pages are scraped."""
+        if brzstd.zstandard is None:
+            raise unittest.SkipTest("zstandard is not installed (pip install '.[compression]')")
+        body = b"<html><title>cut</title>" + b"<p>words</p>" * 5000 + b"</html>"
+        cut = brzstd.zstandard.ZstdCompressor().compress(body)[:-8]
+        self.server.add("/cut", Page(cut, headers={"content-encoding": "zstd"}))
+        self.server.add_page("/ok", title="ok")
+        start = self.server.add_page("/", links=["/cut", "/ok"])
+        logs = CapturedLogs(self)
+        crawler = yield crawl(PagesSpider, start_urls=[start])
+        stats = crawler.stats
+        self.assertEqual(count(stats, "tinyscrapy.errors.ContentDecodingError"), 1)
+        self.assertEqual(stats.get_value("downloader/exception_count"), 1)
+        self.assertEqual(stats.get_value("item_scraped_count"), 2)
+        self.assertEqual(self.server.hits["/cut"], 1)
+        url = self.server.url("/cut")
+        mentions = [m for _, m in logs.messages if url + ">" in m or url + " " in m]
+        self.assertEqual(len(mentions), 1, mentions)
+        self.assertIn("ends early", mentions[0])

@@ -8,11 +8,12 @@ from email.utils import format_datetime
 
 from twisted.internet import defer, error, reactor
 from twisted.trial import unittest
+from twisted.web.client import ResponseFailed, ResponseNeverReceived
 
 from tinyscrapy import Request, Spider
-from tinyscrapy.errors import DownloadTimeout, HttpError
+from tinyscrapy.errors import DownloadTimeout, HttpError, TunnelError, UsageError
 from tinyscrapy.http import HttpResponse
-from tinyscrapy.middleware.retry import RetryMiddleware, retry_after_seconds
+from tinyscrapy.middleware.retry import RetryMiddleware, exception_classes, retry_after_seconds
 from tinyscrapy.observe.stats import StatsCollector
 from tinyscrapy.scheduler import Scheduler
 from tinyscrapy.settings import Settings
@@ -160,6 +161,18 @@ class RetryCrawlTests(unittest.TestCase):
         self.assertEqual(stats.get_value("ledger/failed/ConnectionRefusedError"), 1)
 
     @defer.inlineCallbacks
+    def test_retry_exceptions_narrowed(self):
+        """RETRY_EXCEPTIONS without ResponseNeverReceived: a dropped connection is tried
+        once and reaches the errback."""
+        start = self.server.add("/drop", Sequence([Drop(), Page("<p>ok</p>")]))
+        crawler = yield crawl(Recorder, {**FAST, "RETRY_EXCEPTIONS": [
+            "tinyscrapy.errors.DownloadTimeout"]}, start_urls=[start])
+        self.assertEqual(self.server.hits["/drop"], 1)
+        failure, = crawler.spider.failures
+        self.assertTrue(failure.check(ResponseNeverReceived))
+        self.assertIsNone(crawler.stats.get_value("retry/count"))
+
+    @defer.inlineCallbacks
     def test_dont_retry_and_disabled(self):
         """meta dont_retry, or RETRY_ENABLED=False: one attempt only."""
         self.server.add("/down", Status(503))
@@ -212,6 +225,37 @@ class RetryUnitTests(unittest.TestCase):
         response = HttpResponse(request.url, 404, {}, b"", request)
         self.assertIs(self.mw.process_response(request, response, Spider()), response)
         self.assertIsNone(self.mw.process_exception(request, KeyError("x"), Spider()))
+
+    def test_retry_exceptions_default(self):
+        """The default RETRY_EXCEPTIONS, dotted paths, imports as the classes retried
+        before the setting existed."""
+        self.assertEqual(exception_classes(Settings()), (
+            defer.TimeoutError, TimeoutError, DownloadTimeout, error.DNSLookupError,
+            error.ConnectError, error.ConnectionLost, error.ConnectionDone, ResponseFailed,
+            ResponseNeverReceived, TunnelError, OSError))
+        self.assertEqual(self.mw.exceptions, exception_classes(Settings()))
+
+    def test_retry_exceptions_setting(self):
+        """Paths and classes are accepted; only what they name is retried."""
+        settings = Settings({"RETRY_EXCEPTIONS": ["builtins.KeyError", LookupError]})
+        self.assertEqual(exception_classes(settings), (KeyError, LookupError))
+        mw = RetryMiddleware(settings, self.stats, self.clock)
+        request = Request("http://a.example/")
+        self.assertEqual(mw.process_exception(request, KeyError("x"), Spider()).url,
+                         request.url)
+        self.assertIsNone(mw.process_exception(request, error.ConnectionLost(), Spider()))
+        text = Settings({"RETRY_EXCEPTIONS": "builtins.KeyError, builtins.OSError"})
+        self.assertEqual(exception_classes(text), (KeyError, OSError))
+
+    def test_retry_exceptions_bad_entries(self):
+        """An entry that does not import, or is no exception class, is a UsageError
+        naming the setting."""
+        for entry, message in (("nosuch.Error", "cannot import 'nosuch.Error'"),
+                               ("os.sep", "'os.sep' is not an exception class")):
+            settings = Settings({"RETRY_EXCEPTIONS": [entry]})
+            e = self.assertRaises(UsageError, exception_classes, settings)
+            self.assertIn("RETRY_EXCEPTIONS", str(e))
+            self.assertIn(message, str(e))
 
     def test_retry_after_forms(self):
         """Seconds, an HTTP date (read against the Date header), or garbage."""

@@ -146,6 +146,10 @@ class ValueTests(unittest.TestCase):
         self.assertRaises(UsageError, settings.validate)
         settings = Settings({"SCHEDULER": "tinyscrapy.scheduler.Nope"})
         self.assertIn("has no 'Nope'", str(self.assertRaises(UsageError, settings.validate)))
+        settings = Settings({"RETRY_EXCEPTIONS": "builtins.OSError, tinyscrapy.errors.Nope"})
+        error = str(self.assertRaises(UsageError, settings.validate))
+        self.assertIn("setting RETRY_EXCEPTIONS: cannot import 'tinyscrapy.errors.Nope'", error)
+        Settings({"RETRY_EXCEPTIONS": ["builtins.OSError", KeyError]}).validate()
         Settings({"USER_AGENT": "me", "MY_OWN": object(), "DEPTH_LIMIT": "2"}).validate()
 
     def test_crawler_refuses_a_bad_value(self):
@@ -314,6 +318,13 @@ class CommandSettingsTests(unittest.TestCase):
         return self.assertUsageError(
             ["runspider", self.spider('{"SPIDER_MIDDLEWARES": {"os.NoSuchMiddleware": 1}}')],
             "cannot import 'os.NoSuchMiddleware'")
+
+    def test_retry_exception_that_does_not_import(self):
+        """-s RETRY_EXCEPTIONS with a path that does not import: one line, exit 2."""
+        return self.assertUsageError(
+            ["runspider", self.spider(), "-s",
+             "RETRY_EXCEPTIONS=builtins.OSError,nosuch.Error"],
+            "setting RETRY_EXCEPTIONS: cannot import 'nosuch.Error'")
 
     @defer.inlineCallbacks
     def test_good_settings_exit_zero(self):

@@ -1,14 +1,15 @@
 """
 Bounded decoding of C{Content-Encoding}: gzip, deflate, and br / zstd when their optional
-packages (C{brotli} >= 1.2 for bounded output, C{zstandard}) are installed.
+packages (C{brotli}, C{zstandard}) are installed; their stages are in L{tinyscrapy.brzstd}.
 
 Why not twisted's C{GzipDecoder} (which treq always installs): it inflates each network
 read in one call, so a 64 KiB read of a gzip bomb becomes about 64 MiB at once, whatever
 the size limit. Here every decoder is asked for at most what the limit still allows
-(C{decompress(data, max_length)}, brotli's C{output_buffer_limit}, zstandard's
-C{write_size}), the output is counted piece by piece as it is produced, and the ratio of
-decoded to compressed bytes is watched: a body that inflates past C{ratio} times its
-compressed size (once past C{grace} bytes) is refused as a bomb, whatever the limit.
+(C{decompress(data, max_length)}, brotli's C{output_buffer_limit} or one byte at a time
+before brotli 1.2, zstandard's C{write_size}), the output is counted piece by piece as it
+is produced, and the ratio of decoded to compressed bytes is watched: a body that inflates
+past C{ratio} times its compressed size (once past C{grace} bytes) is refused as a bomb,
+whatever the limit.
 
     decoder = body_decoder("gzip", maxsize=2**30, ratio=100, grace=2**20)
     for chunk in network_reads:
@@ -25,21 +26,13 @@ stage ever holds more than one step of output.
 
 import zlib
 
+from tinyscrapy.brzstd import Brotli, Zstd, brotli, zstandard
 from tinyscrapy.errors import ContentDecodingError, DecompressionBomb, ResponseTooLarge
 
 #: The most bytes one decoding step may produce.
 STEP = 1 << 17
 #: The most compressed bytes fed to the decoder at once.
 SLICE = 1 << 12
-
-try:  # optional
-    import brotli
-except ImportError:  # pragma: no cover - depends on the environment
-    brotli = None
-try:  # optional
-    import zstandard
-except ImportError:  # pragma: no cover - depends on the environment
-    zstandard = None
 
 
 def accept_encoding():
@@ -77,9 +70,9 @@ def _stage(name):
     if name == "deflate":
         return _Deflate()
     if name == "br" and brotli is not None:
-        return _Brotli()
+        return Brotli()
     if name == "zstd" and zstandard is not None:
-        return _Zstd()
+        return Zstd(write_size=STEP)
     raise ContentDecodingError(f"unsupported Content-Encoding {name!r}")
 
 
@@ -234,66 +227,3 @@ class _Deflate(_Zlib):
         if not self.decided:
             raise ContentDecodingError("the deflate body ends early")
         super().flush(sink)
-
-
-class _Brotli:
-    """br through C{brotli.Decompressor}; its output is bounded with brotli >= 1.2
-    (C{output_buffer_limit}), unbounded per network read with older versions."""
-
-    name = "br"
-
-    def __init__(self):
-        self.decompressor = brotli.Decompressor()
-        self.bounded = hasattr(self.decompressor, "can_accept_more_data")
-
-    def decode(self, data, sink):
-        decompressor = self.decompressor
-        if not self.bounded:  # pragma: no cover - brotli < 1.2
-            piece = decompressor.process(data)
-            if piece:
-                sink.put(piece)
-            return
-        piece = decompressor.process(data, output_buffer_limit=sink.room())
-        while True:
-            if piece:
-                sink.put(piece)
-            if decompressor.can_accept_more_data():
-                return
-            piece = decompressor.process(b"", output_buffer_limit=sink.room())
-
-    def flush(self, sink):
-        if not self.decompressor.is_finished():
-            raise ContentDecodingError("the br body ends early")
-
-
-class _Zstd:
-    """zstd through zstandard's C{stream_writer}, which hands its output over in pieces
-    of at most C{write_size} bytes: the sink counts each one as it comes."""
-
-    name = "zstd"
-
-    def __init__(self):
-        self.output = _ZstdOutput()
-        self.writer = zstandard.ZstdDecompressor().stream_writer(
-            self.output, write_size=STEP, write_return_read=True)
-
-    def decode(self, data, sink):
-        self.output.sink = sink
-        self.writer.write(data)
-
-    def flush(self, sink):
-        self.output.sink = sink
-        self.writer.flush()
-
-
-class _ZstdOutput:
-    """The file-like object zstandard writes decoded pieces to."""
-
-    sink = None
-
-    def write(self, piece):
-        self.sink.put(bytes(piece))
-        return len(piece)
-
-    def flush(self):
-        pass

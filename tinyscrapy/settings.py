@@ -78,6 +78,19 @@ DEFAULTS = {
     "RETRY_BACKOFF_BASE": 1.0,
     "RETRY_BACKOFF_MAX": 60.0,
     "RETRY_AFTER_MAX": 120.0,
+    "RETRY_EXCEPTIONS": [
+        "twisted.internet.defer.TimeoutError",
+        "builtins.TimeoutError",
+        "tinyscrapy.errors.DownloadTimeout",
+        "twisted.internet.error.DNSLookupError",
+        "twisted.internet.error.ConnectError",
+        "twisted.internet.error.ConnectionLost",
+        "twisted.internet.error.ConnectionDone",
+        "twisted.web.client.ResponseFailed",
+        "twisted.web.client.ResponseNeverReceived",
+        "tinyscrapy.errors.TunnelError",
+        "builtins.OSError",
+    ],
     "COOKIES_ENABLED": True,
     "COOKIES_DEBUG": False,
     "REFERER_ENABLED": True,
@@ -136,12 +149,15 @@ DEFAULTS = {
 
 # A setting that names a class: a dotted path, or the class itself.
 PATH = "path"
+# A setting that names classes: a list (or comma-separated text) of dotted paths or classes.
+PATHS = "paths"
 
 # The kind of value a setting holds when its default does not tell (None, or a path).
 KINDS = {
     "USER_AGENT": str,
     "DOWNLOAD_CA_BUNDLE": str,
     "SCHEDULER": PATH,
+    "RETRY_EXCEPTIONS": PATHS,
     "JOBDIR": str,
     "SCHEDULER_URL": str,
     "SCHEDULER_REDIS_KEY": str,
@@ -158,7 +174,7 @@ KINDS = {
 
 def kind_of(name):
     """The type a setting's value should have (C{int}, C{float}, C{bool}, C{str}, C{dict},
-    C{list}, or L{PATH}), or None when nothing is known about C{name}."""
+    C{list}, L{PATH} or L{PATHS}), or None when nothing is known about C{name}."""
     if name in KINDS:
         return KINDS[name]
     if name not in DEFAULTS or DEFAULTS[name] is None:
@@ -248,6 +264,13 @@ class Settings:
                 if isinstance(value, str):
                     from tinyscrapy.components import load_object
                     load_object(value)
+            elif kind is PATHS:
+                from tinyscrapy.components import load_object
+                for entry in self.getlist(name):
+                    try:
+                        load_object(entry)
+                    except UsageError as e:
+                        raise UsageError(f"setting {name}: {e}") from None
             elif kind is str:
                 if not isinstance(value, str):
                     raise UsageError(f"setting {name}={value!r}: expected a string")

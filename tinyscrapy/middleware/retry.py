@@ -18,6 +18,9 @@ instead of being retried early.
 
 When the retries run out, the last response (to the HTTP-error rule, then the errback) or
 the last exception (to the errback) goes on, counted in C{retry/max_reached}.
+
+Which exceptions are retried is the setting C{RETRY_EXCEPTIONS} (classes or dotted paths, as
+in Scrapy 2.10+), imported once when the middleware is built.
 """
 
 import logging
@@ -25,18 +28,10 @@ from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
 from http.client import responses
 
-from twisted.internet import defer, error
-from twisted.web.client import ResponseFailed, ResponseNeverReceived
-
-from tinyscrapy.errors import DownloadTimeout, NotConfigured, TunnelError
+from tinyscrapy.components import load_object
+from tinyscrapy.errors import NotConfigured, TunnelError, UsageError
 
 logger = logging.getLogger(__name__)
-
-RETRY_EXCEPTIONS = (
-    defer.TimeoutError, TimeoutError, DownloadTimeout, error.DNSLookupError,
-    error.ConnectError, error.ConnectionLost, error.ConnectionDone, ResponseFailed,
-    ResponseNeverReceived, TunnelError, OSError,
-)
 
 
 class RetryMiddleware:
@@ -47,7 +42,14 @@ class RetryMiddleware:
     C{RETRY_TIMES}; C{meta["retry_times"]} counts the retries so far.
     """
 
-    def __init__(self, settings, stats, clock):
+    def __init__(self, settings, stats, clock, exceptions=None):
+        """
+        @param exceptions: the exception classes to retry (a tuple); None reads them from
+            C{RETRY_EXCEPTIONS} (L{exception_classes}).
+        """
+        if exceptions is None:
+            exceptions = exception_classes(settings)
+        self.exceptions = exceptions
         self.max_retry_times = settings.getint("RETRY_TIMES")
         self.http_codes = frozenset(int(code) for code in settings.getlist("RETRY_HTTP_CODES"))
         self.priority_adjust = settings.getint("RETRY_PRIORITY_ADJUST")
@@ -61,7 +63,8 @@ class RetryMiddleware:
     def from_crawler(cls, crawler):
         if not crawler.settings.getbool("RETRY_ENABLED"):
             raise NotConfigured("RETRY_ENABLED is off")
-        return cls(crawler.settings, crawler.stats, crawler.reactor)
+        settings = crawler.settings
+        return cls(settings, crawler.stats, crawler.reactor, exception_classes(settings))
 
     def process_response(self, request, response, spider):
         if response.status not in self.http_codes or _dont_retry(request):
@@ -79,7 +82,7 @@ class RetryMiddleware:
         return self._retry(request, reason, wait) or response
 
     def process_exception(self, request, exception, spider):
-        if not isinstance(exception, RETRY_EXCEPTIONS) or _dont_retry(request):
+        if not isinstance(exception, self.exceptions) or _dont_retry(request):
             return None
         if isinstance(exception, TunnelError) and (exception.status or 500) < 500:
             return None  # the proxy refused us (407, 403): trying again changes nothing
@@ -118,6 +121,25 @@ class RetryMiddleware:
     def backoff(self, retry_times):
         """Seconds to wait before retry number C{retry_times} (1 for the first)."""
         return min(self.backoff_max, self.backoff_base * 2 ** (retry_times - 1))
+
+
+def exception_classes(settings):
+    """
+    The exception classes C{RETRY_EXCEPTIONS} names, imported.
+
+    @return: a tuple, ready for C{isinstance}.
+    @raise UsageError: an entry does not import, or is not an exception class.
+    """
+    classes = []
+    for entry in settings.getlist("RETRY_EXCEPTIONS"):
+        try:
+            cls = load_object(entry)
+        except UsageError as e:
+            raise UsageError(f"setting RETRY_EXCEPTIONS: {e}") from None
+        if not (isinstance(cls, type) and issubclass(cls, BaseException)):
+            raise UsageError(f"setting RETRY_EXCEPTIONS: {entry!r} is not an exception class")
+        classes.append(cls)
+    return tuple(classes)
 
 
 def _certificate_refused(exception):

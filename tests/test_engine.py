@@ -334,3 +334,45 @@ class ErrorRuleTests(unittest.TestCase):
         self.assertEqual(crawler.stats.get_value("ledger/dropped/InvalidUrl"), 3)
         downloader.answer_all()
         clock.advance(0)
+
+
+class AcknowledgementTests(unittest.TestCase):
+    """C{scheduler.request_done(request)}: what a persistent frontier waits for before it
+    forgets a request. It must come after the callback's output is in the frontier, never
+    when the request is handed out."""
+
+    def test_done_only_after_the_output_is_enqueued(self):
+        events = []
+
+        class Recording(Scheduler):
+            def next_request(self):
+                request = super().next_request()
+                if request is not None:
+                    events.append(("handed out", request.url))
+                return request
+
+            def enqueue_request(self, request):
+                events.append(("enqueued", request.url))
+                return super().enqueue_request(request)
+
+            def request_done(self, request):
+                events.append(("done", request.url))
+
+        class OneLink(ListSpider):
+            def parse(self, response):
+                if response.url.endswith("/0"):
+                    yield Request("http://127.0.0.1/child")
+
+        engine, clock, downloader, _ = make_engine(OneLink, scheduler=Recording(),
+                                                   urls=urls(1))
+        clock.advance(0)
+        self.assertEqual(events, [("enqueued", "http://127.0.0.1/0"),
+                                  ("handed out", "http://127.0.0.1/0")])
+        downloader.answer()
+        self.assertEqual(events[2:], [("enqueued", "http://127.0.0.1/child"),
+                                      ("done", "http://127.0.0.1/0")])
+        clock.advance(0)
+        downloader.fail(ConnectionRefusedError("no"))  # a failed download is done too
+        clock.advance(0)
+        self.assertEqual(events[-2:], [("handed out", "http://127.0.0.1/child"),
+                                       ("done", "http://127.0.0.1/child")])

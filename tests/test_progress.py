@@ -143,6 +143,9 @@ class LiveWantedTests(unittest.TestCase):
         self.assertTrue(live_wanted("auto", FakeStream(tty=True)))
         self.assertFalse(live_wanted("auto", FakeStream(tty=False)))
         self.assertFalse(live_wanted("auto", object()))
+        # items printed on the same terminal would land in the middle of the line
+        self.assertFalse(live_wanted("auto", FakeStream(tty=True), items_on_terminal=True))
+        self.assertTrue(live_wanted("true", FakeStream(), items_on_terminal=True))
         for value in (True, "true", "on", 1):
             self.assertTrue(live_wanted(value, FakeStream()))
         for value in (False, "false", "off", 0):

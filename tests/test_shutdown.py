@@ -70,3 +70,93 @@ class GracefulShutdownTests(unittest.TestCase):
         code, _out, err = yield self._crawl([4, 4])
         self.assertIn("received SIGINT again: stopping at once", err)
         self.assertEqual(code, 1, err)
+
+
+BROKEN_SPIDER = '''
+from tinyscrapy import Spider
+
+
+class BrokenSpider(Spider):
+    name = "broken"
+
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError("this spider cannot be made")
+'''
+
+SLOW_OPENING_SPIDER = '''
+from twisted.internet import reactor
+from twisted.internet.task import deferLater
+
+from tinyscrapy import Spider
+
+
+class SlowOpen:
+    """A pipeline whose open_spider takes {seconds} s; it leaves a mark when it starts."""
+
+    def open_spider(self, spider):
+        open({mark!r}, "w").close()
+        return deferLater(reactor, {seconds}, lambda: None)
+
+    def process_item(self, item, spider):
+        return item
+
+
+class SlowOpeningSpider(Spider):
+    name = "slowopen"
+    start_urls = [{url!r}]
+    custom_settings = {{"ITEM_PIPELINES": {{SlowOpen: 100}},
+                        "STATS_FILE": {stats!r}}}
+
+    def parse(self, response):
+        yield {{"url": response.url}}
+'''
+
+
+class StartingAndOpeningTests(unittest.TestCase):
+    """The moments before the loop runs: a crawl that fails at once, a Ctrl-C while a
+    crawl is still opening."""
+
+    timeout = 60
+
+    def _write(self, text):
+        path = os.path.abspath(self.mktemp() + ".py")
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    @defer.inlineCallbacks
+    def test_crawl_that_fails_before_the_reactor_runs_exits(self):
+        """Without a guard the DeferredList fires before reactor.run(), and the reactor
+        then runs for ever."""
+        path = self._write(BROKEN_SPIDER)
+        code, _out, err = yield run_command(reactor, ["runspider", path], timeout=30)
+        self.assertEqual(code, 1, err)
+        self.assertIn("crawl of BrokenSpider failed", err)
+        self.assertIn("this spider cannot be made", err)
+
+    @defer.inlineCallbacks
+    def test_interrupt_while_opening_closes_once_open(self):
+        server = TestServer().start()
+        self.addCleanup(server.stop)
+        url = server.add("/", Page("<title>home</title>"))
+        mark = os.path.abspath(self.mktemp())
+        stats = os.path.abspath(self.mktemp() + ".json")
+        path = self._write(SLOW_OPENING_SPIDER.format(seconds=2, mark=mark, url=url,
+                                                      stats=stats))
+        transports = []
+        d = run_command(reactor, ["runspider", path], started=transports.append)
+
+        def poll():
+            if os.path.exists(mark):  # the pipeline is opening: Ctrl-C now
+                transports[0].signalProcess("INT")
+                loop.stop()
+        loop = task.LoopingCall(poll)
+        loop.start(0.02)
+        code, _out, err = yield d
+        if loop.running:
+            loop.stop()
+        self.assertEqual(code, 0, err)
+        self.assertIn("received SIGINT: closing gracefully", err)
+        with open(stats) as f:
+            self.assertEqual(json.load(f)["finish_reason"], "shutdown")
+        self.assertEqual(sum(server.hits.values()), 0, "it crawled after Ctrl-C")

@@ -63,6 +63,8 @@ class Crawler:
         self.engine = None
         self.slots = None
         self.extensions = []
+        self._opened = False
+        self._stop_reason = None
 
     @defer.inlineCallbacks
     def crawl(self, *args, **kwargs):
@@ -80,13 +82,21 @@ class Crawler:
         start_requests = self.engine.scraper.spidermw.wrap_start_requests(
             self.spider.start_requests(), self.spider)
         yield self.engine.open_spider(self.spider, start_requests)
+        self._opened = True
+        if self._stop_reason is not None:  # stopped (Ctrl-C) while it was opening
+            self.engine.close_spider(self._stop_reason)
         reason = yield self.engine.start()
         return reason
 
     def stop(self, reason="shutdown"):
-        """Close this crawl gracefully. @return: a Deferred firing when it has closed."""
-        if self.engine is None or self.engine.spider is None:
-            return defer.succeed(None)  # not started, or still opening: nothing to close
+        """
+        Close this crawl gracefully; a crawl still opening closes as soon as it is open.
+
+        @return: a Deferred firing when it has closed (or at once, while it opens).
+        """
+        if not self._opened:
+            self._stop_reason = reason
+            return defer.succeed(None)
         return self.engine.close_spider(reason)
 
     def _create_engine(self):
@@ -127,12 +137,15 @@ class Crawler:
             logger.info("%s: enabled %s: %s", name, kind, ", ".join(paths) or "none")
 
 
-def _raise_usage_error_now(d):
+def _raise_now(d):
     """
     A bad setting is found while the crawl starts, which happens synchronously inside
     C{crawl()}: raise it to the command line (one line, exit 2) instead of logging it.
+    So is a Ctrl-C there, before the reactor runs (a large C{--jobdir} loading, say): the
+    command exits 130, as for a Ctrl-C at any moment before the crawl.
     """
-    if d.called and isinstance(d.result, Failure) and d.result.check(UsageError):
+    if d.called and isinstance(d.result, Failure) and \
+            d.result.check(UsageError, KeyboardInterrupt):
         failure = d.result
         d.addErrback(_consume)
         raise failure.value
@@ -169,7 +182,7 @@ class CrawlerProcess:
         crawler = Crawler(load_object(spidercls), self.settings, self.reactor)
         self.crawlers.add(crawler)
         d = crawler.crawl(*args, **kwargs)
-        _raise_usage_error_now(d)
+        _raise_now(d)
         d.addErrback(self._eb_crawl_failed, crawler)
         self._active.add(d)
         return d
@@ -186,6 +199,8 @@ class CrawlerProcess:
     def start(self, install_signal_handlers=True):
         """Run the reactor until every crawler's Deferred has fired."""
         d = defer.DeferredList(list(self._active), consumeErrors=True)
+        if d.called:  # every crawl failed before the reactor ran: nothing would stop it
+            return
         d.addBoth(self._stop_reactor)
         if install_signal_handlers:
             self._on_signals(self._signal_shutdown)

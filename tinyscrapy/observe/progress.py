@@ -39,9 +39,11 @@ LIVE_INTERVAL = 0.5   # seconds between two draws of the live line
 RATE_WINDOW = 5.0     # the live pages/s is measured over about this many seconds
 
 
-def live_wanted(value, stream):
+def live_wanted(value, stream, items_on_terminal=False):
     """
-    Whether C{PROGRESS=value} asks for the live line on C{stream}.
+    Whether C{PROGRESS=value} asks for the live line on C{stream}. C{"auto"} means: when
+    C{stream} is a terminal, unless items are printed to that terminal too (the default
+    feed, C{-}, on a terminal), where they would land in the middle of the line.
 
     @raise UsageError: C{value} is neither C{"auto"} nor a boolean.
     """
@@ -49,7 +51,7 @@ def live_wanted(value, stream):
         lowered = value.strip().lower()
         if lowered == "auto":
             isatty = getattr(stream, "isatty", None)
-            return bool(isatty is not None and isatty())
+            return bool(isatty is not None and isatty()) and not items_on_terminal
         if lowered in ("1", "true", "yes", "on"):
             return True
         if lowered in ("0", "false", "no", "off"):
@@ -90,7 +92,8 @@ class Progress:
     def from_crawler(cls, crawler, stream=None):
         stream = stream if stream is not None else sys.stderr
         settings = crawler.settings
-        live = live_wanted(settings.get("PROGRESS"), stream)
+        items_on_terminal = "-" in (settings.get("FEEDS") or {}) and sys.stdout.isatty()
+        live = live_wanted(settings.get("PROGRESS"), stream, items_on_terminal)
         interval = cls.live_interval if live else settings.getfloat("LOGSTATS_INTERVAL")
         if interval <= 0:
             raise NotConfigured("PROGRESS is off and LOGSTATS_INTERVAL is 0")

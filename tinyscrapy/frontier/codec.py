@@ -62,7 +62,7 @@ def request_from_bytes(data, spider):
     fields = pickle.loads(data)  # noqa: S301 - our own file, written by request_to_bytes
     if not isinstance(fields, dict) or fields.get("v") != FORMAT:
         raise ValueError("not a request stored by this version of tinyscrapy")
-    cls = load_object(fields["class"])
+    cls = _load_class(fields["class"])
     request = cls.__new__(cls)
     request.url = fields["url"]
     request.callback = _bound(spider, fields["callback"], fields["url"])
@@ -77,6 +77,14 @@ def request_from_bytes(data, spider):
     request.dont_filter = fields["dont_filter"]
     request.fingerprint = fields["fingerprint"]
     return request
+
+
+def _load_class(path, _classes={}):  # noqa: B006 - a cache, on purpose
+    """L{load_object}, remembered: a resume loads thousands of requests of one class."""
+    cls = _classes.get(path)
+    if cls is None:
+        cls = _classes[path] = load_object(path)
+    return cls
 
 
 def _method_name(request, attribute, spider):

@@ -13,9 +13,11 @@ from twisted.trial import unittest
 from tests.logs import capture_logs
 from tinyscrapy.errors import UsageError
 from tinyscrapy.frontier import disk
+from tinyscrapy.frontier.codec import request_from_bytes, request_to_bytes
 from tinyscrapy.frontier.disk import FILENAME, DiskScheduler
 from tinyscrapy.frontier.jobdir import spider_jobdir
 from tinyscrapy.http import Request
+from tinyscrapy.middleware.proxy import HttpProxyMiddleware
 from tinyscrapy.observe.stats import StatsCollector
 from tinyscrapy.spider import Spider
 
@@ -146,3 +148,39 @@ class JobdirWriteTests(unittest.TestCase):
             f.write("x")
         e = self.assertRaises(UsageError, spider_jobdir, path, "books")
         self.assertIn("a file, not a directory", str(e))
+
+
+class CodecProxyTests(unittest.TestCase):
+    def setUp(self):
+        self.spider = BookSpider()
+        self.proxy = HttpProxyMiddleware(environ={"http_proxy": "http://u:secret@proxy:3128"})
+
+    def _stored(self, request):
+        return request_from_bytes(request_to_bytes(request, self.spider), self.spider)
+
+    def test_environment_proxy_credentials_not_stored(self):
+        """A proxy from the environment is stored without it and its Proxy-Authorization;
+        the middleware sets both again on the loaded request. The request is unchanged."""
+        request = Request("http://example.com/a", callback=self.spider.parse,
+                          headers={"Cookie": "k=v"})
+        self.proxy.process_request(request, self.spider)
+        auth = request.headers["Proxy-Authorization"]
+        loaded = self._stored(request)
+        self.assertNotIn("Proxy-Authorization", loaded.headers)
+        self.assertNotIn("proxy", loaded.meta)
+        self.assertEqual(loaded.headers["Cookie"], "k=v")
+        self.assertEqual(request.headers["Proxy-Authorization"], auth)
+        self.proxy.process_request(loaded, self.spider)
+        self.assertEqual(loaded.headers["Proxy-Authorization"], auth)
+        self.assertEqual(loaded.meta["proxy"], request.meta["proxy"])
+
+    def test_spider_proxy_credentials_stored(self):
+        """A meta["proxy"] the spider set keeps its credentials (the header is the only place
+        they are left), so the loaded request still authenticates."""
+        request = Request("http://example.com/a", callback=self.spider.parse,
+                          meta={"proxy": "http://u:secret@other:3128"})
+        self.proxy.process_request(request, self.spider)
+        loaded = self._stored(request)
+        self.proxy.process_request(loaded, self.spider)
+        self.assertEqual(loaded.headers["Proxy-Authorization"],
+                         request.headers["Proxy-Authorization"])

@@ -7,10 +7,12 @@ Unit tests of L{DiskScheduler} on a L{task.Clock}.
 import os
 import sqlite3
 
-from twisted.internet import task
+from twisted.internet import defer, task
 from twisted.trial import unittest
 
+from tests.helpers import crawl
 from tests.logs import capture_logs
+from tests.servers import TestServer
 from tinyscrapy.errors import UsageError
 from tinyscrapy.frontier import disk
 from tinyscrapy.frontier.codec import request_from_bytes, request_to_bytes
@@ -184,3 +186,34 @@ class CodecProxyTests(unittest.TestCase):
         self.proxy.process_request(loaded, self.spider)
         self.assertEqual(loaded.headers["Proxy-Authorization"],
                          request.headers["Proxy-Authorization"])
+
+
+class StartUrlsSpider(Spider):
+    """The default start_requests(): its start requests have dont_filter, as in Scrapy."""
+
+    name = "start_urls"
+
+    def parse(self, response):
+        for href in response.css("a::attr(href)").getall():
+            yield response.follow(href)
+
+
+class FinishedCrawlTests(unittest.TestCase):
+    timeout = 20
+
+    @defer.inlineCallbacks
+    def test_start_requests_fetched_again(self):
+        """A finished crawl run again with its directory fetches its dont_filter start URL
+        again, and nothing else; the close says so."""
+        server = TestServer().start()
+        self.addCleanup(server.stop)
+        server.add_page("/", links=["/a"])
+        server.add_page("/a", links=["/"])
+        jobdir = self.mktemp()
+        yield crawl(StartUrlsSpider, {"JOBDIR": jobdir}, start_urls=[server.url("/")])
+        self.assertEqual(server.hits, {"/": 1, "/a": 1})
+        logs = capture_logs(self)
+        yield crawl(StartUrlsSpider, {"JOBDIR": jobdir}, start_urls=[server.url("/")])
+        self.assertEqual(server.hits, {"/": 2, "/a": 1})
+        self.assertIn("again fetches only its start requests that have dont_filter",
+                      logs.text())

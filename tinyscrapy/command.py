@@ -207,8 +207,8 @@ class Command:
         except CannotListenError as e:
             raise UsageError(f"--jobdir {jobdir}: the demo site must listen on port {port} "
                              f"again, where the saved requests point, but cannot "
-                             f"({e.socketError}): free the port, or give -a base_url="
-                             ) from None
+                             f"({e.socketError}; another crawl with this directory?): free "
+                             f"the port, or give -a base_url=URL") from None
         if jobdir and not port:
             save_demo_port(jobdir, address.port)
         url = f"http://{address.host}:{address.port}"

@@ -415,8 +415,8 @@ class PauseResumeTests(unittest.TestCase):
 
     @defer.inlineCallbacks
     def test_directory_of_another_spider(self):
-        """A DIR made by another spider: one line, exit 2."""
-        other = DiskScheduler(self.jobdir, clock=task.Clock())
+        """A DIR/crawl made by another spider: one line, exit 2."""
+        other = DiskScheduler(os.path.join(self.jobdir, "crawl"), clock=task.Clock())
         other.open(Spider(name="quotes"))
         other.close("finished")
         code, _out, err = yield self._crawl(self.server.url("/"), self.mktemp() + ".jsonl",

@@ -190,12 +190,27 @@ class Command:
 
     def _serve_demo_if_needed(self, spider_classes, spargs):
         """Serve the demo site in this reactor for spiders that use it, unless the user
-        gave C{-a base_url=...}. @return: the site's URL, or None."""
+        gave C{-a base_url=...}. With C{JOBDIR}, on the port it had when the job started
+        (kept in C{JOBDIR/demo_port}), so that saved requests point at it on a resume.
+        @return: the site's URL, or None. @raise UsageError: that port is taken."""
         if "base_url" in spargs or not any(getattr(cls, "uses_demo_site", False)
                                            for cls in spider_classes):
             return None
+        from twisted.internet.error import CannotListenError
+
         from tinyscrapy.demo import listen
-        address = listen(0).getHost()
+        from tinyscrapy.frontier.jobdir import save_demo_port, saved_demo_port
+        jobdir = self.settings.get("JOBDIR")
+        port = saved_demo_port(jobdir) if jobdir else 0
+        try:
+            address = listen(port).getHost()
+        except CannotListenError as e:
+            raise UsageError(f"--jobdir {jobdir}: the demo site must listen on port {port} "
+                             f"again, where the saved requests point, but cannot "
+                             f"({e.socketError}; another crawl with this directory?): free "
+                             f"the port, or give -a base_url=URL") from None
+        if jobdir and not port:
+            save_demo_port(jobdir, address.port)
         url = f"http://{address.host}:{address.port}"
         logging.getLogger("tinyscrapy.demo").info("serving the demo site on %s", url)
         return url

@@ -8,6 +8,12 @@ in Scrapy, and bound again to the spider of the run that loads it; so only metho
 spider can be stored. The class is stored as a dotted path, so C{JsonRequest},
 C{FormRequest} and a project's own subclasses come back as what they were.
 
+A proxy that L{tinyscrapy.middleware.proxy} chose from the environment (C{meta
+["_scheme_proxy"]}) is not stored, nor its C{Proxy-Authorization}: the middleware chooses
+it again, credentials included, when the loaded request is downloaded (as after a redirect
+to another scheme). Every other header (C{Cookie}, C{Authorization}, the credentials of a
+C{meta["proxy"]} the spider set) and C{meta} are stored as they are, in plain text.
+
 Loading sets the request's slots directly and runs no C{__init__}: a C{JsonRequest}
 does not encode its body twice, and a subclass whose constructor takes other arguments
 still loads.
@@ -19,6 +25,7 @@ from tinyscrapy.components import load_object
 from tinyscrapy.errors import UnserializableRequest
 
 FORMAT = 1  # the "v" key: bump it when the fields change
+_ENV_PROXY_META = ("proxy", "_auth_proxy", "_scheme_proxy")
 
 
 def request_to_bytes(request, spider):
@@ -28,6 +35,7 @@ def request_to_bytes(request, spider):
         C{meta} or C{cb_kwargs} cannot be pickled; the message names the URL.
     """
     cls = type(request)
+    headers, meta = _stored_headers_and_meta(request)
     fields = {
         "v": FORMAT,
         "class": f"{cls.__module__}.{cls.__qualname__}",
@@ -35,9 +43,9 @@ def request_to_bytes(request, spider):
         "callback": _method_name(request, "callback", spider),
         "errback": _method_name(request, "errback", spider),
         "method": request.method,
-        "headers": [(name, list(values)) for name, values in request.header_items()],
+        "headers": headers,
         "body": request.body,
-        "meta": request._meta,
+        "meta": meta,
         "cb_kwargs": request._cb_kwargs,
         "priority": request.priority,
         "depth": request.depth,
@@ -62,7 +70,7 @@ def request_from_bytes(data, spider):
     fields = pickle.loads(data)  # noqa: S301 - our own file, written by request_to_bytes
     if not isinstance(fields, dict) or fields.get("v") != FORMAT:
         raise ValueError("not a request stored by this version of tinyscrapy")
-    cls = load_object(fields["class"])
+    cls = _load_class(fields["class"])
     request = cls.__new__(cls)
     request.url = fields["url"]
     request.callback = _bound(spider, fields["callback"], fields["url"])
@@ -77,6 +85,26 @@ def request_from_bytes(data, spider):
     request.dont_filter = fields["dont_filter"]
     request.fingerprint = fields["fingerprint"]
     return request
+
+
+def _stored_headers_and_meta(request):
+    """C{request}'s headers and meta as stored: without a proxy chosen from the environment
+    and its C{Proxy-Authorization}. The request itself is not changed."""
+    headers = [(name, list(values)) for name, values in request.header_items()]
+    meta = request._meta
+    if meta and meta.get("_scheme_proxy"):
+        meta = {key: value for key, value in meta.items() if key not in _ENV_PROXY_META}
+        headers = [(name, values) for name, values in headers
+                   if name != "proxy-authorization"]
+    return headers, meta
+
+
+def _load_class(path, _classes={}):  # noqa: B006 - a cache, on purpose
+    """L{load_object}, remembered: a resume loads thousands of requests of one class."""
+    cls = _classes.get(path)
+    if cls is None:
+        cls = _classes[path] = load_object(path)
+    return cls
 
 
 def _method_name(request, attribute, spider):

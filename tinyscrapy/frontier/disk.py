@@ -2,8 +2,13 @@
 L{DiskScheduler}: the in-memory frontier, mirrored in SQLite so that a crawl can pause
 (Ctrl-C) and resume (the same command again, with the same C{--jobdir DIR}).
 
+Each spider keeps its frontier in its own directory, C{DIR/<spider name>/} (so one
+C{--jobdir} serves every spider of a C{run}, and a spider resumes the same way whether it
+ran alone or with others). C{DIR/<spider name>/lock} is held (C{flock}) while a crawl uses
+it: a second process on the same directory stops at once with a usage error.
+
 The slot-aware queues of L{tinyscrapy.scheduler.Scheduler} stay the working structure;
-C{DIR/frontier.sqlite} holds a copy of what a new run needs:
+C{DIR/<spider name>/frontier.sqlite} holds a copy of what a new run needs:
 
     - C{requests}: every request enqueued and not yet acknowledged (id, pickled by
       L{tinyscrapy.frontier.codec});
@@ -19,13 +24,16 @@ only buffer, and L{DiskScheduler.flush} writes the buffer in one transaction, ev
 C{FLUSH_INTERVAL} seconds on a C{LoopingCall} and at close. A child's insert is therefore
 written in the same transaction as its parent's delete, or an earlier one: a crash can
 lose at most the last half second of work, never a request. A request acknowledged before
-its insert was written is never written at all.
+its insert was written is never written at all. A write that fails is tried again at the
+next flush, except a constraint violation (the file changed under us): that one stops the
+writes and closes the crawl, and the close says how much was not written.
 
 Everything is synchronous (SQLite from the standard library, on the reactor thread): no
 method returns a Deferred. Loading a large directory at L{DiskScheduler.open} takes a
 moment once; a flush of thousands of rows is one C{executemany} per table.
 """
 
+import gc
 import logging
 import os
 import sqlite3
@@ -35,13 +43,16 @@ from twisted.internet.task import LoopingCall
 
 from tinyscrapy.errors import UnserializableRequest, UsageError
 from tinyscrapy.frontier.codec import request_from_bytes, request_to_bytes
+from tinyscrapy.frontier.jobdir import FRONTIER, lock_jobdir, spider_jobdir
 from tinyscrapy.scheduler import Scheduler
 
 logger = logging.getLogger(__name__)
 
-FILENAME = "frontier.sqlite"
+FILENAME = FRONTIER
 FLUSH_INTERVAL = 0.5  # seconds
+LOAD_CHUNK = 10000  # rows read at once while loading
 _SIGN = 1 << 63
+_MASK = (1 << 64) - 1
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS requests (id INTEGER PRIMARY KEY, data BLOB NOT NULL)",
@@ -54,8 +65,13 @@ def _signed(fingerprint):
     return fingerprint - (1 << 64) if fingerprint >= _SIGN else fingerprint
 
 
-def _unsigned(value):
-    return value & 0xFFFFFFFFFFFFFFFF
+def _chunks(cursor):
+    """The rows of C{cursor}, C{LOAD_CHUNK} at a time (a list each)."""
+    while True:
+        rows = cursor.fetchmany(LOAD_CHUNK)
+        if not rows:
+            return
+        yield rows
 
 
 class DiskScheduler(Scheduler):
@@ -79,25 +95,33 @@ class DiskScheduler(Scheduler):
         self._inserts = {}  # row id -> data, not yet written (in enqueue order)
         self._new_seen = []
         self._deletes = []
+        self._lock = None  # the JobdirLock while connected
+        self._closing = False
+        self._write_error = None  # the constraint violation that stopped the writes
+        self.crawler = None  # set by from_crawler: closed when the writes stop
         self._flusher = LoopingCall(self.flush)
         self._flusher.clock = self.clock
 
     @classmethod
     def from_crawler(cls, crawler):
-        """Check the directory now, so a bad one stops the command before the crawl."""
-        scheduler = cls(crawler.settings.get("JOBDIR"), stats=crawler.stats,
-                        ledger=crawler.ledger, slots=getattr(crawler, "slots", None),
-                        clock=crawler.reactor)
-        if crawler.spider is not None:
-            scheduler.connect(crawler.spider.name)
+        """Use C{JOBDIR/<spider name>}, checked now, so that a bad directory stops the
+        command before the crawl."""
+        spider = crawler.spider
+        name = spider.name if spider is not None else crawler.spidercls.name
+        scheduler = cls(spider_jobdir(crawler.settings.get("JOBDIR"), name),
+                        stats=crawler.stats, ledger=crawler.ledger,
+                        slots=getattr(crawler, "slots", None), clock=crawler.reactor)
+        scheduler.crawler = crawler
+        scheduler.connect(name)
         return scheduler
 
     def connect(self, spider_name):
         """
-        Open (or create) C{jobdir} and its database, for the spider C{spider_name}.
+        Open (or create) C{jobdir}, lock it, and open its database, for the spider
+        C{spider_name}.
 
         @raise UsageError: the directory cannot be used (a file, not writable, not our
-            database) or belongs to another spider.
+            database), another process uses it, or it belongs to another spider.
         """
         if self._db is not None:
             return
@@ -105,8 +129,26 @@ class DiskScheduler(Scheduler):
             raise UsageError(f"--jobdir {self.jobdir}: cannot use it (a file, not a directory)")
         try:
             os.makedirs(self.jobdir, exist_ok=True)
+        except OSError as e:
+            raise UsageError(f"--jobdir {self.jobdir}: cannot use it ({e})") from None
+        self._lock = lock_jobdir(self.jobdir)
+        try:
+            self._db = self._open_database(spider_name)
+        finally:
+            if self._db is None:
+                self._unlock()
+
+    def _unlock(self):
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
+
+    def _open_database(self, spider_name):
+        """@return: the connection to C{jobdir}'s database, which belongs to C{spider_name}.
+        @raise UsageError: it cannot be opened or belongs to another spider."""
+        try:
             db = sqlite3.connect(os.path.join(self.jobdir, FILENAME), isolation_level=None)
-        except (OSError, sqlite3.Error) as e:
+        except sqlite3.Error as e:
             raise UsageError(f"--jobdir {self.jobdir}: cannot use it ({e})") from None
         try:
             db.execute("PRAGMA journal_mode=WAL")  # durable at each commit, for a crash
@@ -121,25 +163,25 @@ class DiskScheduler(Scheduler):
             db.close()
             raise UsageError(f"--jobdir {self.jobdir} holds the frontier of spider {owner!r}, "
                              f"not {spider_name!r}: give another directory")
-        self._db = db
+        return db
 
     def open(self, spider):
         """Load the seen set and the waiting requests; start the flushes. Returns None."""
         self.spider = spider
         self.connect(spider.name)
         db = self._db
-        for (fingerprint,) in db.execute("SELECT fp FROM seen"):
-            self.seen.add(_unsigned(fingerprint))
-        for row, data in db.execute("SELECT id, data FROM requests ORDER BY id").fetchall():
-            self._next_id = row + 1
-            try:
-                request = request_from_bytes(data, spider)
-            except Exception as e:
-                logger.error("--jobdir %s: dropping stored request %d: %s", self.jobdir, row, e)
-                self._deletes.append(row)
-                self._count("scheduler/unloadable")
-                continue
-            self._restore(request, row)
+        (stored,) = db.execute("SELECT count(*) FROM requests").fetchone()
+        (fingerprints,) = db.execute("SELECT count(*) FROM seen").fetchone()
+        if stored + fingerprints >= LOAD_CHUNK:  # a moment (some 50,000 requests a second)
+            logger.info("loading --jobdir %s: %d requests, %d seen ...", self.jobdir,
+                        stored, fingerprints)
+        collecting = gc.isenabled()
+        gc.disable()  # hundreds of thousands of new objects: no collections half-way
+        try:
+            self._load(db, spider)
+        finally:
+            if collecting:
+                gc.enable()
         if self.resumed or len(self.seen):
             logger.info("resuming: %d requests waiting, %d seen (--jobdir %s)",
                         self.resumed, len(self.seen), self.jobdir)
@@ -147,6 +189,25 @@ class DiskScheduler(Scheduler):
         if self.ledger is not None:
             self.ledger.keep_pending()
         self._flusher.start(FLUSH_INTERVAL, now=False)
+
+    def _load(self, db, spider):
+        """Fill the seen set and queue the stored requests, C{LOAD_CHUNK} rows at a time."""
+        seen = self.seen
+        for rows in _chunks(db.execute("SELECT fp FROM seen")):
+            for (fingerprint,) in rows:
+                seen.add(fingerprint & _MASK)  # stored signed (see _signed)
+        for rows in _chunks(db.execute("SELECT id, data FROM requests ORDER BY id")):
+            for row, data in rows:
+                try:
+                    request = request_from_bytes(data, spider)
+                except Exception as e:
+                    logger.error("--jobdir %s: dropping stored request %d: %s",
+                                 self.jobdir, row, e)
+                    self._deletes.append(row)
+                    self._count("scheduler/unloadable")
+                    continue
+                self._restore(request, row)
+            self._next_id = rows[-1][0] + 1
 
     def _restore(self, request, row):
         """Queue a stored request again, as L{Scheduler.enqueue_request} queues one."""
@@ -207,12 +268,15 @@ class DiskScheduler(Scheduler):
         Write the buffered inserts, fingerprints and deletes in one transaction.
 
         A failed write (a full disk) is logged and counted; the buffer is kept and the
-        next flush tries again.
+        next flush tries again. A constraint violation (C{sqlite3.IntegrityError}: the
+        file was changed by someone else, so our row ids collide) would fail forever: it
+        stops the writes and closes the crawl.
 
         @return: how many rows were written (0 when nothing was buffered or it failed).
         """
         inserts, seen, deletes = self._inserts, self._new_seen, self._deletes
-        if self._db is None or not (inserts or seen or deletes):
+        if self._db is None or self._write_error is not None \
+                or not (inserts or seen or deletes):
             return 0
         db = self._db
         try:
@@ -225,16 +289,37 @@ class DiskScheduler(Scheduler):
         except sqlite3.Error as e:
             if db.in_transaction:
                 db.execute("ROLLBACK")
-            logger.error("--jobdir %s: cannot write the frontier (will try again): %s",
-                         self.jobdir, e)
             self._count("scheduler/flush_errors")
+            if isinstance(e, sqlite3.IntegrityError):
+                self._stop_writing(e)
+            else:
+                logger.error("--jobdir %s: cannot write the frontier (will try again): %s",
+                             self.jobdir, e)
             return 0
         written = len(inserts) + len(seen) + len(deletes)
         self._inserts, self._new_seen, self._deletes = {}, [], []
         return written
 
+    def _stop_writing(self, error):
+        """A write that can never succeed: stop the flushes, and close the crawl."""
+        self._write_error = error
+        logger.error("--jobdir %s: the frontier on disk no longer matches this crawl "
+                     "(%s; was it used by another process?): no more writes, the crawl "
+                     "stops", self.jobdir, error)
+        if self._flusher.running:
+            self._flusher.stop()
+        if self.crawler is not None and self._db is not None and not self._closing:
+            self.crawler.stop("jobdir_error")
+
+    def unwritten(self):
+        """@return: how many buffered operations (inserts, fingerprints, deletes) are not
+        on disk yet."""
+        return len(self._inserts) + len(self._new_seen) + len(self._deletes)
+
     def close(self, reason):
-        """Stop the flushes, write what is buffered, and close the database. Returns None."""
+        """Stop the flushes, write what is buffered, close the database and release the
+        directory. Returns None."""
+        self._closing = True
         super().close(reason)
         if self._flusher.running:
             self._flusher.stop()
@@ -243,13 +328,23 @@ class DiskScheduler(Scheduler):
         self.flush()
         saved = len(self._rows)  # waiting, plus any handed out and never acknowledged
         self._set("scheduler/saved", saved)
-        if saved:
+        lost = self.unwritten()
+        if lost:
+            self._set("scheduler/unwritten", lost)
+            logger.error("--jobdir %s: %d frontier operations were NOT written (%d new "
+                         "requests, %d fingerprints, %d acknowledgements): the next run with "
+                         "this directory misses those requests and fetches the acknowledged "
+                         "ones again", self.jobdir, lost, len(self._inserts),
+                         len(self._new_seen), len(self._deletes))
+        elif saved:
             logger.info("--jobdir %s: %d requests kept for the next run", self.jobdir, saved)
         else:
-            logger.info("--jobdir %s: nothing left waiting; a run with this directory "
-                        "again fetches nothing new", self.jobdir)
+            logger.info("--jobdir %s: nothing left waiting; a run with this directory again "
+                        "fetches only its start requests that have dont_filter (those of the "
+                        "default start_requests() do), and no page already seen", self.jobdir)
         self._db.close()
         self._db = None
+        self._unlock()
 
     def _count(self, key):
         if self.stats is not None:

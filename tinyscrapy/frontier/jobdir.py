@@ -1,0 +1,100 @@
+"""
+The layout of a C{--jobdir DIR}, apart from the SQLite frontier itself
+(L{tinyscrapy.frontier.disk}):
+
+    - C{DIR/<spider name>/}: one spider's frontier, whether it runs alone or with others;
+    - C{DIR/<spider name>/lock}: held with C{flock} by the process that crawls with it,
+      which writes its pid in it;
+    - C{DIR/demo_port}: the port the embedded demo site listened on, so that a resumed
+      C{run} serves it where the saved requests point.
+"""
+
+import os
+
+from tinyscrapy.errors import UsageError
+
+try:
+    import fcntl
+except ImportError:  # not POSIX: no lock, one crawl per directory is up to the user
+    fcntl = None
+
+FRONTIER = "frontier.sqlite"
+LOCK = "lock"
+DEMO_PORT = "demo_port"
+
+
+def spider_jobdir(jobdir, spider_name):
+    """
+    @return: the directory of the spider C{spider_name} under C{--jobdir jobdir}.
+    @raise UsageError: C{jobdir} is a file, holds a frontier directly (the layout before
+        per-spider directories), or the name cannot be a directory name.
+    """
+    if spider_name in ("", ".", "..") or "\0" in spider_name or os.sep in spider_name \
+            or "/" in spider_name or (os.altsep and os.altsep in spider_name):
+        raise UsageError(f"--jobdir {jobdir}: spider name {spider_name!r} cannot name "
+                         "a directory")
+    if os.path.exists(jobdir) and not os.path.isdir(jobdir):
+        raise UsageError(f"--jobdir {jobdir}: cannot use it (a file, not a directory)")
+    if os.path.isfile(os.path.join(jobdir, FRONTIER)):
+        raise UsageError(f"--jobdir {jobdir} holds a frontier directly in it (an older "
+                         f"layout): move its files into {os.path.join(jobdir, '<spider>')}")
+    return os.path.join(jobdir, spider_name)
+
+
+class JobdirLock:
+    """An exclusive C{flock} on C{DIR/lock}; L{release} (or the process ending) frees it."""
+
+    def __init__(self, fd):
+        self._fd = fd
+
+    def release(self):
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+def lock_jobdir(directory):
+    """
+    Take C{directory/lock} without waiting, and write this process's pid in it.
+
+    @return: the L{JobdirLock}.
+    @raise UsageError: another crawl holds it (the message names its pid), or the file
+        cannot be opened.
+    """
+    if fcntl is None:
+        return JobdirLock(None)
+    try:
+        fd = os.open(os.path.join(directory, LOCK), os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as e:
+        raise UsageError(f"--jobdir {directory}: cannot use it ({e})") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        pid = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+        os.close(fd)
+        raise UsageError(f"another crawl is using --jobdir {directory}"
+                         + (f" (pid {pid})" if pid.isdigit() else "")) from None
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+    return JobdirLock(fd)
+
+
+def saved_demo_port(jobdir):
+    """@return: the demo site's port saved in C{jobdir}, or 0 (none saved, or unreadable)."""
+    try:
+        with open(os.path.join(jobdir, DEMO_PORT)) as f:
+            port = int(f.read().strip())
+    except (OSError, ValueError):
+        return 0
+    return port if 0 < port < 65536 else 0
+
+
+def save_demo_port(jobdir, port):
+    """Remember the demo site's C{port} in C{jobdir} (created if missing).
+    @raise UsageError: it cannot be written."""
+    try:
+        os.makedirs(jobdir, exist_ok=True)
+        with open(os.path.join(jobdir, DEMO_PORT), "w") as f:
+            f.write(f"{port}\n")
+    except OSError as e:
+        raise UsageError(f"--jobdir {jobdir}: cannot use it ({e})") from None

@@ -160,3 +160,33 @@ class StartingAndOpeningTests(unittest.TestCase):
         with open(stats) as f:
             self.assertEqual(json.load(f)["finish_reason"], "shutdown")
         self.assertEqual(sum(server.hits.values()), 0, "it crawled after Ctrl-C")
+
+
+ERROR_REASON_SPIDER = '''
+from tinyscrapy import Spider
+
+
+class GivesUp(Spider):
+    name = "givesup"
+    start_urls = [{url!r}]
+
+    def parse(self, response):
+        self.crawler.stop("storage_error")
+        yield {{"url": response.url}}
+'''
+
+
+class ErrorReasonTests(unittest.TestCase):
+    timeout = 30
+
+    @defer.inlineCallbacks
+    def test_finish_reason_ending_in_error_exits_1(self):
+        server = TestServer().start()
+        self.addCleanup(server.stop)
+        url = server.add("/", Page("<title>home</title>"))
+        path = os.path.abspath(self.mktemp() + ".py")
+        with open(path, "w") as f:
+            f.write(ERROR_REASON_SPIDER.format(url=url))
+        code, _out, err = yield run_command(reactor, ["runspider", path])
+        self.assertEqual(code, 1, err)
+        self.assertIn("storage_error", err)

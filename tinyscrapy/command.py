@@ -40,7 +40,8 @@ def _add_common_options(parser):
     parser.add_argument("-L", dest="loglevel", metavar="LEVEL",
                         help="log level (DEBUG, INFO, WARNING, ERROR)")
     parser.add_argument("--jobdir", metavar="DIR", help="persistent frontier: pause with "
-                        "Ctrl-C, resume by running again (the JOBDIR setting)")
+                        "Ctrl-C, resume by running again; each spider keeps its own in "
+                        "DIR/<spider name> (the JOBDIR setting)")
     parser.add_argument("--scheduler", metavar="URL", help="shared frontier, e.g. "
                         "redis://127.0.0.1:6379/0 (the SCHEDULER_URL setting)")
     parser.add_argument("--trace", metavar="FILE",

@@ -183,9 +183,17 @@ class CrawlerProcess:
         self.crawlers.add(crawler)
         d = crawler.crawl(*args, **kwargs)
         _raise_now(d)
-        d.addErrback(self._eb_crawl_failed, crawler)
+        d.addCallbacks(self._cb_crawl_finished, self._eb_crawl_failed,
+                       errbackArgs=(crawler,))
         self._active.add(d)
         return d
+
+    def _cb_crawl_finished(self, reason):
+        """A finish reason ending in C{_error} (C{jobdir_error}: the frontier could not be
+        written) means the crawl could not go on: the command exits 1."""
+        if isinstance(reason, str) and reason.endswith("_error"):
+            self.failed = True
+        return reason
 
     def _eb_crawl_failed(self, failure, crawler):
         if failure.check(UsageError):  # found while opening (a frontier that cannot connect)

@@ -156,3 +156,35 @@ def run_command(reactor, args, cwd=ROOT, timeout=60, started=None):
     if started is not None:
         started(transport)  # e.g. to send it a signal later
     return collect.done
+
+
+def run_and_interrupt(reactor, args, conditions, **kwargs):
+    """
+    Run C{python -m tinyscrapy ARGS} (as L{run_command}) and send it SIGINT once each of
+    C{conditions} (calls returning a bool) comes true, in order: one signal a poll, since
+    two sent at once arrive as one.
+
+    @return: the command's Deferred, as L{run_command}'s.
+    """
+    from twisted.internet import task
+
+    transports = []
+    pending = list(conditions)
+    d = run_command(reactor, args, started=transports.append, **kwargs)
+
+    def poll():
+        if pending and transports and pending[0]():
+            pending.pop(0)
+            transports[0].signalProcess("INT")
+        if not pending:
+            loop.stop()
+
+    def stop_polling(result):
+        if loop.running:
+            loop.stop()
+        return result
+
+    loop = task.LoopingCall(poll)
+    if pending:
+        loop.start(0.02)
+    return d.addBoth(stop_polling)

@@ -10,7 +10,7 @@ import os
 from twisted.internet import defer, reactor, task
 from twisted.trial import unittest
 
-from tests.helpers import crawl, run_command
+from tests.helpers import crawl, run_and_interrupt
 from tests.logs import capture_logs
 from tests.servers import Delay, TestServer
 from tinyscrapy.frontier.disk import DiskScheduler
@@ -80,30 +80,14 @@ class PauseResumeTests(unittest.TestCase):
         """Run `crawl URL --jobdir DIR`; send SIGINT once the server has counted each number
         of hits in C{interrupt_after}. @return: the command's Deferred."""
         feed, stats = os.path.abspath(feed), os.path.abspath(stats)
-        transports = []
         args = ["crawl", url, "--jobdir", self.jobdir, "-O", feed,
                 "-s", "CONCURRENT_REQUESTS=2", "-s", "ROBOTSTXT_OBEY=False",
                 "-s", f"STATS_FILE={stats}"]
-        d = run_command(reactor, args, started=transports.append)
-        pending = list(interrupt_after)
-        if not pending:
-            return d
-        start = sum(self.server.hits.values())
-
-        def poll():  # one signal a tick: two at once would arrive as one
-            if sum(self.server.hits.values()) - start >= pending[0]:
-                pending.pop(0)
-                transports[0].signalProcess("INT")
-            if not pending:
-                loop.stop()
-        loop = task.LoopingCall(poll)
-        loop.start(0.02)
-
-        def stop_polling(result):
-            if loop.running:
-                loop.stop()
-            return result
-        return d.addBoth(stop_polling)
+        hits = self.server.hits
+        start = sum(hits.values())
+        return run_and_interrupt(reactor, args, [
+            lambda count=count: sum(hits.values()) - start >= count
+            for count in interrupt_after])
 
     def _paths(self, feed):
         with open(os.path.abspath(feed)) as f:

@@ -7,10 +7,10 @@ Run as a real process against a twisted.web server in the test.
 import json
 import os
 
-from twisted.internet import defer, reactor, task
+from twisted.internet import defer, reactor
 from twisted.trial import unittest
 
-from tests.helpers import run_command
+from tests.helpers import run_and_interrupt, run_command
 from tests.servers import Delay, Page, TestServer
 
 PAGES = 40
@@ -32,23 +32,12 @@ class GracefulShutdownTests(unittest.TestCase):
     def _crawl(self, signals_after_hits):
         """Run `crawl`, send SIGINT once the server has seen each count in
         C{signals_after_hits}; @return: the command's Deferred."""
-        transports = []
         args = ["crawl", self.start_url, "-O", self.feed, "-s", "CONCURRENT_REQUESTS=2",
                 "-s", "RANDOMIZE_DOWNLOAD_DELAY=False", "-s", f"STATS_FILE={self.stats}",
                 "-s", "ROBOTSTXT_OBEY=False"]
-        d = run_command(reactor, args, started=transports.append)
-        pending = list(signals_after_hits)
-
-        def poll():
-            if pending and sum(self.server.hits.values()) >= pending[0]:
-                pending.pop(0)
-                transports[0].signalProcess("INT")
-            if not pending:
-                loop.stop()
-        loop = task.LoopingCall(poll)
-        loop.start(0.02)
-        d.addBoth(lambda result: (loop.running and loop.stop(), result)[1])
-        return d
+        hits = self.server.hits
+        return run_and_interrupt(reactor, args, [
+            lambda count=count: sum(hits.values()) >= count for count in signals_after_hits])
 
     @defer.inlineCallbacks
     def test_first_interrupt_closes_gracefully(self):
@@ -143,18 +132,9 @@ class StartingAndOpeningTests(unittest.TestCase):
         stats = os.path.abspath(self.mktemp() + ".json")
         path = self._write(SLOW_OPENING_SPIDER.format(seconds=2, mark=mark, url=url,
                                                       stats=stats))
-        transports = []
-        d = run_command(reactor, ["runspider", path], started=transports.append)
-
-        def poll():
-            if os.path.exists(mark):  # the pipeline is opening: Ctrl-C now
-                transports[0].signalProcess("INT")
-                loop.stop()
-        loop = task.LoopingCall(poll)
-        loop.start(0.02)
-        code, _out, err = yield d
-        if loop.running:
-            loop.stop()
+        # Ctrl-C once the pipeline is opening
+        code, _out, err = yield run_and_interrupt(reactor, ["runspider", path],
+                                                  [lambda: os.path.exists(mark)])
         self.assertEqual(code, 0, err)
         self.assertIn("received SIGINT: closing gracefully", err)
         with open(stats) as f:

@@ -135,13 +135,18 @@ class Scheduler:
         request.fingerprint = fingerprint
         self._pending += 1
         self._enqueued += 1
+        self._queue(request)
+        return True
+
+    def _queue(self, request):
+        """Queue C{request} in its slot, or in C{_later} while its C{meta["not_before"]}
+        (a reactor time) is still ahead."""
         meta = request._meta
         not_before = meta.get("not_before") if meta else None
         if not_before is not None and not_before > self.clock.seconds():
             heappush(self._later, (not_before, next(self._order), request))
         else:
             self._push(request)
-        return True
 
     def _push(self, request):
         """Queue C{request} in its slot's queue; file the slot if it was not."""

@@ -37,7 +37,6 @@ import gc
 import logging
 import os
 import sqlite3
-from heapq import heappush
 
 from twisted.internet.task import LoopingCall
 
@@ -216,12 +215,7 @@ class DiskScheduler(Scheduler):
         self.resumed += 1
         if self.ledger is not None:
             self.ledger.open(request)  # this run's books: it ends here like any other
-        meta = request._meta
-        not_before = meta.get("not_before") if meta else None
-        if not_before is not None and not_before > self.clock.seconds():
-            heappush(self._later, (not_before, next(self._order), request))
-        else:
-            self._push(request)
+        self._queue(request)
 
     def enqueue_request(self, request):
         """

@@ -3,10 +3,10 @@ L{CrawlSpider} and L{Rule}: Scrapy's spider that follows links by rules.
 
     class Shop(CrawlSpider):
         name = "shop"
-        start_urls = ["http://127.0.0.1:8800/"]
+        start_urls = ["http://127.0.0.1:8800/books/"]
         rules = (
-            Rule(LinkExtractor(allow=r"/catalogue/category/")),          # follow, no item
-            Rule(LinkExtractor(allow=r"/catalogue/"), callback="parse_book"),
+            Rule(LinkExtractor(allow=r"/books/(category/|page-)")),    # follow, no item
+            Rule(LinkExtractor(allow=r"/books/item/"), callback="parse_book"),
         )
 
         def parse_book(self, response):

@@ -15,6 +15,8 @@ from twisted.trial import unittest
 from tinyscrapy import CrawlSpider, Request, Rule
 from tinyscrapy.frontier.codec import request_from_bytes, request_to_bytes
 from tinyscrapy.http import HttpResponse
+from tinyscrapy.observe.stats import StatsCollector
+from tinyscrapy.scope.fingerprint import SeenUrls
 from tinyscrapy.scope.links import LinkExtractor
 
 from .helpers import crawl, run_command
@@ -300,17 +302,29 @@ def _tag(request, response):
     return request
 
 
-class JobdirCodecTests(unittest.TestCase):
-    """The rules' requests can be stored by a persistent frontier."""
+def _page(body, url="http://example.com/"):
+    return HttpResponse(url, 200, {"Content-Type": "text/html"}, body, Request(url))
+
+
+class RequestsTests(unittest.TestCase):
+    """The requests of one page, without a crawl."""
+
+    def test_one_request_per_canonical_url(self):
+        """Two spellings of one URL make one request, with the crawl's early check (which
+        the rule's extractor then leaves to) and without it."""
+        body = b'<a href="/cat/x?a=1&b=2">one</a><a href="/cat/x?b=2&a=1">two</a>'
+        for seen in (None, SeenUrls(set(), StatsCollector())):
+            page = _page(body)
+            page._seen = seen
+            requests = list(Shop().parse(page))
+            self.assertEqual([r.url for r in requests], ["http://example.com/cat/x?a=1&b=2"])
+            self.assertEqual(requests[0].meta["link_text"], "one")
 
     def test_round_trip_through_the_codec(self):
         """A rule's request is stored and loaded for another spider, whose callback then
         runs the same rule."""
         spider = Shop()
-        body = b'<a href="/item/1">one</a><a href="/cat/a">cat</a>'
-        page = HttpResponse("http://example.com/", 200, {"Content-Type": "text/html"}, body,
-                            Request("http://example.com/"))
-        requests = list(spider.parse(page))
+        requests = list(spider.parse(_page(b'<a href="/item/1">one</a><a href="/cat/a">cat</a>')))
         self.assertEqual([r.url for r in requests],
                          ["http://example.com/cat/a", "http://example.com/item/1"])
         other = Shop()

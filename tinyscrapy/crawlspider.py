@@ -78,6 +78,14 @@ class Rule:
         rule = copy.copy(self)
         for attribute in ("callback", "errback", "process_links", "process_request"):
             setattr(rule, attribute, _method(spider, getattr(self, attribute), attribute))
+        rule._extractor = rule.link_extractor
+        if rule.process_links is None and getattr(rule._extractor, "unique", False) \
+                and not getattr(rule._extractor, "canonicalize", True):
+            # during a crawl, follow_all's early check drops the repeats of a page (by
+            # canonical URL) already: the extractor's own pass would canonicalise every
+            # link twice. Used only when the response has that check (response._seen).
+            rule._extractor = copy.copy(rule._extractor)
+            rule._extractor.unique = False
         return rule
 
     def __repr__(self):
@@ -175,8 +183,10 @@ class CrawlSpider(Spider):
         if not response.is_text:
             return
         taken = set()
+        early_check = getattr(response, "_seen", None) is not None
         for index, rule in enumerate(self._rules):
-            links = [link for link in rule.link_extractor.extract_links(response)
+            extractor = rule._extractor if early_check else rule.link_extractor
+            links = [link for link in extractor.extract_links(response)
                      if link.url not in taken]
             if rule.process_links is not None:
                 links = rule.process_links(links)

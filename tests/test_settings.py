@@ -253,6 +253,13 @@ class StartLogTests(unittest.TestCase):
         self.assertEqual(Recorder.built[0].value, 7)
 
     @defer.inlineCallbacks
+    def test_passwords_in_urls_kept_out_of_the_log(self):
+        logs = capture_logs(self, "tinyscrapy.crawler")
+        yield crawl(Idle, {"MY_SERVICE_URL": "redis://user:s3cret@127.0.0.1:1/0"})
+        self.assertNotIn("s3cret", logs.text())
+        self.assertIn("redis://user:***@127.0.0.1:1/0", logs.text())
+
+    @defer.inlineCallbacks
     def test_unread_unknown_settings_warned_with_a_guess(self):
         """A name nothing reads is warned about (with the closest known name); a user's
         own setting that their component read is not."""

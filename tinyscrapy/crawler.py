@@ -19,6 +19,7 @@ signal stops the reactor at once.
 """
 
 import logging
+import re
 import signal
 
 from twisted.internet import defer
@@ -32,6 +33,9 @@ from tinyscrapy.settings import Settings
 from tinyscrapy.signals import SignalBus
 
 logger = logging.getLogger(__name__)
+
+# the password of a URL in a setting (redis://:secret@host/0), kept out of the log
+_CREDENTIALS = re.compile(r"(://[^/@:]*:)[^/@]*@")
 
 
 def _default_reactor():
@@ -122,7 +126,9 @@ class Crawler:
         name = self.spider.name
         overridden = self.settings.overridden()
         if overridden:
-            logger.info("%s: overridden settings: %r", name, overridden)
+            logger.info("%s: overridden settings: %r", name, {
+                key: _CREDENTIALS.sub(r"\1***@", value) if isinstance(value, str) else value
+                for key, value in overridden.items()})
         unread = self.settings.unread_unknown()
         if unread:
             logger.warning("%s: settings that nothing has read (a typo?): %s", name, ", ".join(

@@ -21,7 +21,7 @@ from tinyscrapy.spider import Spider
 from .helpers import crawl
 from .logs import capture_logs
 from .recording import Recorder
-from .servers import Redirect, Status, TestServer
+from .servers import Redirect, Robots, Status, TestServer
 
 
 class ItemSpider(Spider):
@@ -44,6 +44,8 @@ class ItemSpider(Spider):
 
 class CacheCrawlTests(unittest.TestCase):
     """Whole crawls with C{HTTPCACHE_ENABLED}, twice over the same site."""
+
+    timeout = 30  # a crawl that never ends (a request left waiting) fails, not hangs
 
     def setUp(self):
         self.server = TestServer().start()
@@ -89,6 +91,25 @@ class CacheCrawlTests(unittest.TestCase):
             self.assertEqual(response.status, 200)
             self.assertIn("text/html", response.headers["Content-Type"])
         self.assertTrue(os.path.isfile(self.entry_path("items", start)))
+
+    @defer.inlineCallbacks
+    def test_robots_txt_from_the_cache(self):
+        """With ROBOTSTXT_OBEY, robots.txt is cached too and still obeyed offline (a
+        robots.txt answered at once, from the cache, releases the requests waiting on it)."""
+        server = self.server
+        server.add("/robots.txt", Robots("User-agent: *\nDisallow: /private\n"))
+        start = server.add_page("/", links=["/a", "/private"])
+        server.add_page("/a")
+        server.add_page("/private")
+        settings = {"ROBOTSTXT_OBEY": True}
+        yield self.crawl(ItemSpider, settings, start_urls=[start])
+        self.assertEqual(dict(server.hits), {"/robots.txt": 1, "/": 1, "/a": 1})
+        second = yield self.crawl(ItemSpider, settings, start_urls=[start])
+        self.assertEqual(dict(server.hits), {"/robots.txt": 1, "/": 1, "/a": 1})
+        self.assertEqual(sorted(item["url"] for item in second.spider.items),
+                         [start, server.url("/a")])
+        self.assertEqual(second.stats.get_value("robotstxt/forbidden"), 1)
+        self.assertEqual(second.stats.get_value("httpcache/hit"), 3)
 
     @defer.inlineCallbacks
     def test_ignored_http_codes_are_not_stored(self):

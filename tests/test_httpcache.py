@@ -94,8 +94,7 @@ class CacheCrawlTests(unittest.TestCase):
 
     @defer.inlineCallbacks
     def test_robots_txt_from_the_cache(self):
-        """With ROBOTSTXT_OBEY, robots.txt is cached too and still obeyed offline (a
-        robots.txt answered at once, from the cache, releases the requests waiting on it)."""
+        """With ROBOTSTXT_OBEY, robots.txt is cached too and obeyed on the cached crawl."""
         server = self.server
         server.add("/robots.txt", Robots("User-agent: *\nDisallow: /private\n"))
         start = server.add_page("/", links=["/a", "/private"])
@@ -195,8 +194,7 @@ class CacheCrawlTests(unittest.TestCase):
 
     @defer.inlineCallbacks
     def test_corrupt_file_is_a_miss(self):
-        """A cache file that does not read back is logged once with its URL and
-        downloaded again; the fresh download replaces it."""
+        """A broken cache file is a miss, logged once with its URL, then replaced."""
         server = self.server
         cut = server.add_page("/cut", body="x" * 1000)
         garbage = server.add_page("/garbage")
@@ -334,3 +332,13 @@ class CacheMiddlewareTests(unittest.TestCase):
         from tinyscrapy.errors import NotConfigured
         crawler = Crawler(Recorder, Settings({}), reactor=self.clock)
         self.assertRaises(NotConfigured, HttpCacheMiddleware.from_crawler, crawler)
+
+    def test_store_error_is_counted_not_raised(self):
+        """A cache directory that cannot be written is logged; the response goes on."""
+        with open(self.directory, "w") as f:  # a file where the directory should be
+            f.write("not a directory")
+        logs = capture_logs(self)
+        self.store(self.middleware())
+        self.assertEqual(self.stats.get_value("httpcache/store_error"), 1)
+        self.assertIsNone(self.stats.get_value("httpcache/store"))
+        self.assertIn("http://example.com/", logs.text(logging.WARNING))

@@ -183,17 +183,25 @@ class FilesystemCacheStorage:
                 "headers": dict(response.headers), "time": self.clock.seconds(),
                 "length": len(response.body)}
         partial = path + ".partial"
-        with open(partial, "wb") as f:
-            f.write(json.dumps(meta).encode("utf-8") + b"\n")
-            f.write(response.body)
-        os.replace(partial, path)
+        try:
+            with open(partial, "wb") as f:
+                f.write(json.dumps(meta).encode("utf-8") + b"\n")
+                f.write(response.body)
+            os.replace(partial, path)
+        except OSError:
+            _remove(partial)
+            raise
 
     def remove(self, spider_name, request):
         """Remove C{request}'s entry, if it can be."""
-        try:
-            os.remove(self.path(spider_name, request))
-        except OSError:
-            pass
+        _remove(self.path(spider_name, request))
+
+
+def _remove(path):
+    try:
+        os.remove(path)
+    except OSError:
+        pass
 
 
 def _decode(data):

@@ -42,6 +42,10 @@ class UrlTooLong(IgnoreRequest):
     """The URL is longer than C{URLLENGTH_LIMIT}."""
 
 
+class NotCached(IgnoreRequest):
+    """C{HTTPCACHE_IGNORE_MISSING} is on and the HTTP cache holds no answer for the request."""
+
+
 class UnserializableRequest(IgnoreRequest):
     """
     A persistent or shared frontier (C{--jobdir}, C{--scheduler}) cannot store the request:

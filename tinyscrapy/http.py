@@ -168,14 +168,17 @@ class HttpResponse:
     selects never pays for parsing.
 
     @ivar request: the L{Request} that was downloaded (after redirects, the last hop).
+    @ivar flags: marks set on the way, as in Scrapy: C{"cached"} when the HTTP cache
+        answered instead of the server.
     """
 
-    def __init__(self, url, status=200, headers=None, body=b"", request=None):
+    def __init__(self, url, status=200, headers=None, body=b"", request=None, flags=None):
         self.url = url
         self.status = status
         self.headers = headers if isinstance(headers, Headers) else Headers(headers)
         self.body = body
         self.request = request
+        self.flags = list(flags) if flags else []
         self._encoding = None
         self._text = None
         self._selector = None

@@ -63,8 +63,9 @@ DEFAULTS = {
         "tinyscrapy.middleware.redirect.RedirectMiddleware": 600,
         "tinyscrapy.middleware.cookies.CookiesMiddleware": 700,
         "tinyscrapy.middleware.proxy.HttpProxyMiddleware": 750,
+        "tinyscrapy.middleware.httpcache.HttpCacheMiddleware": 900,
     },
-    # redirects, retries, cookies, referer, proxies (docs/middlewares.md)
+    # redirects, retries, cookies, referer, proxies, the HTTP cache (docs/middlewares.md)
     "REDIRECT_ENABLED": True,
     "REDIRECT_MAX_TIMES": 20,
     "REDIRECT_PRIORITY_ADJUST": 2,
@@ -97,6 +98,12 @@ DEFAULTS = {
     "REFERRER_POLICY": "no-referrer-when-downgrade",
     "HTTPPROXY_ENABLED": True,
     "HTTPPROXY_AUTH_ENCODING": "latin-1",
+    "HTTPCACHE_ENABLED": False,
+    "HTTPCACHE_DIR": "httpcache",
+    "HTTPCACHE_EXPIRATION_SECS": 0,
+    "HTTPCACHE_IGNORE_HTTP_CODES": [],
+    "HTTPCACHE_IGNORE_SCHEMES": ["file"],
+    "HTTPCACHE_IGNORE_MISSING": False,
     # the scraper
     "SPIDER_MIDDLEWARES": {},
     "SPIDER_MIDDLEWARES_BASE": {
@@ -159,6 +166,7 @@ KINDS = {
     "SCHEDULER": PATH,
     "RETRY_EXCEPTIONS": PATHS,
     "JOBDIR": str,
+    "HTTPCACHE_EXPIRATION_SECS": float,
     "SCHEDULER_URL": str,
     "SCHEDULER_REDIS_KEY": str,
     "TRACE_FILE": str,

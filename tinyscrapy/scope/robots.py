@@ -109,8 +109,10 @@ class RobotsTxtMiddleware:
             return None
         rules = self.rules.get(origin, _Fetching)
         if rules is _Fetching:  # first request to this origin
-            rules = self.rules[origin] = _Fetching()
+            self.rules[origin] = _Fetching()
             self._fetch_robots(origin, spider)
+            # read again: a robots.txt answered at once (by the HTTP cache) is already known
+            rules = self.rules[origin]
         if isinstance(rules, _Fetching):
             waiting = Deferred()
             rules.waiters.append(waiting)

@@ -1,0 +1,344 @@
+"""
+The HTTP cache: a second crawl of the same pages is answered from disk, and the server is
+the evidence (its hit counts do not move).
+"""
+
+import logging
+import os
+
+from twisted.internet import defer
+from twisted.internet.task import Clock
+from twisted.trial import unittest
+
+from tinyscrapy import Request
+from tinyscrapy.errors import NotCached
+from tinyscrapy.http import HttpResponse
+from tinyscrapy.middleware.httpcache import FilesystemCacheStorage, HttpCacheMiddleware
+from tinyscrapy.observe.stats import StatsCollector
+from tinyscrapy.settings import Settings
+from tinyscrapy.spider import Spider
+
+from .helpers import crawl
+from .logs import capture_logs
+from .recording import Recorder
+from .servers import Redirect, Robots, Status, TestServer
+
+
+class ItemSpider(Spider):
+    """Follows every link; one item per page (its URL and title), kept in C{items}."""
+
+    name = "items"
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.items = []
+        self.responses = []
+
+    def parse(self, response):
+        self.responses.append(response)
+        item = {"url": response.url, "title": response.css("title::text").get()}
+        self.items.append(item)
+        yield item
+        yield from response.follow_all(css="a")
+
+
+class CacheCrawlTests(unittest.TestCase):
+    """Whole crawls with C{HTTPCACHE_ENABLED}, twice over the same site."""
+
+    timeout = 30  # a crawl that never ends (a request left waiting) fails, not hangs
+
+    def setUp(self):
+        self.server = TestServer().start()
+        self.addCleanup(self.server.stop)
+        self.directory = os.path.abspath(self.mktemp())
+
+    def crawl(self, spidercls=Recorder, settings=None, **spider_args):
+        base = {"HTTPCACHE_ENABLED": True, "HTTPCACHE_DIR": self.directory}
+        base.update(settings or {})
+        return crawl(spidercls, base, **spider_args)
+
+    def entry_path(self, spider_name, url, **kwargs):
+        return FilesystemCacheStorage(self.directory, Clock()).path(
+            spider_name, Request(url, **kwargs))
+
+    @defer.inlineCallbacks
+    def test_second_crawl_is_served_from_the_cache(self):
+        """The second crawl sends nothing to the server and scrapes the same items."""
+        server = self.server
+        start = server.add_page("/", links=["/a", "/b"], title="home")
+        server.add_page("/a", links=["/b"], title="A")
+        server.add_page("/b", title="B")
+        first = yield self.crawl(ItemSpider, start_urls=[start])
+        self.assertEqual(dict(server.hits), {"/": 1, "/a": 1, "/b": 1})
+        stats = first.stats
+        self.assertEqual(stats.get_value("httpcache/miss"), 3)
+        self.assertEqual(stats.get_value("httpcache/store"), 3)
+        self.assertIsNone(stats.get_value("httpcache/hit"))
+        self.assertEqual([r.flags for r in first.spider.responses], [[], [], []])
+
+        second = yield self.crawl(ItemSpider, start_urls=[start])
+        self.assertEqual(dict(server.hits), {"/": 1, "/a": 1, "/b": 1})
+        self.assertEqual(sorted(second.spider.items, key=str),
+                         sorted(first.spider.items, key=str))
+        stats = second.stats
+        self.assertEqual(stats.get_value("httpcache/hit"), 3)
+        self.assertIsNone(stats.get_value("httpcache/miss"))
+        self.assertIsNone(stats.get_value("httpcache/store"))  # a hit is not stored again
+        self.assertIsNone(stats.get_value("downloader/request_count"))
+        self.assertEqual(stats.get_value("response_received_count"), 3)
+        for response in second.spider.responses:
+            self.assertEqual(response.flags, ["cached"])
+            self.assertEqual(response.status, 200)
+            self.assertIn("text/html", response.headers["Content-Type"])
+        self.assertTrue(os.path.isfile(self.entry_path("items", start)))
+
+    @defer.inlineCallbacks
+    def test_robots_txt_from_the_cache(self):
+        """With ROBOTSTXT_OBEY, robots.txt is cached too and obeyed on the cached crawl."""
+        server = self.server
+        server.add("/robots.txt", Robots("User-agent: *\nDisallow: /private\n"))
+        start = server.add_page("/", links=["/a", "/private"])
+        server.add_page("/a")
+        server.add_page("/private")
+        settings = {"ROBOTSTXT_OBEY": True}
+        yield self.crawl(ItemSpider, settings, start_urls=[start])
+        self.assertEqual(dict(server.hits), {"/robots.txt": 1, "/": 1, "/a": 1})
+        second = yield self.crawl(ItemSpider, settings, start_urls=[start])
+        self.assertEqual(dict(server.hits), {"/robots.txt": 1, "/": 1, "/a": 1})
+        self.assertEqual(sorted(item["url"] for item in second.spider.items),
+                         [start, server.url("/a")])
+        self.assertEqual(second.stats.get_value("robotstxt/forbidden"), 1)
+        self.assertEqual(second.stats.get_value("httpcache/hit"), 3)
+
+    @defer.inlineCallbacks
+    def test_ignored_http_codes_are_not_stored(self):
+        """A status in HTTPCACHE_IGNORE_HTTP_CODES is downloaded again every time."""
+        server = self.server
+        ok = server.add_page("/ok")
+        gone = server.add("/gone", Status(404, b"gone"))
+        settings = {"HTTPCACHE_IGNORE_HTTP_CODES": [404]}
+        first = yield self.crawl(settings=settings, start_urls=[ok, gone])
+        self.assertEqual(first.stats.get_value("httpcache/uncacheable"), 1)
+        self.assertEqual(first.stats.get_value("httpcache/store"), 1)
+        self.assertFalse(os.path.exists(self.entry_path("recorder", gone)))
+        second = yield self.crawl(settings=settings, start_urls=[ok, gone])
+        self.assertEqual(dict(server.hits), {"/ok": 1, "/gone": 2})
+        self.assertEqual(second.stats.get_value("httpcache/hit"), 1)
+        self.assertEqual(second.stats.get_value("httpcache/miss"), 1)
+        self.assertEqual(len(second.spider.failures), 1)  # the 404 still fails, as before
+
+    @defer.inlineCallbacks
+    def test_other_error_codes_are_stored(self):
+        """Without HTTPCACHE_IGNORE_HTTP_CODES, a 404 is cached like a page (Scrapy's)."""
+        gone = self.server.add("/gone", Status(404, b"gone"))
+        yield self.crawl(start_urls=[gone])
+        second = yield self.crawl(start_urls=[gone])
+        self.assertEqual(self.server.hits["/gone"], 1)
+        self.assertEqual(second.stats.get_value("httpcache/hit"), 1)
+        self.assertEqual(second.spider.failures[0].value.response.status, 404)
+
+    @defer.inlineCallbacks
+    def test_ignore_missing_drops_uncached_requests(self):
+        """With HTTPCACHE_IGNORE_MISSING, a request not in the cache is dropped, not sent."""
+        server = self.server
+        cached = server.add_page("/cached")
+        missing = server.add_page("/missing")
+        yield self.crawl(start_urls=[cached])
+        second = yield self.crawl(settings={"HTTPCACHE_IGNORE_MISSING": True},
+                                  start_urls=[cached, missing])
+        self.assertEqual(dict(server.hits), {"/cached": 1})
+        spider = second.spider
+        self.assertEqual([r.url for r in spider.responses], [cached])
+        self.assertEqual(len(spider.failures), 1)
+        self.assertIsInstance(spider.failures[0].value, NotCached)
+        stats = second.stats
+        self.assertEqual(stats.get_value("httpcache/ignore"), 1)
+        self.assertEqual(stats.get_value("httpcache/hit"), 1)
+        self.assertIsNone(stats.get_value("httpcache/miss"))
+        self.assertEqual(stats.get_value("ledger/dropped/NotCached"), 1)
+
+    @defer.inlineCallbacks
+    def test_redirect_is_replayed_from_the_cache(self):
+        """A 302 is cached as a 302; the redirect middleware follows it again offline."""
+        server = self.server
+        old = server.add("/old", Redirect("/new", 302))
+        new = server.add_page("/new", title="new")
+        yield self.crawl(start_urls=[old])
+        self.assertTrue(os.path.isfile(self.entry_path("recorder", old)))
+        second = yield self.crawl(start_urls=[old])
+        self.assertEqual(dict(server.hits), {"/old": 1, "/new": 1})
+        [response] = second.spider.responses
+        self.assertEqual(response.url, new)
+        self.assertEqual(response.flags, ["cached"])
+        self.assertEqual(response.meta["redirect_urls"], [old])
+        self.assertEqual(response.meta["redirect_reasons"], [302])
+        self.assertEqual(second.stats.get_value("redirect/count"), 1)
+        self.assertEqual(second.stats.get_value("httpcache/hit"), 2)
+
+    @defer.inlineCallbacks
+    def test_dont_cache(self):
+        """meta["dont_cache"] neither reads nor writes the cache."""
+        page = self.server.add_page("/page")
+
+        def make(spider):
+            return [Request(page, meta={"dont_cache": True}, dont_filter=True)]
+
+        first = yield self.crawl(make=make)
+        second = yield self.crawl(make=make)
+        self.assertEqual(self.server.hits["/page"], 2)
+        self.assertFalse(os.path.exists(self.entry_path("recorder", page)))
+        for crawler in (first, second):
+            self.assertEqual(len(crawler.spider.responses), 1)
+            for key in ("hit", "miss", "store"):
+                self.assertIsNone(crawler.stats.get_value(f"httpcache/{key}"))
+
+    @defer.inlineCallbacks
+    def test_corrupt_file_is_a_miss(self):
+        """A broken cache file is a miss, logged once with its URL, then replaced."""
+        server = self.server
+        cut = server.add_page("/cut", body="x" * 1000)
+        garbage = server.add_page("/garbage")
+        yield self.crawl(start_urls=[cut, garbage])
+        path = self.entry_path("recorder", cut)
+        with open(path, "rb") as f:
+            data = f.read()
+        with open(path, "wb") as f:
+            f.write(data[:-10])  # the body cut short
+        with open(self.entry_path("recorder", garbage), "wb") as f:
+            f.write(b"\x00\xff not an entry at all")
+        logs = capture_logs(self)
+        second = yield self.crawl(start_urls=[cut, garbage])
+        self.assertEqual(dict(server.hits), {"/cut": 2, "/garbage": 2})
+        self.assertEqual(sorted(len(r.body) for r in second.spider.responses),
+                         sorted([len(data) - data.index(b"\n") - 1,
+                                 len(server._routes.routes["/garbage"].body)]))
+        self.assertEqual(second.spider.failures, [])
+        stats = second.stats
+        self.assertEqual(stats.get_value("httpcache/corrupt"), 2)
+        self.assertEqual(stats.get_value("httpcache/miss"), 2)
+        self.assertEqual(stats.get_value("httpcache/store"), 2)
+        warnings = [m for m in logs.messages(logging.WARNING) if "corrupt cache" in m]
+        self.assertEqual(len(warnings), 2)
+        self.assertEqual(sum(cut in m for m in warnings), 1)
+        self.assertEqual(sum(garbage in m for m in warnings), 1)
+        third = yield self.crawl(start_urls=[cut, garbage])
+        self.assertEqual(dict(server.hits), {"/cut": 2, "/garbage": 2})
+        self.assertEqual(third.stats.get_value("httpcache/hit"), 2)
+
+    def in_fresh_directory(self):
+        """Make the current directory an empty one for this test."""
+        directory = os.path.abspath(self.mktemp())
+        os.makedirs(directory)
+        self.addCleanup(os.chdir, os.getcwd())
+        os.chdir(directory)
+        return directory
+
+    @defer.inlineCallbacks
+    def test_disabled_by_default(self):
+        """Without HTTPCACHE_ENABLED nothing is cached and no directory is made."""
+        directory = self.in_fresh_directory()
+        page = self.server.add_page("/page")
+        for _ in range(2):
+            crawler = yield crawl(Recorder, start_urls=[page])
+            paths = [path for path, _ in crawler.engine.downloader.middleware.middlewares]
+            self.assertNotIn("tinyscrapy.middleware.httpcache.HttpCacheMiddleware", paths)
+            self.assertEqual([k for k in crawler.stats.get_stats() if "httpcache" in k], [])
+        self.assertEqual(self.server.hits["/page"], 2)
+        self.assertEqual(os.listdir(directory), [])
+
+    @defer.inlineCallbacks
+    def test_relative_directory_is_under_dot_tinyscrapy(self):
+        """The default HTTPCACHE_DIR is .tinyscrapy/httpcache in the current directory."""
+        directory = self.in_fresh_directory()
+        page = self.server.add_page("/page")
+        yield crawl(Recorder, {"HTTPCACHE_ENABLED": True}, start_urls=[page])
+        root = os.path.join(directory, ".tinyscrapy", "httpcache")
+        self.assertTrue(os.path.isfile(
+            FilesystemCacheStorage(root, Clock()).path("recorder", Request(page))))
+        self.assertEqual(os.listdir(os.path.join(root)), ["recorder"])
+
+
+class FakeSpider:
+    name = "fake"
+
+
+class CacheMiddlewareTests(unittest.TestCase):
+    """The middleware alone, on a L{Clock}."""
+
+    def setUp(self):
+        self.clock = Clock()
+        self.clock.advance(1000)
+        self.stats = StatsCollector()
+        self.directory = os.path.abspath(self.mktemp())
+
+    def middleware(self, **settings):
+        values = {"HTTPCACHE_ENABLED": True, "HTTPCACHE_DIR": self.directory}
+        values.update(settings)
+        return HttpCacheMiddleware(Settings(values), self.stats, self.clock)
+
+    def store(self, middleware, url="http://example.com/"):
+        request = Request(url)
+        response = HttpResponse(url, 200, {"Content-Type": "text/plain"}, b"body", request)
+        self.assertIs(middleware.process_response(request, response, FakeSpider()), response)
+        return request
+
+    def test_expiration(self):
+        """An entry older than HTTPCACHE_EXPIRATION_SECS is a miss, then stored afresh."""
+        middleware = self.middleware(HTTPCACHE_EXPIRATION_SECS=10)
+        request = self.store(middleware)
+        self.clock.advance(9)
+        cached = middleware.process_request(request, FakeSpider())
+        self.assertEqual((cached.body, cached.flags), (b"body", ["cached"]))
+        self.clock.advance(2)
+        self.assertIsNone(middleware.process_request(request, FakeSpider()))
+        self.assertEqual(self.stats.get_value("httpcache/miss"), 1)
+        self.store(middleware)
+        self.assertIsNotNone(middleware.process_request(request, FakeSpider()))
+        self.assertEqual(self.stats.get_value("httpcache/hit"), 2)
+
+    def test_no_expiration(self):
+        """HTTPCACHE_EXPIRATION_SECS = 0 keeps entries for ever."""
+        middleware = self.middleware()
+        request = self.store(middleware)
+        self.clock.advance(10 ** 9)
+        self.assertIsNotNone(middleware.process_request(request, FakeSpider()))
+
+    def test_ignored_scheme(self):
+        """A file: URL passes by the cache both ways (HTTPCACHE_IGNORE_SCHEMES)."""
+        middleware = self.middleware()
+        request = self.store(middleware, "file:///tmp/page.html")
+        self.assertIsNone(middleware.process_request(request, FakeSpider()))
+        self.assertEqual(self.stats.get_stats(), {})
+        self.assertFalse(os.path.exists(self.directory))
+
+    def test_headers_and_status_survive(self):
+        """Status, repeated headers, URL and binary body read back as stored."""
+        middleware = self.middleware()
+        request = Request("http://example.com/a")
+        body = bytes(range(256)) * 4
+        response = HttpResponse("http://example.com/b", 301, {"Location": "/c"}, body, request)
+        response.headers.add("Set-Cookie", "a=1")
+        response.headers.add("Set-Cookie", "b=2")
+        middleware.process_response(request, response, FakeSpider())
+        cached = middleware.process_request(Request("http://example.com/a"), FakeSpider())
+        self.assertEqual((cached.url, cached.status, cached.body),
+                         ("http://example.com/b", 301, body))
+        self.assertEqual(cached.headers.getlist("Set-Cookie"), ["a=1", "b=2"])
+        self.assertEqual(cached.headers["location"], "/c")
+
+    def test_not_configured_when_off(self):
+        """from_crawler raises NotConfigured unless HTTPCACHE_ENABLED."""
+        from tinyscrapy.crawler import Crawler
+        from tinyscrapy.errors import NotConfigured
+        crawler = Crawler(Recorder, Settings({}), reactor=self.clock)
+        self.assertRaises(NotConfigured, HttpCacheMiddleware.from_crawler, crawler)
+
+    def test_store_error_is_counted_not_raised(self):
+        """A cache directory that cannot be written is logged; the response goes on."""
+        with open(self.directory, "w") as f:  # a file where the directory should be
+            f.write("not a directory")
+        logs = capture_logs(self)
+        self.store(self.middleware())
+        self.assertEqual(self.stats.get_value("httpcache/store_error"), 1)
+        self.assertIsNone(self.stats.get_value("httpcache/store"))
+        self.assertIn("http://example.com/", logs.text(logging.WARNING))

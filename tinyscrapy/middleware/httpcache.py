@@ -1,0 +1,226 @@
+"""
+L{HttpCacheMiddleware}: keep every response on disk, and answer the same request from there
+the next time, as Scrapy's C{HttpCacheMiddleware} with its C{DummyPolicy} and filesystem
+storage do. Off by default (C{HTTPCACHE_ENABLED}); for developing a spider against pages
+already fetched once, or offline with C{HTTPCACHE_IGNORE_MISSING}.
+
+Policy (Scrapy's "dummy" policy): every response whose status is not in
+C{HTTPCACHE_IGNORE_HTTP_CODES} is stored; any stored one younger than
+C{HTTPCACHE_EXPIRATION_SECS} (0: never too old) is served, without asking the server.
+Requests whose scheme is in C{HTTPCACHE_IGNORE_SCHEMES}, or with C{meta["dont_cache"]},
+pass by the cache both ways.
+
+The middleware sits at 900 in C{DOWNLOADER_MIDDLEWARES_BASE}, nearest the downloader: its
+C{process_request} runs last, and its C{process_response} first. So it stores responses as
+they came off the wire (a 302 is stored as a 302, a 503 as a 503), and a cached response
+goes back through every other middleware's C{process_response}, as a fresh one would: the
+redirect middleware follows a cached 302, the cookies middleware reads its C{Set-Cookie}.
+
+A cached response has C{"cached"} in C{response.flags}. Stats: C{httpcache/hit},
+C{httpcache/miss}, C{httpcache/store}, C{httpcache/uncacheable} (an ignored status),
+C{httpcache/ignore} (a miss dropped by C{HTTPCACHE_IGNORE_MISSING}) and
+C{httpcache/corrupt}.
+
+Storage (L{FilesystemCacheStorage}): C{DIR/<spider name>/<fp[:2]>/<fp>}, one file per
+request fingerprint (L{request_fingerprint} in 16 hex digits): a line of JSON (url, status,
+headers, the time it was stored, the body's length), then the body as it is. A file that
+does not read back as that (cut short, edited, from another program) is a miss, logged once
+with its URL and removed.
+
+Files are read and written with plain blocking calls on the reactor thread, as Scrapy's
+filesystem storage does. A body is at most C{DOWNLOAD_MAXSIZE} bytes and usually a page of
+some tens of kilobytes, which a local disk writes in well under a millisecond; a cache on a
+slow network disk would need a thread (C{deferToThread}) and is not supported.
+"""
+
+import json
+import logging
+import os
+
+from tinyscrapy.errors import NotCached, NotConfigured
+from tinyscrapy.http import HttpResponse
+from tinyscrapy.scope.fingerprint import request_fingerprint
+
+logger = logging.getLogger(__name__)
+
+
+class CorruptEntry(ValueError):
+    """A cache file that does not read back as an entry."""
+
+
+def cache_dir(settings):
+    """
+    The directory of C{HTTPCACHE_DIR}: an absolute path as it is, a relative one under
+    C{.tinyscrapy/} in the current directory (Scrapy uses C{.scrapy/}).
+    """
+    path = os.path.expanduser(settings.get("HTTPCACHE_DIR") or "httpcache")
+    if os.path.isabs(path):
+        return path
+    return os.path.join(os.getcwd(), ".tinyscrapy", path)
+
+
+class HttpCacheMiddleware:
+    """
+    Answer requests from the cache when it holds a fresh response; store the others.
+
+    @ivar storage: the L{FilesystemCacheStorage}.
+    """
+
+    def __init__(self, settings, stats, clock):
+        """
+        @param clock: gives the time responses are stored at and aged against
+            (C{seconds()}): the crawler's reactor, a C{task.Clock} in tests.
+        """
+        self.storage = FilesystemCacheStorage(cache_dir(settings), clock,
+                                              settings.getfloat("HTTPCACHE_EXPIRATION_SECS"))
+        self.ignore_codes = frozenset(
+            int(code) for code in settings.getlist("HTTPCACHE_IGNORE_HTTP_CODES"))
+        self.ignore_schemes = frozenset(
+            scheme.lower() for scheme in settings.getlist("HTTPCACHE_IGNORE_SCHEMES"))
+        self.ignore_missing = settings.getbool("HTTPCACHE_IGNORE_MISSING")
+        self.stats = stats
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        if not crawler.settings.getbool("HTTPCACHE_ENABLED"):
+            raise NotConfigured("HTTPCACHE_ENABLED is off")
+        return cls(crawler.settings, crawler.stats, crawler.reactor)
+
+    def process_request(self, request, spider):
+        """
+        @return: the cached L{HttpResponse}, or None to download C{request}.
+        @raise NotCached: nothing cached and C{HTTPCACHE_IGNORE_MISSING} is on.
+        """
+        if not self._cacheable(request):
+            return None
+        try:
+            response = self.storage.retrieve(spider.name, request)
+        except CorruptEntry as e:
+            self.stats.inc_value("httpcache/corrupt")
+            logger.warning("Ignoring a corrupt cache entry for %r (%s): %s",
+                           request, self.storage.path(spider.name, request), e)
+            self.storage.remove(spider.name, request)
+            response = None
+        if response is not None:
+            self.stats.inc_value("httpcache/hit")
+            return response
+        if self.ignore_missing:
+            self.stats.inc_value("httpcache/ignore")
+            raise NotCached(f"not in the cache (HTTPCACHE_IGNORE_MISSING): {request.url}")
+        self.stats.inc_value("httpcache/miss")
+        return None
+
+    def process_response(self, request, response, spider):
+        """Store C{response} unless it came from the cache or its status is ignored."""
+        if "cached" in response.flags or not self._cacheable(request):
+            return response
+        if response.status in self.ignore_codes:
+            self.stats.inc_value("httpcache/uncacheable")
+            return response
+        try:
+            self.storage.store(spider.name, request, response)
+        except OSError as e:  # a full disk or a read-only directory: the crawl goes on
+            self.stats.inc_value("httpcache/store_error")
+            logger.warning("Could not store %r in the cache: %s", request, e)
+        else:
+            self.stats.inc_value("httpcache/store")
+        return response
+
+    def _cacheable(self, request):
+        if request._meta and request._meta.get("dont_cache"):
+            return False
+        return request.url.partition(":")[0].lower() not in self.ignore_schemes
+
+
+class FilesystemCacheStorage:
+    """
+    Cached responses in files, one directory per spider, one file per request fingerprint.
+
+    @ivar directory: the root, C{HTTPCACHE_DIR} resolved (L{cache_dir}).
+    @ivar expiration: seconds after which an entry is stale; 0: never.
+    """
+
+    def __init__(self, directory, clock, expiration=0.0):
+        self.directory = directory
+        self.clock = clock
+        self.expiration = expiration
+
+    def path(self, spider_name, request):
+        """The file that holds C{request}'s entry (it may not exist)."""
+        fingerprint = f"{request_fingerprint(request):016x}"
+        return os.path.join(self.directory, spider_name, fingerprint[:2], fingerprint)
+
+    def retrieve(self, spider_name, request):
+        """
+        @return: the cached L{HttpResponse} for C{request}, with C{"cached"} in its
+            C{flags}; None when there is none, or it is older than C{expiration}.
+        @raise CorruptEntry: the file is there but does not read back as an entry.
+        """
+        try:
+            with open(self.path(spider_name, request), "rb") as f:
+                data = f.read()
+        except FileNotFoundError:
+            return None
+        except OSError as e:
+            raise CorruptEntry(f"cannot read it: {e}") from None
+        meta, body = _decode(data)
+        if 0 < self.expiration < self.clock.seconds() - meta["time"]:
+            return None
+        return HttpResponse(meta["url"], meta["status"], meta["headers"], body, request,
+                            flags=["cached"])
+
+    def store(self, spider_name, request, response):
+        """
+        Write C{response} as C{request}'s entry, replacing any older one. The file is
+        written beside its place and renamed into it, so a crash midway never leaves half
+        an entry under the fingerprint.
+
+        @raise OSError: the directory or the file cannot be written.
+        """
+        path = self.path(spider_name, request)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        meta = {"url": response.url, "status": response.status,
+                "headers": dict(response.headers), "time": self.clock.seconds(),
+                "length": len(response.body)}
+        partial = path + ".partial"
+        try:
+            with open(partial, "wb") as f:
+                f.write(json.dumps(meta).encode("utf-8") + b"\n")
+                f.write(response.body)
+            os.replace(partial, path)
+        except OSError:
+            _remove(partial)
+            raise
+
+    def remove(self, spider_name, request):
+        """Remove C{request}'s entry, if it can be."""
+        _remove(self.path(spider_name, request))
+
+
+def _remove(path):
+    try:
+        os.remove(path)
+    except OSError:
+        pass
+
+
+def _decode(data):
+    """
+    @return: C{(meta dict, body bytes)} of a cache file's content.
+    @raise CorruptEntry: it is not an entry L{FilesystemCacheStorage.store} wrote.
+    """
+    line, newline, body = data.partition(b"\n")
+    try:
+        meta = json.loads(line)
+    except ValueError:  # UnicodeDecodeError included
+        raise CorruptEntry("its first line is not JSON") from None
+    if not newline or not isinstance(meta, dict):
+        raise CorruptEntry("no entry header")
+    kinds = {"url": str, "status": int, "headers": dict, "time": (int, float),
+             "length": int}
+    for key, kind in kinds.items():
+        if not isinstance(meta.get(key), kind):
+            raise CorruptEntry(f"no valid {key!r} in its header")
+    if len(body) != meta["length"]:
+        raise CorruptEntry(f"the body has {len(body)} bytes, not {meta['length']}")
+    return meta, body

@@ -1,0 +1,162 @@
+"""
+Every setting's default, with Scrapy's names where Scrapy has one, grouped by the part that
+reads it; L{tinyscrapy.settings} layers the project's, the spider's and the command line's
+values over these. C{python -m tinyscrapy settings} prints them as a table, and
+C{docs/settings.md} says what each one does (a test keeps both complete).
+"""
+
+DEFAULTS = {
+    # the engine
+    "CONCURRENT_REQUESTS": 16,
+    "ENGINE_HEARTBEAT": 5.0,
+    "START_REQUESTS_BATCH": 100,
+    # the downloader
+    "CONCURRENT_REQUESTS_PER_DOMAIN": 8,
+    "DOWNLOAD_DELAY": 0.0,
+    "RANDOMIZE_DOWNLOAD_DELAY": True,
+    "LIMIT_RULES": [],
+    "AUTOTHROTTLE_ENABLED": False,
+    "AUTOTHROTTLE_START_DELAY": 5.0,
+    "AUTOTHROTTLE_MAX_DELAY": 60.0,
+    "AUTOTHROTTLE_TARGET_CONCURRENCY": 1.0,
+    "AUTOTHROTTLE_DEBUG": False,
+    "DOWNLOAD_TIMEOUT": 180.0,
+    "DOWNLOAD_CONNECT_TIMEOUT": 30.0,
+    "DOWNLOAD_IDLE_TIMEOUT": 60.0,
+    "DOWNLOAD_MAXSIZE": 1024 * 1024 * 1024,
+    "DOWNLOAD_WARNSIZE": 32 * 1024 * 1024,
+    "DOWNLOAD_MAXRATIO": 100.0,
+    "DOWNLOAD_MAXRATIO_GRACE": 1024 * 1024,
+    "COMPRESSION_ENABLED": True,
+    "DOWNLOAD_VERIFY_CERTIFICATES": True,
+    "DOWNLOAD_CA_BUNDLE": None,
+    "USER_AGENT": None,
+    "DEFAULT_REQUEST_HEADERS": {
+        "Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
+        "Accept-Language": "en",
+    },
+    "DOWNLOADER_MIDDLEWARES": {},
+    "DOWNLOADER_MIDDLEWARES_BASE": {
+        "tinyscrapy.scope.robots.RobotsTxtMiddleware": 100,
+        "tinyscrapy.middleware.defaults.DefaultHeadersMiddleware": 400,
+        "tinyscrapy.middleware.defaults.UserAgentMiddleware": 500,
+        "tinyscrapy.middleware.retry.RetryMiddleware": 550,
+        "tinyscrapy.middleware.redirect.MetaRefreshMiddleware": 580,
+        "tinyscrapy.middleware.redirect.RedirectMiddleware": 600,
+        "tinyscrapy.middleware.cookies.CookiesMiddleware": 700,
+        "tinyscrapy.middleware.proxy.HttpProxyMiddleware": 750,
+        "tinyscrapy.middleware.httpcache.HttpCacheMiddleware": 900,
+    },
+    # redirects, retries, cookies, referer, proxies, the HTTP cache (docs/middlewares.md)
+    "REDIRECT_ENABLED": True,
+    "REDIRECT_MAX_TIMES": 20,
+    "REDIRECT_PRIORITY_ADJUST": 2,
+    "METAREFRESH_ENABLED": True,
+    "METAREFRESH_MAXDELAY": 100,
+    "METAREFRESH_IGNORE_TAGS": [],
+    "RETRY_ENABLED": True,
+    "RETRY_TIMES": 2,
+    "RETRY_HTTP_CODES": [500, 502, 503, 504, 522, 524, 408, 429],
+    "RETRY_PRIORITY_ADJUST": -1,
+    "RETRY_BACKOFF_BASE": 1.0,
+    "RETRY_BACKOFF_MAX": 60.0,
+    "RETRY_AFTER_MAX": 120.0,
+    "RETRY_EXCEPTIONS": [
+        "twisted.internet.defer.TimeoutError",
+        "builtins.TimeoutError",
+        "tinyscrapy.errors.DownloadTimeout",
+        "twisted.internet.error.DNSLookupError",
+        "twisted.internet.error.ConnectError",
+        "twisted.internet.error.ConnectionLost",
+        "twisted.internet.error.ConnectionDone",
+        "twisted.web.client.ResponseFailed",
+        "twisted.web.client.ResponseNeverReceived",
+        "tinyscrapy.errors.TunnelError",
+        "builtins.OSError",
+    ],
+    "COOKIES_ENABLED": True,
+    "COOKIES_DEBUG": False,
+    "REFERER_ENABLED": True,
+    "REFERRER_POLICY": "no-referrer-when-downgrade",
+    "HTTPPROXY_ENABLED": True,
+    "HTTPPROXY_AUTH_ENCODING": "latin-1",
+    "HTTPCACHE_ENABLED": False,
+    "HTTPCACHE_DIR": "httpcache",
+    "HTTPCACHE_EXPIRATION_SECS": 0,
+    "HTTPCACHE_IGNORE_HTTP_CODES": [],
+    "HTTPCACHE_IGNORE_SCHEMES": ["file"],
+    "HTTPCACHE_IGNORE_MISSING": False,
+    # the scraper
+    "SPIDER_MIDDLEWARES": {},
+    "SPIDER_MIDDLEWARES_BASE": {
+        "tinyscrapy.middleware.referer.RefererMiddleware": 700,
+    },
+    "ITEM_PIPELINES": {},
+    "ITEM_PIPELINES_BASE": {},
+    "EXTENSIONS": {},
+    "EXTENSIONS_BASE": {
+        "tinyscrapy.items.feeds.FeedExporter": 0,
+        "tinyscrapy.closespider.CloseConditions": 0,
+        "tinyscrapy.observe.progress.Progress": 0,
+        "tinyscrapy.observe.trace.Trace": 0,
+    },
+    # scope
+    "DEPTH_LIMIT": 0,
+    "URLLENGTH_LIMIT": 2083,
+    "DEPTH_PRIORITY": 0,
+    "ROBOTSTXT_OBEY": False,
+    "ROBOTSTXT_USER_AGENT": None,
+    "ROBOTSTXT_TIMEOUT": 20.0,
+    "ROBOTSTXT_MAX_CRAWL_DELAY": 10.0,
+    # the frontier
+    "SCHEDULER": "tinyscrapy.scheduler.Scheduler",
+    "JOBDIR": None,
+    "SCHEDULER_URL": None,
+    "SCHEDULER_REDIS_KEY": None,
+    "SCHEDULER_PERSIST": False,
+    "SCHEDULER_REDIS_WORKER_TIMEOUT": 30.0,
+    "SCHEDULER_REDIS_POLL_INTERVAL": 0.2,
+    "SCHEDULER_REDIS_TIMEOUT": 10.0,
+    "STATS_CLASS": "tinyscrapy.observe.stats.StatsCollector",
+    # output
+    "FEEDS": {},
+    "FEED_EXPORT_FIELDS": None,
+    "FEED_EXPORT_ENCODING": "utf-8",
+    "STATS_FILE": None,
+    "TRACE_FILE": None,
+    "TRACE_MAX_EVENTS": 100000,
+    "PROGRESS": "auto",
+    "LOGSTATS_INTERVAL": 60.0,
+    "LOG_LEVEL": "INFO",
+    "LOG_FORMAT": "%(asctime)s [%(name)s] %(levelname)s: %(message)s",
+    # closing
+    "CLOSESPIDER_PAGECOUNT": 0,
+    "CLOSESPIDER_ITEMCOUNT": 0,
+    "CLOSESPIDER_TIMEOUT": 0.0,
+    "CLOSESPIDER_ERRORCOUNT": 0,
+}
+
+# A setting that names a class: a dotted path, or the class itself.
+PATH = "path"
+# A setting that names classes: a list (or comma-separated text) of dotted paths or classes.
+PATHS = "paths"
+
+# The kind of value a setting holds when its default does not tell (None, or a path).
+KINDS = {
+    "USER_AGENT": str,
+    "DOWNLOAD_CA_BUNDLE": str,
+    "SCHEDULER": PATH,
+    "RETRY_EXCEPTIONS": PATHS,
+    "JOBDIR": str,
+    "HTTPCACHE_EXPIRATION_SECS": float,
+    "SCHEDULER_URL": str,
+    "SCHEDULER_REDIS_KEY": str,
+    "TRACE_FILE": str,
+    "PROGRESS": None,  # "auto" or a boolean: checked by tinyscrapy.observe.progress
+    "STATS_CLASS": PATH,
+    "FEED_EXPORT_FIELDS": list,
+    "FEED_EXPORT_ENCODING": str,
+    "STATS_FILE": str,
+    "LOG_LEVEL": str,
+    "LOG_FORMAT": str,
+}

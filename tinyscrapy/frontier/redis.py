@@ -9,9 +9,10 @@ The engine's interface is synchronous; Redis is not. So:
       at once; the request joins an outbox that C{reactor.callLater(0, ...)} writes in one
       script: Redis drops it if another process queued it first (C{SADD}).
     - L{RedisScheduler.next_request} serves from a local, slot-aware
-      L{tinyscrapy.scheduler.Scheduler}. When it holds fewer than C{CONCURRENT_REQUESTS},
-      a pop moves a batch from the shared queue into this worker's C{processing} hash;
-      when it lands, the engine is woken.
+      L{tinyscrapy.scheduler.Scheduler}. When it holds fewer than C{CONCURRENT_REQUESTS}
+      (or up to 4 times that while all it holds wait on slot delays), a pop moves a batch
+      from the shared queue into this worker's C{processing} hash; when it lands, the
+      engine is woken.
     - L{RedisScheduler.request_done} is the acknowledgement: the entry leaves
       C{processing} in the same script that writes what its callback yielded, after it.
       A worker that dies keeps its entries in C{processing} until its heartbeat expires;
@@ -20,8 +21,10 @@ The engine's interface is synchronous; Redis is not. So:
       nothing was buffered or in flight here, found the shared queue empty and no worker
       holding an entry, with nothing changed here since.
 
-A C{LoopingCall} every C{SCHEDULER_REDIS_POLL_INTERVAL} seconds retries what failed,
-refills, checks the status when idle, and renews the heartbeat. That background half (the
+A C{LoopingCall} every C{SCHEDULER_REDIS_POLL_INTERVAL} seconds notices a lost
+connection, retries what failed, refills, checks the status when idle (a status check that
+finds the crawl's epoch key gone stops the crawl: C{redis_state_error}), and renews the
+heartbeat. That background half (the
 writes, the pops, the tick) is in L{tinyscrapy.frontier.redissync}; this module is the
 face the engine sees, and the opening and closing.
 """

@@ -176,7 +176,7 @@ class OutageTests(FaultTestCase):
         a = yield self.open_scheduler()
         a.enqueue_request(Request("http://example.com/held"))
         yield self.take(a)  # taken, not done: the crawl is not over
-        yield wait_until(lambda: not a._busy() or a._taken and not a._popping)
+        yield wait_until(lambda: not (a._popping or a._flushing or a._checking))
         self.redis.stop()
         yield wait_until(lambda: self.logs.has("lost the connection to Redis",
                                                logging.WARNING))

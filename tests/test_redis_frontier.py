@@ -5,10 +5,7 @@ The shared frontier (C{--scheduler redis://}): each test runs its own redis-serv
 
 import json
 import os
-import shutil
 import socket
-import subprocess
-import time
 
 from twisted.internet import defer, reactor, task
 from twisted.trial import unittest
@@ -21,70 +18,10 @@ from tinyscrapy.settings import Settings
 from tinyscrapy.spider import Spider
 
 from .helpers import run_command
+from .redisserver import NO_REDIS, RedisServer
 from .servers import Delay, TestServer
 
-REDIS_SERVER = shutil.which("redis-server")
-NO_REDIS = None if REDIS_SERVER else "redis-server is not installed (apt-get install redis-server)"
 START_URL = "http://127.0.0.1:9/"  # never fetched: the crawl does not start
-
-
-class RedisServer:
-    """A redis-server of its own on a free port, with a tiny blocking client for checks."""
-
-    def start(self):
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = probe.getsockname()[1]
-        self.process = subprocess.Popen(
-            [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                if self.call("PING") == b"PONG":
-                    return self
-            except OSError:
-                pass
-            if time.monotonic() > deadline or self.process.poll() is not None:
-                self.stop()
-                raise RuntimeError(f"redis-server did not answer on port {self.port}")
-            time.sleep(0.02)
-
-    @property
-    def url(self):
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    def stop(self):
-        self.process.terminate()
-        try:
-            self.process.wait(5)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-
-    def call(self, *args):
-        """One command; the reply as Python values (blocking, a few ms on 127.0.0.1)."""
-        with socket.create_connection(("127.0.0.1", self.port), timeout=5) as sock:
-            command = b"*%d\r\n" % len(args)
-            for arg in args:
-                arg = arg if isinstance(arg, bytes) else str(arg).encode()
-                command += b"$%d\r\n%s\r\n" % (len(arg), arg)
-            sock.sendall(command)
-            return _read_reply(sock.makefile("rb"))
-
-
-def _read_reply(f):
-    line = f.readline()[:-2]
-    kind, rest = line[:1], line[1:]
-    if kind == b"+":
-        return rest
-    if kind == b"-":
-        raise RuntimeError(rest.decode())
-    if kind == b":":
-        return int(rest)
-    if kind == b"$":
-        return None if rest == b"-1" else f.read(int(rest) + 2)[:-2]
-    return [_read_reply(f) for _ in range(int(rest))]
 
 
 class SharedSpider(Spider):
@@ -295,7 +232,8 @@ class RedisSchedulerTests(unittest.TestCase):
     @defer.inlineCallbacks
     def test_finish_deletes_keys_unless_persist(self):
         """A finished crawl leaves no keys; with SCHEDULER_PERSIST the seen set stays."""
-        for persist, left in ((False, []), (True, [self.key("seen").encode()])):
+        for persist, left in ((False, []), (True, [self.key("epoch").encode(),
+                                                     self.key("seen").encode()])):
             self.redis.call("FLUSHALL")
             a = yield self.open_scheduler(SCHEDULER_PERSIST=persist)
             a.enqueue_request(Request("http://example.com/done"))

@@ -14,7 +14,13 @@ that are not pages are never fetched), and followed with C{follow_all}, whose ea
 duplicate check drops links already seen before any Request is made. Its
 C{allowed_domains} are the hosts of the start URLs, so a redirect cannot take it off the
 site either.
+
+Its spider is always named C{crawl}, so with C{--scheduler redis://} it names its shared
+crawl by its start URLs (L{SiteCrawler.frontier_key}): processes started with the same
+URLs share one crawl, others do not.
 """
+
+import hashlib
 
 from tinyscrapy.http import Request
 from tinyscrapy.scope.fingerprint import url_origin
@@ -35,6 +41,12 @@ class SiteCrawler(Spider):
         if not self.allowed_domains:
             self.allowed_domains = _start_domains(self.start_urls)
         self.links = LinkExtractor(unique=False)  # follow_all drops the repeats
+
+    def frontier_key(self):
+        """The key prefix of this crawl in a shared frontier: C{tinyscrapy:crawl:} and
+        the first 12 hex digits of the SHA-1 of the sorted start URLs."""
+        digest = hashlib.sha1("\n".join(sorted(self.start_urls)).encode()).hexdigest()
+        return f"tinyscrapy:{self.name}:{digest[:12]}:"
 
     def start_requests(self):
         for url in self.start_urls:

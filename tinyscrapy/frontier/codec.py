@@ -14,6 +14,10 @@ it again, credentials included, when the loaded request is downloaded (as after 
 to another scheme). Every other header (C{Cookie}, C{Authorization}, the credentials of a
 C{meta["proxy"]} the spider set) and C{meta} are stored as they are, in plain text.
 
+Loading unpickles: it must only ever see bytes this code wrote, in a C{--jobdir} the user
+owns or a Redis nobody untrusted can write to (whoever can write there can make the
+loading process run arbitrary code).
+
 Loading sets the request's slots directly and runs no C{__init__}: a C{JsonRequest}
 does not encode its body twice, and a subclass whose constructor takes other arguments
 still loads.
@@ -67,7 +71,9 @@ def request_from_bytes(data, spider):
     @raise ValueError: C{spider} has no method of that name any more, or C{data} is not
         a stored request.
     """
-    fields = pickle.loads(data)  # noqa: S301 - our own file, written by request_to_bytes
+    # noqa: S301 - trusted data only: a --jobdir this user owns, or a Redis that must be
+    # private (docs/frontier.md): pickle runs whatever code a crafted payload names
+    fields = pickle.loads(data)  # noqa: S301
     if not isinstance(fields, dict) or fields.get("v") != FORMAT:
         raise ValueError("not a request stored by this version of tinyscrapy")
     cls = _load_class(fields["class"])

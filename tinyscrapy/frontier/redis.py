@@ -9,9 +9,10 @@ The engine's interface is synchronous; Redis is not. So:
       at once; the request joins an outbox that C{reactor.callLater(0, ...)} writes in one
       script: Redis drops it if another process queued it first (C{SADD}).
     - L{RedisScheduler.next_request} serves from a local, slot-aware
-      L{tinyscrapy.scheduler.Scheduler}. When it holds fewer than C{CONCURRENT_REQUESTS},
-      a pop moves a batch from the shared queue into this worker's C{processing} hash;
-      when it lands, the engine is woken.
+      L{tinyscrapy.scheduler.Scheduler}. When it holds fewer than C{CONCURRENT_REQUESTS}
+      (or up to 4 times that while all it holds wait on slot delays), a pop moves a batch
+      from the shared queue into this worker's C{processing} hash; when it lands, the
+      engine is woken.
     - L{RedisScheduler.request_done} is the acknowledgement: the entry leaves
       C{processing} in the same script that writes what its callback yielded, after it.
       A worker that dies keeps its entries in C{processing} until its heartbeat expires;
@@ -20,8 +21,10 @@ The engine's interface is synchronous; Redis is not. So:
       nothing was buffered or in flight here, found the shared queue empty and no worker
       holding an entry, with nothing changed here since.
 
-A C{LoopingCall} every C{SCHEDULER_REDIS_POLL_INTERVAL} seconds retries what failed,
-refills, checks the status when idle, and renews the heartbeat. That background half (the
+A C{LoopingCall} every C{SCHEDULER_REDIS_POLL_INTERVAL} seconds notices a lost
+connection, retries what failed, refills, checks the status when idle (a status check that
+finds the crawl's epoch key gone stops the crawl: C{redis_state_error}), and renews the
+heartbeat. That background half (the
 writes, the pops, the tick) is in L{tinyscrapy.frontier.redissync}; this module is the
 face the engine sees, and the opening and closing.
 """
@@ -33,19 +36,26 @@ import struct
 import time
 from dataclasses import dataclass
 
-from twisted.internet.defer import succeed
+from twisted.internet.defer import CancelledError, succeed
 from twisted.internet.task import LoopingCall
 
 from tinyscrapy.errors import UnserializableRequest
 from tinyscrapy.frontier import codec
-from tinyscrapy.frontier.redisstore import RedisStore, connect, parse_redis_url
-from tinyscrapy.frontier.redissync import SharedQueueSync
+from tinyscrapy.frontier.redisstore import RedisStore, connect, parse_redis_url, redact
+from tinyscrapy.frontier.redissync import _PREFETCH_CAP, SharedQueueSync
 from tinyscrapy.scheduler import Scheduler
 from tinyscrapy.scope.fingerprint import request_fingerprint
 from tinyscrapy.scope.seen import FingerprintSet
 
 logger = logging.getLogger(__name__)
 
+
+def default_key(spider):
+    """The key prefix of C{spider}'s shared crawl: what its C{frontier_key()} returns
+    (the crawl command's spider names its start URLs), else C{tinyscrapy:NAME:}."""
+    frontier_key = getattr(spider, "frontier_key", None)
+    key = frontier_key() if callable(frontier_key) else None
+    return key or f"tinyscrapy:{spider.name}:"
 
 
 @dataclass(frozen=True)
@@ -91,6 +101,7 @@ class RedisScheduler(SharedQueueSync):
         settings = crawler.settings
         self.url = settings.get("SCHEDULER_URL")
         parse_redis_url(self.url)  # a bad URL stops the start here, with one line
+        self.shown = redact(self.url)  # what logs show: no password
         self.crawler = crawler
         self.stats = crawler.stats
         self.ledger = crawler.ledger
@@ -113,6 +124,7 @@ class RedisScheduler(SharedQueueSync):
         self._outbox = []   # (fingerprint, score, member, dont_filter) to push
         self._acks = []     # members of our processing hash to forget, after the outbox
         self._acking = ()   # the acknowledgements of the push on its way
+        self._pushing = ()  # the outbox entries of the push on its way
         self._taken = {}    # request -> member, for requests taken and not yet done
         self._flushing = self._popping = self._checking = None
         self._flush_call = None
@@ -122,6 +134,7 @@ class RedisScheduler(SharedQueueSync):
         self._empty_pop_at = self._next_beat = self._next_status = float("-inf")
         self._reclaim = False
         self._outage = False
+        self._lost = False  # Redis lost the crawl's state: stopping
         self._enqueued = self._duplicates = 0
         self._tick = LoopingCall(self._on_tick)
         self._tick.clock = crawler.reactor
@@ -140,29 +153,35 @@ class RedisScheduler(SharedQueueSync):
             when Redis cannot be reached.
         """
         self.spider = spider
-        prefix = self.key or f"tinyscrapy:{spider.name}:"
+        prefix = self.key or default_key(spider)
         d = connect(self.url, self.clock, self.timeout)
         d.addCallback(self._cb_connected, prefix)
         return d
 
     def _cb_connected(self, client, prefix):
         self.store = RedisStore(client, prefix, self.worker, self.worker_timeout)
-        d = self.store.beat()
+        d = self.store.join(os.urandom(8).hex())
         d.addCallback(self._cb_joined)
         return d
 
-    def _cb_joined(self, _):
+    def _cb_joined(self, seen):
         self._next_beat = self.clock.seconds() + self.worker_timeout / 3
         d = self.store.status()
-        d.addCallback(self._cb_first_status)
+        d.addCallback(self._cb_first_status, seen)
         return d
 
-    def _cb_first_status(self, status):
-        queued, processing, requeued = status
+    def _cb_first_status(self, status, seen):
+        queued, processing, requeued, _state = status
         self._count_requeued(requeued)
         logger.info("shared frontier %s (keys %s*): worker %s joined; %d queued, %d taken "
-                    "by other workers", self.url, self.store.prefix, self.worker, queued,
+                    "by other workers", self.shown, self.store.prefix, self.worker, queued,
                     processing)
+        if seen and not queued and not processing:
+            logger.warning("shared frontier %s (keys %s*): %d fingerprints from an earlier "
+                           "crawl; its pages will not be fetched again (the keys were "
+                           "kept: SCHEDULER_PERSIST, or a crawl stopped early; delete the "
+                           "keys %s* to start over)", self.shown, self.store.prefix, seen,
+                           self.store.prefix)
         self._tick.start(self.poll, now=False)
 
     def close(self, reason):
@@ -179,7 +198,7 @@ class RedisScheduler(SharedQueueSync):
         self.local.close(reason)
         if self.store is None:
             return succeed(None)
-        d = self._write_all()
+        d = self._write_all()  # retried until the deadline: txredisapi reconnects
         d.addCallback(self._cb_written, reason)
         call = self.clock.callLater(self.timeout, d.cancel)
         d.addErrback(self._eb_close_failed)
@@ -187,23 +206,32 @@ class RedisScheduler(SharedQueueSync):
         return d
 
     def _cb_written(self, _, reason):
-        d = self.store.release(clear=reason == "finished" and not self.persist)
-        d.addCallback(self._cb_released)
+        clear = reason == "finished" and not self.persist
+        d = self.store.release(clear=clear)
+        d.addCallback(self._cb_released, clear)
         return d
 
-    def _cb_released(self, result):
-        released, cleared = result
+    def _cb_released(self, result, clear):
+        released, cleared, held, queued = result
         self._count_requeued(released)
         if cleared:
             logger.info("shared frontier %s: the crawl is over, keys %s* deleted "
-                        "(SCHEDULER_PERSIST=False)", self.url, self.store.prefix)
+                        "(SCHEDULER_PERSIST=False)", self.shown, self.store.prefix)
+        elif clear and (held or queued):
+            logger.info("shared frontier %s: keys %s* kept: other workers hold %d "
+                        "request(s), %d queued", self.shown, self.store.prefix, held, queued)
 
     def _eb_close_failed(self, failure):
-        lost = len(self._outbox)
-        logger.error("shared frontier %s: could not close cleanly (%s); %d request(s) not "
-                     "written, %d taken stay with worker %s until its heartbeat expires",
-                     self.url, failure.getErrorMessage() or failure.type.__name__, lost,
-                     len(self._taken), self.worker)
+        requests = len(self._outbox) + len(self._pushing)
+        acks = len(self._acks) + len(self._acking)
+        if failure.check(CancelledError):
+            why = f"Redis did not answer within SCHEDULER_REDIS_TIMEOUT ({self.timeout:g} s)"
+        else:
+            why = f"could not close ({failure.getErrorMessage() or failure.type.__name__})"
+        logger.error("shared frontier %s: %s: %d request(s) not written, %d "
+                     "acknowledgement(s) not written; their parents will be fetched again "
+                     "by another worker after the heartbeat of %s expires", self.shown, why,
+                     requests, acks, self.worker)
 
     def _cb_disconnect(self, _, call):
         if call.active():
@@ -250,11 +278,16 @@ class RedisScheduler(SharedQueueSync):
                            self._count & 0xFFFFFFFF) + data
 
     def next_request(self):
-        """The next buffered request whose slot can take one now, or None; a refill is
-        sent when the buffer runs low."""
+        """The next buffered request whose slot can take one now, or None. A refill is
+        sent when fewer than C{CONCURRENT_REQUESTS} are buffered, or when none of those
+        buffered can go now (they wait on their slots' delays), up to C{_PREFETCH_CAP}
+        times C{CONCURRENT_REQUESTS}: so one delayed slot does not starve the others."""
         request = self.local.next_request()
-        if self.local.size() < self.batch:
+        size = self.local.size()
+        if size < self.batch:
             self._refill()
+        elif request is None and size < self.batch * _PREFETCH_CAP:
+            self._refill(starved=True)  # all buffered wait on slot delays: take more
         return request
 
     def request_done(self, request):

@@ -8,8 +8,11 @@ what runs between the engine's synchronous calls.
       is queued;
     - reading: when the local buffer runs low, a pop moves a batch from the shared queue
       into this worker's C{processing} hash, and the engine is woken when it lands;
-    - the tick (a C{LoopingCall}): retries what failed, refills, checks the crawl's status
-      when idle, and renews this worker's heartbeat.
+    - the tick (a C{LoopingCall}): notices a lost connection (txredisapi parks the
+      commands sent meanwhile: their Deferreds fire only after it reconnects), retries
+      what failed, refills, checks the crawl's status when idle, and renews this worker's
+      heartbeat. A status check that finds the crawl's epoch key gone (Redis restarted
+      without its data) stops the crawl with the finish reason C{redis_state_error}.
 
 Each method's Deferred is the store's (L{tinyscrapy.frontier.redisstore.RedisStore}): it
 fires when Redis answers, or errbacks when the connection is lost (then the tick retries).
@@ -18,12 +21,14 @@ fires when Redis answers, or errbacks when the connection is lost (then the tick
 import logging
 
 from twisted.internet.defer import Deferred, succeed
+from twisted.internet.task import deferLater
 
 from tinyscrapy.frontier import codec
 
 logger = logging.getLogger("tinyscrapy.frontier.redis")
 
 _MAX_PUSH = 1000  # requests a push script writes at most
+_PREFETCH_CAP = 4  # times CONCURRENT_REQUESTS: the most a worker buffers when slots wait
 
 
 class SharedQueueSync:
@@ -32,7 +37,9 @@ class SharedQueueSync:
     # writing
 
     def _flush_soon(self):
-        if self._flush_call is None and self.store is not None:
+        """Flush on the next reactor turn, unless one is on its way or scheduled (the
+        end of a flush schedules the next)."""
+        if self._flush_call is None and self._flushing is None and self.store is not None:
             self._flush_call = self.clock.callLater(0, self._flush)
 
     def _flush(self):
@@ -52,12 +59,13 @@ class SharedQueueSync:
         acks = []
         if not self._outbox:
             acks, self._acks = self._acks, []
-        self._acking = acks
+        self._acking, self._pushing = acks, entries
+        waiter = self._wait_flush()  # before the push: it may fail at once
         d = self._flushing = self.store.push(entries, acks)
         d.addCallbacks(self._cb_pushed, self._eb_push_failed,
                        callbackArgs=(entries,), errbackArgs=(entries, acks))
         d.addBoth(self._cb_flushed)
-        return self._wait_flush()
+        return waiter
 
     def _wait_flush(self):
         waiter = Deferred()
@@ -83,7 +91,7 @@ class SharedQueueSync:
 
     def _cb_flushed(self, written):
         self._flushing = None
-        self._acking = ()
+        self._acking = self._pushing = ()
         waiters, self._flush_waiters = self._flush_waiters, []
         for waiter in waiters:
             waiter.callback(written)
@@ -91,27 +99,36 @@ class SharedQueueSync:
             self._flush_soon()
 
     def _write_all(self, written=True):
-        """@return: a Deferred firing once the outbox is written; errbacks if a write
-        failed (at close)."""
-        if not written:
-            raise ConnectionError(f"cannot write to {self.url}")
+        """
+        Flush until the outbox and the acknowledgements are written, retrying a failed
+        flush every poll interval (txredisapi reconnects meanwhile).
+
+        @return: a Deferred firing once all is written; it never fires while Redis does
+            not answer: the caller cancels it at its deadline.
+        """
         if self._flushing is None and not (self._outbox or self._acks):
             return succeed(None)
-        d = self._flush()
+        if not written:
+            d = deferLater(self.clock, self.poll, self._flush)
+        else:
+            d = self._flush()
         d.addCallback(self._write_all)
         return d
 
     # reading
 
-    def _refill(self, from_tick=False):
+    def _refill(self, from_tick=False, starved=False):
         """Take a batch from the shared queue, unless one is on its way, the crawl looks
-        over, or the last one came back empty less than a poll interval ago."""
+        over, or the last one came back empty less than a poll interval ago. The buffer
+        holds C{CONCURRENT_REQUESTS}, or (C{starved}: all of them wait on slot delays)
+        up to C{_PREFETCH_CAP} times that."""
         if self._popping is not None or self.store is None or not self._tick.running \
-                or self._drained_at == self._changes:
+                or self._drained_at == self._changes or self._lost:
             return
         if not from_tick and self.clock.seconds() < self._empty_pop_at + self.poll:
             return
-        count = self.batch - self.local.size()
+        cap = self.batch * (_PREFETCH_CAP if starved else 1)
+        count = min(self.batch, cap - self.local.size())
         if count <= 0:
             return
         d = self._popping = self.store.taken() if self._reclaim else self.store.pop(count)
@@ -141,7 +158,7 @@ class SharedQueueSync:
             request = codec.request_from_bytes(member[16:], self.spider)
         except Exception as e:
             logger.error("shared frontier %s: dropping an entry that does not decode "
-                         "(%s: %s)", self.url, type(e).__name__, e)
+                         "(%s: %s)", self.shown, type(e).__name__, e)
             self.stats.inc_value("scheduler/redis/undecodable")
             self._acks.append(member)
             self._flush_soon()
@@ -160,6 +177,12 @@ class SharedQueueSync:
 
     def _on_tick(self):
         now = self.clock.seconds()
+        if not self.store.connected():
+            self._trouble(None, "")  # commands wait for the reconnection
+            return
+        if self._outage:  # connected again: check at once that Redis kept the crawl
+            self._reachable()
+            self._next_status = float("-inf")
         if now >= self._next_beat:
             self._next_beat = now + self.worker_timeout / 3
             self.store.beat().addCallbacks(self._cb_beat, self._trouble,
@@ -192,16 +215,38 @@ class SharedQueueSync:
     def _cb_status(self, status, changes):
         self._checking = None
         self._reachable()
-        queued, processing, requeued = status
+        queued, processing, requeued, state = status
+        if state == 2:
+            self._state_lost()
+            return
         self._count_requeued(requeued)
-        if queued:
+        if state == 1:  # another worker saw the crawl over and deleted the keys
+            self._drained_at = self._changes
+            self._wake_engine()
+        elif queued:
             self._empty_pop_at = float("-inf")
             self._refill()
         elif not processing and changes == self._changes and not self._busy():
             self._drained_at = changes
-            engine = self.crawler.engine
-            if engine is not None:
-                engine._wake()
+            self._wake_engine()
+
+    def _wake_engine(self):
+        engine = self.crawler.engine
+        if engine is not None:
+            engine._wake()
+
+    def _state_lost(self):
+        """The epoch key is gone: Redis lost the crawl (restarted without its data, or
+        the keys were deleted). Going on would fetch nothing or everything again."""
+        if self._lost:
+            return
+        self._lost = True
+        logger.error("shared frontier %s: the crawl's keys %s* are gone from Redis "
+                     "(restarted without its data, or deleted): its queue and seen set are "
+                     "lost, the crawl stops (finish reason redis_state_error)", self.shown,
+                     self.store.prefix)
+        self.stats.inc_value("scheduler/redis/state_lost")
+        self.crawler.stop("redis_state_error")
 
     def _eb_status_failed(self, failure):
         self._checking = None
@@ -211,20 +256,22 @@ class SharedQueueSync:
         if count:
             self.stats.inc_value("scheduler/redis/requeued", count)
             logger.info("shared frontier %s: %d request(s) put back in the queue",
-                        self.url, count)
+                        self.shown, count)
 
     def _changed(self):
         self._changes += 1
 
     def _trouble(self, failure, doing):
-        """Log a lost connection once per outage; txredisapi reconnects by itself."""
+        """Log a lost connection once per outage; txredisapi reconnects by itself.
+        C{failure} is None when the tick found the connection down."""
         if not self._outage:
             self._outage = True
-            logger.warning("shared frontier %s: %s failed (%s); retrying while txredisapi "
-                           "reconnects", self.url, doing,
-                           failure.getErrorMessage() or failure.type.__name__)
+            what = "lost the connection to Redis" if failure is None else \
+                f"{doing} failed ({failure.getErrorMessage() or failure.type.__name__})"
+            logger.warning("shared frontier %s: %s; waiting while txredisapi reconnects",
+                           self.shown, what)
 
     def _reachable(self):
         if self._outage:
             self._outage = False
-            logger.info("shared frontier %s: reachable again", self.url)
+            logger.info("shared frontier %s: reachable again", self.shown)

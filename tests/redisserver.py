@@ -1,0 +1,89 @@
+"""
+A redis-server of a test's own, on a free 127.0.0.1 port (started and stopped by PID), with
+a tiny blocking client for checks. Tests skip when redis-server is not installed.
+"""
+
+import shutil
+import socket
+import subprocess
+import time
+
+REDIS_SERVER = shutil.which("redis-server")
+NO_REDIS = None if REDIS_SERVER else "redis-server is not installed (apt-get install redis-server)"
+
+
+class RedisServer:
+    """A redis-server of its own on a free port, with a tiny blocking client for checks."""
+
+    def __init__(self, *options):
+        self.options = [str(option) for option in options]  # e.g. "--requirepass", "pw"
+        self.port = None
+
+    def start(self):
+        """Start on a free port (the first time) or on the same port (a restart: without
+        the data, as it saves nothing). @return: self, once it answers PING."""
+        if self.port is None:
+            with socket.socket() as probe:
+                probe.bind(("127.0.0.1", 0))
+                self.port = probe.getsockname()[1]
+        self.process = subprocess.Popen(
+            [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "no", *self.options],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                if self.call("PING") == b"PONG":
+                    return self
+            except OSError:
+                pass
+            if time.monotonic() > deadline or self.process.poll() is not None:
+                self.stop()
+                raise RuntimeError(f"redis-server did not answer on port {self.port}")
+            time.sleep(0.02)
+
+    @property
+    def url(self):
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def stop(self):
+        self.process.terminate()
+        try:
+            self.process.wait(5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+    def call(self, *args):
+        """One command; the reply as Python values (blocking, a few ms on 127.0.0.1).
+        With a password set (C{--requirepass}), it authenticates first."""
+        with socket.create_connection(("127.0.0.1", self.port), timeout=5) as sock:
+            replies = sock.makefile("rb")
+            if "--requirepass" in self.options:
+                password = self.options[self.options.index("--requirepass") + 1]
+                sock.sendall(_encode(("AUTH", password)))
+                _read_reply(replies)
+            sock.sendall(_encode(args))
+            return _read_reply(replies)
+
+
+def _encode(args):
+    command = b"*%d\r\n" % len(args)
+    for arg in args:
+        arg = arg if isinstance(arg, bytes) else str(arg).encode()
+        command += b"$%d\r\n%s\r\n" % (len(arg), arg)
+    return command
+
+
+def _read_reply(f):
+    line = f.readline()[:-2]
+    kind, rest = line[:1], line[1:]
+    if kind == b"+":
+        return rest
+    if kind == b"-":
+        raise RuntimeError(rest.decode())
+    if kind == b":":
+        return int(rest)
+    if kind == b"$":
+        return None if rest == b"-1" else f.read(int(rest) + 2)[:-2]
+    return [_read_reply(f) for _ in range(int(rest))]

@@ -1,0 +1,268 @@
+"""
+The shared frontier when things go wrong: a Redis restarted without its data, a worker
+killed moments before the crawl finishes, an outage at close, a wrong password, and two
+unrelated crawls on one Redis. Each test runs its own redis-server on a free 127.0.0.1
+port (and skips when redis-server is not installed).
+"""
+
+import logging
+
+from twisted.internet import defer, reactor, task
+from twisted.trial import unittest
+
+from tinyscrapy.crawler import Crawler
+from tinyscrapy.http import Request
+from tinyscrapy.settings import Settings
+
+from .redisserver import NO_REDIS, RedisServer
+from .test_redis_frontier import SharedSpider, wait_until
+
+
+class LogRecords(logging.Handler):
+    """The records of the shared frontier's logger, from INFO up."""
+
+    def __init__(self):
+        super().__init__(logging.INFO)
+        self.records = []
+
+    def emit(self, record):
+        self.records.append(record)
+
+    def messages(self, level=logging.INFO):
+        return [r.getMessage() for r in self.records if r.levelno >= level]
+
+    def has(self, text, level=logging.INFO):
+        return any(text in message for message in self.messages(level))
+
+
+def capture_logs(test):
+    """@return: a L{LogRecords} on C{tinyscrapy.frontier.redis} until C{test}'s cleanup."""
+    records = LogRecords()
+    logger = logging.getLogger("tinyscrapy.frontier.redis")
+    level = logger.level
+    logger.setLevel(logging.INFO)
+    logger.addHandler(records)
+    test.addCleanup(logger.setLevel, level)
+    test.addCleanup(logger.removeHandler, records)
+    return records
+
+
+class FaultTestCase(unittest.TestCase):
+    """A redis-server of the test's own, and schedulers on it in this process."""
+
+    skip = NO_REDIS
+    timeout = 30
+
+    def setUp(self):
+        self.redis = RedisServer().start()
+        self.addCleanup(self.redis.stop)
+        self.logs = capture_logs(self)
+        self.stops = []  # the reasons the schedulers asked their crawler to stop with
+
+    @defer.inlineCallbacks
+    def open_scheduler(self, **settings):
+        """A RedisScheduler of its own crawler, open; closed (shutdown) at cleanup."""
+        from tinyscrapy.frontier.redis import RedisScheduler
+        values = {"SCHEDULER_URL": self.redis.url, "CONCURRENT_REQUESTS": 4,
+                  "SCHEDULER_REDIS_POLL_INTERVAL": 0.05, "SCHEDULER_REDIS_TIMEOUT": 2}
+        values.update(settings)
+        crawler = Crawler(SharedSpider, Settings(values), reactor=reactor)
+        crawler.settings.freeze()
+        crawler.stop = lambda reason="shutdown": self.stops.append(reason)
+        spider = crawler.spider = SharedSpider.from_crawler(crawler)
+        scheduler = RedisScheduler.from_crawler(crawler)
+        yield scheduler.open(spider)
+        self.addCleanup(self.close_once, scheduler, "shutdown")
+        return scheduler
+
+    def close_once(self, scheduler, reason):
+        if getattr(scheduler, "_closed_in_test", False):
+            return None
+        scheduler._closed_in_test = True
+        return scheduler.close(reason)
+
+    def key(self, name):
+        return f"tinyscrapy:shared:{name}"
+
+    @defer.inlineCallbacks
+    def take(self, scheduler):
+        """Wait until C{scheduler} hands out a request; @return: it."""
+        taken = []
+
+        def one():
+            request = scheduler.next_request()
+            if request is not None:
+                taken.append(request)
+            return bool(taken)
+        yield wait_until(one)
+        return taken[0]
+
+    @defer.inlineCallbacks
+    def finish(self, scheduler, url="http://example.com/done"):
+        """One request through C{scheduler}, until it sees the crawl over; then close it
+        with the reason C{finished}."""
+        scheduler.enqueue_request(Request(url))
+        request = yield self.take(scheduler)
+        scheduler.request_done(request)
+        yield wait_until(lambda: not scheduler.has_pending_requests())
+        scheduler._closed_in_test = True
+        yield scheduler.close("finished")
+
+
+class FinishTests(FaultTestCase):
+    """SCHEDULER_PERSIST=False and workers that are still registered."""
+
+    @defer.inlineCallbacks
+    def test_finish_clears_keys_despite_a_killed_idle_worker(self):
+        """A worker killed moments ago (its heartbeat not expired, nothing taken) does not
+        keep the keys: the next run crawls again."""
+        self.redis.call("SADD", self.key("workers"), "ghost")
+        self.redis.call("SET", self.key("alive:ghost"), "1", "PX", 60000)
+        a = yield self.open_scheduler(SCHEDULER_PERSIST=False)
+        yield self.finish(a)
+        self.assertEqual(self.redis.call("EXISTS", self.key("seen")), 0)
+        self.assertEqual(self.redis.call("EXISTS", self.key("alive:ghost")), 0)
+        # an idle worker still registered is told the crawl is over, for a while
+        self.assertEqual(self.redis.call("KEYS", "*"), [self.key("epoch").encode()])
+        self.assertTrue(self.redis.call("GET", self.key("epoch")).startswith(b"over:"))
+        self.assertGreater(self.redis.call("PTTL", self.key("epoch")), 0)
+        b = yield self.open_scheduler()
+        b.enqueue_request(Request("http://example.com/done"))
+        yield wait_until(lambda: b.stats.get_value("scheduler/redis/pushed") == 1)
+
+    @defer.inlineCallbacks
+    def test_idle_worker_finishes_when_another_cleared_the_keys(self):
+        """Two workers: the one that clears marks the crawl over, and the other, idle,
+        sees it over instead of a lost state; the last to leave removes the marker."""
+        a = yield self.open_scheduler()
+        b = yield self.open_scheduler()
+        yield self.finish(a)
+        yield wait_until(lambda: not b.has_pending_requests())
+        self.assertEqual(self.stops, [])
+        b._closed_in_test = True
+        yield b.close("finished")
+        self.assertEqual(self.redis.call("KEYS", "*"), [])
+
+    @defer.inlineCallbacks
+    def test_keys_kept_while_another_worker_holds_work(self):
+        """A finish leaves the keys when another live worker holds a request, and says so."""
+        b = yield self.open_scheduler()
+        b.enqueue_request(Request("http://example.com/held"))
+        yield self.take(b)
+        a = yield self.open_scheduler()
+        a._closed_in_test = True
+        yield a.close("finished")
+        self.assertEqual(self.redis.call("EXISTS", self.key("seen")), 1)
+        self.assertTrue(self.logs.has("kept: other workers hold 1 request(s), 0 queued"),
+                        self.logs.messages())
+
+    @defer.inlineCallbacks
+    def test_join_warns_about_an_earlier_crawls_fingerprints(self):
+        """Joining an idle crawl whose seen set is not empty warns once, with the count."""
+        self.redis.call("SADD", self.key("seen"), "1", "2", "3")
+        yield self.open_scheduler()
+        warnings = [m for m in self.logs.messages(logging.WARNING)
+                    if "3 fingerprints from an earlier crawl" in m]
+        self.assertEqual(len(warnings), 1, self.logs.messages())
+
+
+class OutageTests(FaultTestCase):
+    """Redis goes away while a worker runs."""
+
+    @defer.inlineCallbacks
+    def test_restart_without_data_stops_the_crawl(self):
+        """A lost connection is logged though no command was in flight, its return too;
+        Redis came back empty, so the crawl stops with redis_state_error."""
+        a = yield self.open_scheduler()
+        a.enqueue_request(Request("http://example.com/held"))
+        yield self.take(a)  # taken, not done: the crawl is not over
+        yield wait_until(lambda: not (a._popping or a._flushing or a._checking))
+        self.redis.stop()
+        yield wait_until(lambda: self.logs.has("lost the connection to Redis",
+                                               logging.WARNING))
+        self.redis.start()  # on the same port, without the data
+        yield wait_until(lambda: self.stops, timeout=15)
+        self.assertEqual(self.stops, ["redis_state_error"])
+        self.assertTrue(self.logs.has("reachable again"), self.logs.messages())
+        self.assertTrue(self.logs.has("gone from Redis", logging.ERROR), self.logs.messages())
+        self.assertEqual(a.stats.get_value("scheduler/redis/state_lost"), 1)
+        self.assertTrue(a.has_pending_requests())  # it never decided the crawl was over
+
+    @defer.inlineCallbacks
+    def test_no_flush_waiters_pile_up_during_an_outage(self):
+        """Enqueues and ticks during an outage schedule no flush while one is on its way."""
+        a = yield self.open_scheduler(SCHEDULER_REDIS_TIMEOUT=1)
+        self.redis.stop()
+        yield wait_until(lambda: not a.store.connected())
+        for i in range(5):
+            a.enqueue_request(Request(f"http://example.com/w{i}"))
+            yield task.deferLater(reactor, 0.06, lambda: None)
+        self.assertLessEqual(len(a._flush_waiters), 1)  # the flush on its way
+        self.assertEqual(len(a._outbox) + len(a._pushing), 5)
+
+    @defer.inlineCallbacks
+    def test_close_retries_a_failed_write(self):
+        """A flush that fails at close is retried until the deadline, not given up."""
+        a = yield self.open_scheduler(SCHEDULER_REDIS_TIMEOUT=5)
+        push, failures = a.store.push, []
+
+        def fail_once(entries, acks=()):
+            if not failures:
+                from txredisapi import ConnectionError
+                failures.append(1)
+                return defer.fail(ConnectionError("Lost connection"))
+            return push(entries, acks)
+        a.store.push = fail_once
+        a._tick.stop()  # nothing flushes but the close
+        a.enqueue_request(Request("http://example.com/late"))
+        a._flush_call.cancel()
+        a._flush_call = None
+        a._closed_in_test = True
+        yield a.close("shutdown")
+        self.assertEqual(failures, [1])
+        self.assertEqual(self.redis.call("ZCARD", self.key("queue")), 1)
+        self.assertFalse(self.logs.has("not written", logging.ERROR), self.logs.messages())
+
+    @defer.inlineCallbacks
+    def test_close_during_an_outage_says_what_was_not_written(self):
+        """Redis down at close: after SCHEDULER_REDIS_TIMEOUT, one error that counts the
+        requests and acknowledgements not written."""
+        a = yield self.open_scheduler(SCHEDULER_REDIS_TIMEOUT=1)
+        self.redis.stop()
+        yield wait_until(lambda: not a.store.connected())
+        for i in range(2):
+            a.enqueue_request(Request(f"http://example.com/lost{i}"))
+        a._closed_in_test = True
+        yield a.close("shutdown")
+        errors = self.logs.messages(logging.ERROR)
+        self.assertEqual(len(errors), 1, errors)
+        self.assertIn("Redis did not answer within SCHEDULER_REDIS_TIMEOUT (1 s): 2 "
+                      "request(s) not written, 0 acknowledgement(s) not written", errors[0])
+        self.assertNotIn("CancelledError", errors[0])
+
+
+class PrefetchTests(FaultTestCase):
+    """The buffer when every request in it waits on a slot delay."""
+
+    @defer.inlineCallbacks
+    def test_refill_when_buffered_requests_all_wait(self):
+        """next_request() finding nothing ready while requests are buffered takes another
+        batch, up to 4 x CONCURRENT_REQUESTS."""
+        a = yield self.open_scheduler(CONCURRENT_REQUESTS=2)
+        for i in range(20):
+            a.enqueue_request(Request(f"http://example.com/slot{i}"))
+        yield wait_until(lambda: a.size() == 2)
+        yield task.deferLater(reactor, 0.2, lambda: None)
+        self.assertEqual(a.size(), 2)  # a full buffer is not refilled while it serves
+        a.local.next_request = lambda: None  # every buffered request waits on its slot
+        sizes = []
+
+        def starved():
+            a.next_request()
+            sizes.append(a.size())
+            return a.size() == 8
+        yield wait_until(starved)
+        yield task.deferLater(reactor, 0.2, lambda: None)
+        a.next_request()
+        self.assertEqual(a.size(), 8)
+        self.assertLessEqual(max(sizes), 8)

@@ -165,7 +165,10 @@ class Transfer:
             transport = connection.transport
             if transport is not None:
                 transport.abortConnection()
-        elif self.deferred is not None and not self.deferred.called:
+        elif self.deferred is not None:
+            # not "if not called": once the host is looked up, the Deferred has fired and
+            # waits on the connection attempts; cancel() reaches them (and does nothing to
+            # a Deferred that is over)
             self.deferred.cancel()
 
     def cancel(self, result):

@@ -5,6 +5,8 @@ Stats count failures by exception class name, so the class names below are also 
 users see in the final summary (``ledger/dropped/OffsiteRequest``, ...).
 """
 
+from twisted.internet.error import DNSLookupError
+
 
 class UsageError(Exception):
     """The command line or a setting is wrong; the command prints one line and exits 2."""
@@ -69,6 +71,13 @@ class HttpError(IgnoreRequest):
 
 class DownloadTimeout(Exception):
     """The whole download took longer than C{DOWNLOAD_TIMEOUT}."""
+
+
+class DnsLookupTimeout(DNSLookupError):
+    """Looking a host name up took longer than C{DNS_TIMEOUT}. A kind of twisted's
+    C{DNSLookupError}, so it is retried as one."""
+
+    MESSAGE = "DNS lookup timed out"  # twisted's __str__ starts with it
 
 
 class ResponseTooLarge(Exception):

@@ -37,6 +37,9 @@ misbehave:
     - a request with C{meta["proxy"]} goes through L{tinyscrapy.proxy.ProxyRouter}'s agent
       (a forward proxy for http, a CONNECT tunnel for https), on the same pool, with the
       same timeouts, limits and send hook;
+    - host names are looked up once per crawl, not once per new connection, each
+      lookup bounded by C{DNS_TIMEOUT} (L{tinyscrapy.dns}; C{DNSCACHE_ENABLED},
+      C{DNSCACHE_SIZE});
     - no cookies (the cookies middleware does that).
 """
 
@@ -49,6 +52,7 @@ from twisted.web.iweb import IBodyProducer
 from zope.interface import implementer
 
 from tinyscrapy.decoding import accept_encoding
+from tinyscrapy.dns import DnsCache
 from tinyscrapy.errors import InvalidUrl
 from tinyscrapy.pool import CrawlAgent, CrawlPool
 from tinyscrapy.proxy import ProxyRouter
@@ -64,6 +68,7 @@ class HttpFetcher:
 
     @ivar agent: the L{CrawlAgent} (an C{IAgent}; treq's C{HTTPClient} runs on it).
     @ivar pool: the L{CrawlPool}; L{close} empties it.
+    @ivar dns: the L{tinyscrapy.dns.DnsCache} its connections look host names up through.
     @ivar wire_bytes: body bytes received, as sent (compressed).
     @ivar decoded_bytes: body bytes after C{Content-Encoding} was decoded.
     """
@@ -91,11 +96,13 @@ class HttpFetcher:
         self.pool.cachedConnectionTimeout = settings.getfloat("DOWNLOAD_IDLE_TIMEOUT", 60.0)
         connect_timeout = settings.getfloat("DOWNLOAD_CONNECT_TIMEOUT") or self.timeout or 30
         policy = https_policy(settings)
+        self.dns = DnsCache.from_settings(reactor, settings, stats)
         self.agent = CrawlAgent(reactor, self.pool, policy, policy_key(settings),
-                                connect_timeout)
+                                connect_timeout, dns=self.dns)
         # proxies: tinyscrapy.proxy picks the agent for requests with meta["proxy"]; sites
         # reached through a tunnel are checked with the crawl's TLS policy too
-        self.proxies = ProxyRouter(reactor, self.pool, connect_timeout, tls_policy=policy)
+        self.proxies = ProxyRouter(reactor, self.pool, connect_timeout, tls_policy=policy,
+                                   dns=self.dns)
         self.wire_bytes = 0
         self.decoded_bytes = 0
         self._transfers = set()

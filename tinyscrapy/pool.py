@@ -3,7 +3,9 @@ The connections of a crawl: L{CrawlPool} (twisted's pool, tuned for crawling) an
 L{CrawlAgent} (an C{IAgent} that knows each origin once).
 
     CrawlAgent.target(url)       checks the URL; the origin's pool key, endpoint (for HTTPS
-                                 with its TLS options) and C{Host} header, cached per origin
+                                 with its TLS options) and C{Host} header, cached per origin;
+                                 the endpoint looks its host up through the crawl's
+                                 L{tinyscrapy.dns.DnsCache}
     CrawlAgent.send(...)         a pooled (or new) connection, a hook just before the
                                  request is written on it
       CrawlPool.getConnection    persistent, no automatic replays, never takes back a
@@ -99,12 +101,17 @@ class CrawlAgent:
 
     MAX_ORIGINS = 4096
 
-    def __init__(self, reactor, pool, policy, policy_label, connect_timeout=None):
+    def __init__(self, reactor, pool, policy, policy_label, connect_timeout=None, dns=None):
+        """
+        @param dns: the L{tinyscrapy.dns.DnsCache} host names are looked up through, or
+            None for the reactor's resolver on every new connection.
+        """
         self.reactor = reactor
         self.pool = pool
         self.policy = policy
         self.policy_label = policy_label
         self.connect_timeout = connect_timeout
+        self.dns = dns
         self._targets = {}
 
     def request(self, method, uri, headers=None, bodyProducer=None):
@@ -182,7 +189,13 @@ class CrawlAgent:
 
     def _endpoint(self, scheme, host, port):
         from twisted.internet.endpoints import HostnameEndpoint, wrapClientTLS
-        endpoint = HostnameEndpoint(self.reactor, host, port, timeout=self.connect_timeout)
+
+        from tinyscrapy.dns import DnsEndpoint
+        if self.dns is not None:
+            endpoint = DnsEndpoint(self.reactor, self.dns, host, port, self.connect_timeout)
+        else:
+            endpoint = HostnameEndpoint(self.reactor, host, port,
+                                        timeout=self.connect_timeout)
         if scheme == "https":
             creator = self.policy.creatorForNetloc(host.encode("ascii"), port)
             endpoint = wrapClientTLS(creator, endpoint)

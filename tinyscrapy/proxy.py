@@ -29,6 +29,7 @@ from twisted.internet.protocol import Factory, Protocol
 from twisted.web.client import URI, Agent, BrowserLikePolicyForHTTPS, ProxyAgent
 from zope.interface import implementer
 
+from tinyscrapy.dns import DnsEndpoint
 from tinyscrapy.errors import TunnelError
 
 _MAX_CONNECT_REPLY = 64 * 1024  # bytes of a proxy's reply to CONNECT we are willing to read
@@ -69,13 +70,16 @@ class ProxyRouter:
 
     @ivar tls_policy: the L{IPolicyForHTTPS} for sites reached through tunnels (and for
         https proxies); give it the one the direct agent uses.
+    @ivar dns: the L{tinyscrapy.dns.DnsCache} proxy host names are looked up through (the
+        sites behind a proxy are the proxy's to look up), or None.
     """
 
-    def __init__(self, reactor, pool, connect_timeout=None, tls_policy=None):
+    def __init__(self, reactor, pool, connect_timeout=None, tls_policy=None, dns=None):
         self.reactor = reactor
         self.pool = pool
         self.connect_timeout = connect_timeout
         self.tls_policy = tls_policy or BrowserLikePolicyForHTTPS()
+        self.dns = dns
         self._agents = {}
 
     def route(self, request, headers):
@@ -120,7 +124,10 @@ class ProxyRouter:
 
     def _proxy_endpoint(self, scheme, host, port):
         kwargs = {"timeout": self.connect_timeout} if self.connect_timeout else {}
-        endpoint = HostnameEndpoint(self.reactor, host, port, **kwargs)
+        if self.dns is not None:
+            endpoint = DnsEndpoint(self.reactor, self.dns, host, port, **kwargs)
+        else:
+            endpoint = HostnameEndpoint(self.reactor, host, port, **kwargs)
         if scheme == "https":
             creator = self.tls_policy.creatorForNetloc(host.encode("idna"), port)
             endpoint = wrapClientTLS(creator, endpoint)

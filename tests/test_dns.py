@@ -170,6 +170,16 @@ class DnsCacheTests(unittest.TestCase):
         self.assertEqual(len(resolver.calls), 2)
         self.assertEqual(len(self.clock.getDelayedCalls()), 1)  # its own timer
 
+    def test_close_gives_up_running_lookups(self):
+        """close() stops the DNS_TIMEOUT timers; a waiter errbacks with CancelledError."""
+        resolver = FakeResolver()
+        cache = self.cache(resolver)
+        answers = results([cache.resolve("example.com")])
+        cache.close()
+        self.assertIsInstance(answers[0], defer.CancelledError)
+        self.assertEqual(self.clock.getDelayedCalls(), [])
+        self.assertEqual(cache.statistics().running, 0)
+
     def test_no_address_is_an_error_not_kept(self):
         """A name without address fails with DNSLookupError; it is asked again next time."""
         resolver = FakeResolver(sync={})

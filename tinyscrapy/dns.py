@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 from twisted.internet.abstract import isIPAddress, isIPv6Address
 from twisted.internet.address import IPv4Address, IPv6Address
-from twisted.internet.defer import Deferred, succeed
+from twisted.internet.defer import CancelledError, Deferred, succeed
 from twisted.internet.error import DNSLookupError
 from twisted.internet.interfaces import (
     IHostnameResolver,
@@ -69,7 +69,8 @@ class DnsCache:
         self.timeout = timeout
         self.stats = stats
         self._addresses = OrderedDict()  # host -> addresses at port 0, most recent last
-        self._lookups = {}  # host -> its _Lookup, while it runs
+        self._lookups = {}  # host -> its _Lookup while it runs, for sharing
+        self._running = set()  # every _Lookup running (shared or not)
         self._hits = self._misses = self._started = 0
 
     @classmethod
@@ -111,6 +112,7 @@ class DnsCache:
         """Start C{lookup} through the real resolver, timed."""
         host = lookup.host
         self._count("lookup")
+        self._running.add(lookup)
         if self.size:
             self._lookups[host] = lookup
         if self.timeout:
@@ -122,6 +124,7 @@ class DnsCache:
 
     def _ended(self, lookup, addresses):
         """C{lookup} is over: forget it; keep its C{addresses} (None for a failure)."""
+        self._running.discard(lookup)
         if self._lookups.get(lookup.host) is lookup:
             del self._lookups[lookup.host]
         if addresses and self.size:
@@ -129,6 +132,12 @@ class DnsCache:
             self._addresses.move_to_end(lookup.host)
             while len(self._addresses) > self.size:
                 self._addresses.popitem(last=False)
+
+    def close(self):
+        """Give up the lookups still running (their C{DNS_TIMEOUT} timers stop; anyone
+        still waiting errbacks with C{CancelledError}); the cache stays usable."""
+        for lookup in list(self._running):
+            lookup.finish(CancelledError())
 
     def _count(self, what):
         if what == "hit":
@@ -158,7 +167,7 @@ class DnsCache:
     def statistics(self):
         """@return: a L{DnsStatistics}."""
         return DnsStatistics(len(self._addresses), self._hits, self._misses, self._started,
-                             len(self._lookups))
+                             len(self._running))
 
 
 @dataclass(frozen=True)

@@ -190,12 +190,14 @@ class HttpFetcher:
 
     def close(self):
         """
-        Abort the transfers still running and close every pooled connection.
+        Abort the transfers still running, give up the host name lookups still running,
+        and close every pooled connection.
 
         @return: a Deferred fired once the pooled connections are closed.
         """
         for transfer in list(self._transfers):
             transfer.abort()
+        self.dns.close()
         return self.pool.closeCachedConnections()
 
     def statistics(self):

@@ -342,3 +342,43 @@ class CacheMiddlewareTests(unittest.TestCase):
         self.assertEqual(self.stats.get_value("httpcache/store_error"), 1)
         self.assertIsNone(self.stats.get_value("httpcache/store"))
         self.assertIn("http://example.com/", logs.text(logging.WARNING))
+
+
+class SharedDirectoryTests(unittest.TestCase):
+    """Several writers of one cache directory (several crawls, several processes)."""
+
+    def setUp(self):
+        self.clock = Clock()
+        self.directory = os.path.abspath(self.mktemp())
+
+    def test_interleaved_writers_of_one_entry(self):
+        """A second writer that stores the same entry while the first one is between its
+        write and its rename: both succeed, the entry is whole, no temporary is left."""
+        first = FilesystemCacheStorage(self.directory, self.clock)
+        second = FilesystemCacheStorage(self.directory, self.clock)
+        request = Request("http://example.com/shared")
+        replace = os.replace
+        interleaved = []
+
+        def replace_after_the_other_writer(source, target):
+            if not interleaved:  # the first writer is about to rename: the second writes
+                interleaved.append(source)
+                second.store("s", request, HttpResponse(request.url, 200, {}, b"B" * 5000,
+                                                        request))
+            replace(source, target)
+
+        self.patch(os, "replace", replace_after_the_other_writer)
+        first.store("s", request, HttpResponse(request.url, 200, {}, b"A" * 3000, request))
+        cached = first.retrieve("s", request)
+        self.assertEqual(cached.body, b"A" * 3000)  # the last rename wins, whole
+        directory = os.path.dirname(first.path("s", request))
+        self.assertEqual(os.listdir(directory), [os.path.basename(first.path("s", request))])
+
+    def test_entry_mode_follows_the_umask(self):
+        """An entry gets the mode a plain open() would give it, not mkstemp's 0600."""
+        storage = FilesystemCacheStorage(self.directory, self.clock)
+        request = Request("http://example.com/mode")
+        storage.store("s", request, HttpResponse(request.url, 200, {}, b"x", request))
+        umask = os.umask(0)
+        os.umask(umask)
+        self.assertEqual(os.stat(storage.path("s", request)).st_mode & 0o777, 0o666 & ~umask)

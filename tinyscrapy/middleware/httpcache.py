@@ -36,12 +36,17 @@ slow network disk would need a thread (C{deferToThread}) and is not supported.
 import json
 import logging
 import os
+import tempfile
 
 from tinyscrapy.errors import NotCached, NotConfigured
 from tinyscrapy.http import HttpResponse
 from tinyscrapy.scope.fingerprint import request_fingerprint
 
 logger = logging.getLogger(__name__)
+
+# the process's umask, read once (it can only be read by setting it)
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
 
 
 class CorruptEntry(ValueError):
@@ -172,8 +177,9 @@ class FilesystemCacheStorage:
     def store(self, spider_name, request, response):
         """
         Write C{response} as C{request}'s entry, replacing any older one. The file is
-        written beside its place and renamed into it, so a crash midway never leaves half
-        an entry under the fingerprint.
+        written beside its place under a name of its own (C{<fp>XXXXXXXX.partial}) and
+        renamed into it, so neither a crash midway nor another process writing the same
+        entry at once ever leaves half an entry under the fingerprint: the last rename wins.
 
         @raise OSError: the directory or the file cannot be written.
         """
@@ -182,9 +188,13 @@ class FilesystemCacheStorage:
         meta = {"url": response.url, "status": response.status,
                 "headers": dict(response.headers), "time": self.clock.seconds(),
                 "length": len(response.body)}
-        partial = path + ".partial"
+        directory, name = os.path.split(path)
+        # a name of its own for every write: two crawls sharing the directory may store the
+        # same entry at once, and each must rename only the file it wrote
+        fd, partial = tempfile.mkstemp(suffix=".partial", prefix=name, dir=directory)
         try:
-            with open(partial, "wb") as f:
+            os.fchmod(fd, 0o666 & ~_UMASK)  # mkstemp's 0600, back to what open() gives
+            with os.fdopen(fd, "wb") as f:
                 f.write(json.dumps(meta).encode("utf-8") + b"\n")
                 f.write(response.body)
             os.replace(partial, path)

@@ -127,6 +127,14 @@ class CommandTests(unittest.TestCase):
         return self.assertUsageError(
             ["runspider", spider, "-s", "CONCURRENT_REQUESTS=many"], "CONCURRENT_REQUESTS")
 
+    def test_cache_directory_is_a_file(self):
+        """HTTPCACHE_DIR naming a regular file: one line naming the setting, exit 2."""
+        spider = self.write("pages.py", SPIDER_FILE)
+        path = self.write("afile", "not a directory\n")
+        return self.assertUsageError(
+            ["runspider", spider, "-s", "HTTPCACHE_ENABLED=true", "-s", f"HTTPCACHE_DIR={path}"],
+            "HTTPCACHE_DIR")
+
     def test_bad_feed_extension(self):
         """An output file whose format cannot be told: one line, exit 2."""
         spider = self.write("pages.py", SPIDER_FILE)

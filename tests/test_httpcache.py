@@ -382,3 +382,82 @@ class SharedDirectoryTests(unittest.TestCase):
         umask = os.umask(0)
         os.umask(umask)
         self.assertEqual(os.stat(storage.path("s", request)).st_mode & 0o777, 0o666 & ~umask)
+
+
+class CacheDirectoryErrorTests(unittest.TestCase):
+    """A cache directory that is not one, or cannot be read or written."""
+
+    timeout = 30
+
+    def setUp(self):
+        self.directory = os.path.abspath(self.mktemp())
+
+    def test_a_file_as_the_directory_stops_the_start(self):
+        """HTTPCACHE_DIR naming a regular file is a UsageError naming the setting."""
+        from tinyscrapy.crawler import Crawler
+        from tinyscrapy.errors import UsageError
+        with open(self.directory, "w") as f:
+            f.write("not a directory")
+        crawler = Crawler(Recorder, Settings({"HTTPCACHE_ENABLED": True,
+                                              "HTTPCACHE_DIR": self.directory}), Clock())
+        error = self.assertRaises(UsageError, HttpCacheMiddleware.from_crawler, crawler)
+        self.assertIn("HTTPCACHE_DIR", str(error))
+        self.assertIn(self.directory, str(error))
+        self.assertNotIn("\n", str(error))
+
+    def test_directory_is_made_at_start(self):
+        """from_crawler makes the directory, so a crawl finds out at once it can."""
+        from tinyscrapy.crawler import Crawler
+        crawler = Crawler(Recorder, Settings({"HTTPCACHE_ENABLED": True,
+                                              "HTTPCACHE_DIR": self.directory}), Clock())
+        HttpCacheMiddleware.from_crawler(crawler)
+        self.assertTrue(os.path.isdir(self.directory))
+
+    @defer.inlineCallbacks
+    def test_unwritable_spider_directory_logs_once_per_kind(self):
+        """A file where the spider's directory should be: reads are plain misses, and
+        the store errors are logged once, then summed up once at close."""
+        server = TestServer().start()
+        self.addCleanup(server.stop)
+        pages = [server.add_page(f"/{n}") for n in range(5)]
+        os.makedirs(self.directory)
+        with open(os.path.join(self.directory, "recorder"), "w") as f:
+            f.write("in the way")
+        logs = capture_logs(self)
+        crawler = yield crawl(Recorder, {"HTTPCACHE_ENABLED": True,
+                                         "HTTPCACHE_DIR": self.directory},
+                              start_urls=pages)
+        self.assertEqual(len(crawler.spider.responses), 5)
+        stats = crawler.stats
+        self.assertEqual(stats.get_value("httpcache/miss"), 5)
+        self.assertIsNone(stats.get_value("httpcache/corrupt"))
+        self.assertIsNone(stats.get_value("httpcache/read_error"))
+        self.assertEqual(stats.get_value("httpcache/store_error"), 5)
+        warnings = [m for m in logs.messages(logging.WARNING) if "cache" in m]
+        self.assertEqual(len(warnings), 2, warnings)
+        self.assertIn("ENOTDIR", warnings[1])
+        self.assertIn("5", warnings[1])
+        self.assertTrue(os.path.isfile(os.path.join(self.directory, "recorder")))
+
+    def test_unreadable_entry_is_a_miss_and_kept(self):
+        """An entry that cannot be read (a directory in its place) is a miss, logged
+        once for all such errors, and not removed."""
+        stats = StatsCollector()
+        middleware = HttpCacheMiddleware(
+            Settings({"HTTPCACHE_ENABLED": True, "HTTPCACHE_DIR": self.directory}),
+            stats, Clock())
+        requests = [Request(f"http://example.com/{n}") for n in range(3)]
+        for request in requests:
+            os.makedirs(middleware.storage.path("fake", request))
+        logs = capture_logs(self)
+        for request in requests:
+            self.assertIsNone(middleware.process_request(request, FakeSpider()))
+        middleware.spider_closed(FakeSpider(), "finished")
+        self.assertEqual(stats.get_value("httpcache/miss"), 3)
+        self.assertEqual(stats.get_value("httpcache/read_error"), 3)
+        self.assertIsNone(stats.get_value("httpcache/corrupt"))
+        warnings = logs.messages(logging.WARNING)
+        self.assertEqual(len(warnings), 2, warnings)
+        self.assertIn(requests[0].url, warnings[0])
+        for request in requests:
+            self.assertTrue(os.path.isdir(middleware.storage.path("fake", request)))

@@ -18,14 +18,16 @@ redirect middleware follows a cached 302, the cookies middleware reads its C{Set
 
 A cached response has C{"cached"} in C{response.flags}. Stats: C{httpcache/hit},
 C{httpcache/miss}, C{httpcache/store}, C{httpcache/uncacheable} (an ignored status),
-C{httpcache/ignore} (a miss dropped by C{HTTPCACHE_IGNORE_MISSING}) and
-C{httpcache/corrupt}.
+C{httpcache/ignore} (a miss dropped by C{HTTPCACHE_IGNORE_MISSING}), C{httpcache/corrupt},
+C{httpcache/read_error} and C{httpcache/store_error} (logged once per errno, summed up at
+close).
 
 Storage (L{FilesystemCacheStorage}): C{DIR/<spider name>/<fp[:2]>/<fp>}, one file per
 request fingerprint (L{request_fingerprint} in 16 hex digits): a line of JSON (url, status,
 headers, the time it was stored, the body's length), then the body as it is. A file that
 does not read back as that (cut short, edited, from another program) is a miss, logged once
-with its URL and removed.
+with its URL and removed; a file that cannot be read (permissions) is a miss, and kept.
+The directory is made at start: one that cannot be is a L{UsageError}.
 
 Files are read and written with plain blocking calls on the reactor thread, as Scrapy's
 filesystem storage does. A body is at most C{DOWNLOAD_MAXSIZE} bytes and usually a page of
@@ -33,12 +35,14 @@ some tens of kilobytes, which a local disk writes in well under a millisecond; a
 slow network disk would need a thread (C{deferToThread}) and is not supported.
 """
 
+import errno
 import json
 import logging
 import os
 import tempfile
 
-from tinyscrapy.errors import NotCached, NotConfigured
+from tinyscrapy import signals
+from tinyscrapy.errors import NotCached, NotConfigured, UsageError
 from tinyscrapy.http import HttpResponse
 from tinyscrapy.scope.fingerprint import request_fingerprint
 
@@ -84,12 +88,26 @@ class HttpCacheMiddleware:
             scheme.lower() for scheme in settings.getlist("HTTPCACHE_IGNORE_SCHEMES"))
         self.ignore_missing = settings.getbool("HTTPCACHE_IGNORE_MISSING")
         self.stats = stats
+        self._io_errors = {}  # (read or store, kind of error): how many
 
     @classmethod
     def from_crawler(cls, crawler):
+        """
+        @raise NotConfigured: C{HTTPCACHE_ENABLED} is off.
+        @raise UsageError: C{HTTPCACHE_DIR} cannot be made a directory (a regular file
+            is in its place, or in the way of its path): the start stops with one line.
+        """
         if not crawler.settings.getbool("HTTPCACHE_ENABLED"):
             raise NotConfigured("HTTPCACHE_ENABLED is off")
-        return cls(crawler.settings, crawler.stats, crawler.reactor)
+        directory = cache_dir(crawler.settings)
+        try:
+            os.makedirs(directory, exist_ok=True)
+        except OSError as e:
+            raise UsageError(f"HTTPCACHE_DIR {directory} cannot be a directory: "
+                             f"{e.strerror or e}") from None
+        middleware = cls(crawler.settings, crawler.stats, crawler.reactor)
+        crawler.signals.connect(middleware.spider_closed, signals.spider_closed)
+        return middleware
 
     def process_request(self, request, spider):
         """
@@ -100,11 +118,14 @@ class HttpCacheMiddleware:
             return None
         try:
             response = self.storage.retrieve(spider.name, request)
-        except CorruptEntry as e:
+        except CorruptEntry as e:  # it read, but not as an entry: it will be written again
             self.stats.inc_value("httpcache/corrupt")
             logger.warning("Ignoring a corrupt cache entry for %r (%s): %s",
                            request, self.storage.path(spider.name, request), e)
             self.storage.remove(spider.name, request)
+            response = None
+        except OSError as e:  # it could not be read (permissions, a disk error): kept
+            self._io_error("read", request, e)
             response = None
         if response is not None:
             self.stats.inc_value("httpcache/hit")
@@ -125,11 +146,31 @@ class HttpCacheMiddleware:
         try:
             self.storage.store(spider.name, request, response)
         except OSError as e:  # a full disk or a read-only directory: the crawl goes on
-            self.stats.inc_value("httpcache/store_error")
-            logger.warning("Could not store %r in the cache: %s", request, e)
+            self._io_error("store", request, e)
         else:
             self.stats.inc_value("httpcache/store")
         return response
+
+    def _io_error(self, action, request, error):
+        """
+        Count a read or store error; log only the first of each kind (errno), with its
+        URL: a cache that cannot be written fails for every request alike.
+        """
+        self.stats.inc_value(f"httpcache/{action}_error")
+        key = (action, _error_kind(error))
+        count = self._io_errors.get(key, 0)
+        self._io_errors[key] = count + 1
+        if not count:
+            logger.warning("Could not %s %r in the cache: %s (further %s errors are "
+                           "counted in httpcache/%s_error, and summed up at close)",
+                           action, request, error, key[1], action)
+
+    def spider_closed(self, spider, reason):
+        """Sum up the read and store errors that were not logged one by one."""
+        for (action, kind), count in sorted(self._io_errors.items()):
+            if count > 1:
+                logger.warning("The cache had %d %s errors %s in all; the first was logged",
+                               count, action, kind)
 
     def _cacheable(self, request):
         if request._meta and request._meta.get("dont_cache"):
@@ -160,14 +201,16 @@ class FilesystemCacheStorage:
         @return: the cached L{HttpResponse} for C{request}, with C{"cached"} in its
             C{flags}; None when there is none, or it is older than C{expiration}.
         @raise CorruptEntry: the file is there but does not read back as an entry.
+        @raise OSError: it cannot be read (not there, or a directory missing on its
+            path, is no error: None).
         """
         try:
             with open(self.path(spider_name, request), "rb") as f:
                 data = f.read()
-        except FileNotFoundError:
-            return None
         except OSError as e:
-            raise CorruptEntry(f"cannot read it: {e}") from None
+            if e.errno in (errno.ENOENT, errno.ENOTDIR):
+                return None
+            raise
         meta, body = _decode(data)
         if 0 < self.expiration < self.clock.seconds() - meta["time"]:
             return None
@@ -205,6 +248,11 @@ class FilesystemCacheStorage:
     def remove(self, spider_name, request):
         """Remove C{request}'s entry, if it can be."""
         _remove(self.path(spider_name, request))
+
+
+def _error_kind(error):
+    """C{"ENOSPC"} for an C{OSError} with that errno, else the exception's class name."""
+    return errno.errorcode.get(getattr(error, "errno", None), type(error).__name__)
 
 
 def _remove(path):

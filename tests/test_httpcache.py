@@ -21,7 +21,7 @@ from tinyscrapy.spider import Spider
 from .helpers import crawl
 from .logs import capture_logs
 from .recording import Recorder
-from .servers import Redirect, Robots, Status, TestServer
+from .servers import Gzip, Redirect, Robots, Status, TestServer
 
 
 class ItemSpider(Spider):
@@ -224,6 +224,62 @@ class CacheCrawlTests(unittest.TestCase):
         third = yield self.crawl(start_urls=[cut, garbage])
         self.assertEqual(dict(server.hits), {"/cut": 2, "/garbage": 2})
         self.assertEqual(third.stats.get_value("httpcache/hit"), 2)
+
+    @defer.inlineCallbacks
+    def test_entry_stored_encoded_is_replayed_decoded(self):
+        """A gzip entry stored with COMPRESSION_ENABLED off is decoded on replay with it
+        on: the spider gets the page, without Content-Encoding."""
+        page = b"<html><title>zipped</title>" + b"x" * 5000 + b"</html>"
+        url = self.server.add("/gz", Gzip(page))
+        first = yield self.crawl(ItemSpider, {"COMPRESSION_ENABLED": False},
+                                 start_urls=[url])
+        [raw] = first.spider.responses
+        self.assertEqual(raw.headers.get("Content-Encoding"), "gzip")  # stored encoded
+        second = yield self.crawl(ItemSpider, start_urls=[url])
+        self.assertEqual(self.server.hits["/gz"], 1)
+        [response] = second.spider.responses
+        self.assertEqual(response.flags, ["cached"])
+        self.assertEqual(response.body, page)
+        self.assertNotIn("Content-Encoding", response.headers)
+        self.assertEqual(second.spider.items, [{"url": url, "title": "zipped"}])
+        third = yield self.crawl(ItemSpider, {"COMPRESSION_ENABLED": False},
+                                 start_urls=[url])
+        [still_raw] = third.spider.responses  # compression off: replayed as stored
+        self.assertEqual(still_raw.body, raw.body)
+        self.assertEqual(still_raw.headers.get("Content-Encoding"), "gzip")
+
+    @defer.inlineCallbacks
+    def test_encoded_entry_within_the_limits(self):
+        """Decoding a stored body keeps to DOWNLOAD_MAXSIZE: a miss, downloaded again
+        (and refused again), the entry kept for a crawl with a larger limit."""
+        url = self.server.add("/gz", Gzip(b"x" * 100_000))
+        yield self.crawl(settings={"COMPRESSION_ENABLED": False}, start_urls=[url])
+        logs = capture_logs(self)
+        second = yield self.crawl(settings={"DOWNLOAD_MAXSIZE": 50_000}, start_urls=[url])
+        self.assertEqual(self.server.hits["/gz"], 2)
+        self.assertEqual(second.spider.responses, [])
+        self.assertEqual(second.stats.get_value("httpcache/miss"), 1)
+        self.assertEqual(second.stats.get_value("httpcache/too_large"), 1)
+        self.assertIn(url, logs.text(logging.WARNING))
+        self.assertTrue(os.path.isfile(self.entry_path("recorder", url)))
+        third = yield self.crawl(start_urls=[url])
+        self.assertEqual(self.server.hits["/gz"], 2)
+        self.assertEqual(third.spider.responses[0].body, b"x" * 100_000)
+
+    @defer.inlineCallbacks
+    def test_encoded_entry_that_does_not_decode_is_corrupt(self):
+        """A stored gzip body that is not gzip is a corrupt entry: a miss, replaced."""
+        url = self.server.add("/gz", Gzip(b"<html><title>z</title></html>"))
+        yield self.crawl(settings={"COMPRESSION_ENABLED": False}, start_urls=[url])
+        path = self.entry_path("recorder", url)
+        with open(path, "rb") as f:
+            header, _, body = f.read().partition(b"\n")
+        with open(path, "wb") as f:
+            f.write(header + b"\n" + b"Z" * len(body))
+        second = yield self.crawl(start_urls=[url])
+        self.assertEqual(self.server.hits["/gz"], 2)
+        self.assertEqual(second.stats.get_value("httpcache/corrupt"), 1)
+        self.assertEqual(second.spider.responses[0].body, b"<html><title>z</title></html>")
 
     def in_fresh_directory(self):
         """Make the current directory an empty one for this test."""

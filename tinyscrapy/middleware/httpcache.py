@@ -19,6 +19,7 @@ redirect middleware follows a cached 302, the cookies middleware reads its C{Set
 A cached response has C{"cached"} in C{response.flags}. Stats: C{httpcache/hit},
 C{httpcache/miss}, C{httpcache/store}, C{httpcache/uncacheable} (an ignored status),
 C{httpcache/ignore} (a miss dropped by C{HTTPCACHE_IGNORE_MISSING}), C{httpcache/corrupt},
+C{httpcache/too_large} (an entry stored encoded that decodes past the download limits),
 C{httpcache/read_error} and C{httpcache/store_error} (logged once per errno, summed up at
 close).
 
@@ -42,7 +43,14 @@ import os
 import tempfile
 
 from tinyscrapy import signals
-from tinyscrapy.errors import NotCached, NotConfigured, UsageError
+from tinyscrapy.decoding import body_decoder
+from tinyscrapy.errors import (
+    ContentDecodingError,
+    NotCached,
+    NotConfigured,
+    ResponseTooLarge,
+    UsageError,
+)
 from tinyscrapy.http import HttpResponse
 from tinyscrapy.scope.fingerprint import request_fingerprint
 
@@ -53,8 +61,12 @@ _UMASK = os.umask(0o022)
 os.umask(_UMASK)
 
 
-class CorruptEntry(ValueError):
-    """A cache file that does not read back as an entry."""
+class UnusableEntry(ValueError):
+    """A cache entry this crawl cannot use: a miss; the file stays."""
+
+
+class CorruptEntry(UnusableEntry):
+    """A cache file that does not read back as an entry: a miss, and the file goes."""
 
 
 def cache_dir(settings):
@@ -87,6 +99,11 @@ class HttpCacheMiddleware:
         self.ignore_schemes = frozenset(
             scheme.lower() for scheme in settings.getlist("HTTPCACHE_IGNORE_SCHEMES"))
         self.ignore_missing = settings.getbool("HTTPCACHE_IGNORE_MISSING")
+        # a body stored with its Content-Encoding on is decoded as the fetch path would
+        self.compression = settings.getbool("COMPRESSION_ENABLED", True)
+        self.maxsize = settings.getint("DOWNLOAD_MAXSIZE")
+        self.ratio = settings.getfloat("DOWNLOAD_MAXRATIO", 100.0)
+        self.grace = settings.getint("DOWNLOAD_MAXRATIO_GRACE", 1 << 20)
         self.stats = stats
         self._io_errors = {}  # (read or store, kind of error): how many
 
@@ -118,11 +135,18 @@ class HttpCacheMiddleware:
             return None
         try:
             response = self.storage.retrieve(spider.name, request)
+            if response is not None and self.compression:
+                response = self._decoded(response, request)
         except CorruptEntry as e:  # it read, but not as an entry: it will be written again
             self.stats.inc_value("httpcache/corrupt")
             logger.warning("Ignoring a corrupt cache entry for %r (%s): %s",
                            request, self.storage.path(spider.name, request), e)
             self.storage.remove(spider.name, request)
+            response = None
+        except UnusableEntry as e:  # too large for this crawl's limits: kept
+            self.stats.inc_value("httpcache/too_large")
+            logger.warning("Ignoring the cache entry for %r (%s): %s",
+                           request, self.storage.path(spider.name, request), e)
             response = None
         except OSError as e:  # it could not be read (permissions, a disk error): kept
             self._io_error("read", request, e)
@@ -149,6 +173,38 @@ class HttpCacheMiddleware:
             self._io_error("store", request, e)
         else:
             self.stats.inc_value("httpcache/store")
+        return response
+
+    def _decoded(self, response, request):
+        """
+        C{response} with its body decoded when it was stored with a C{Content-Encoding}
+        this crawl decodes (stored with C{COMPRESSION_ENABLED} off, or sent unasked): the
+        bounded decoder of the fetch path, within the same limits.
+
+        @raise CorruptEntry: the body does not decode as its header says.
+        @raise UnusableEntry: decoded, it crosses C{DOWNLOAD_MAXSIZE} or the ratio.
+        """
+        encodings = response.headers.getlist("content-encoding")
+        if not encodings:
+            return response
+        maxsize = self.maxsize
+        if request._meta and "download_maxsize" in request._meta:
+            maxsize = request._meta["download_maxsize"]
+        try:
+            decoder = body_decoder(", ".join(encodings), maxsize, self.ratio, self.grace)
+        except ContentDecodingError:  # not one this installation decodes: as stored
+            return response
+        if decoder is None:  # identity
+            return response
+        try:
+            pieces = decoder.feed(response.body)
+            pieces.extend(decoder.finish())
+        except ContentDecodingError as e:
+            raise CorruptEntry(str(e)) from None
+        except ResponseTooLarge as e:  # DecompressionBomb included
+            raise UnusableEntry(str(e)) from None
+        dict.__delitem__(response.headers, "content-encoding")
+        response.body = b"".join(pieces)
         return response
 
     def _io_error(self, action, request, error):

@@ -3,6 +3,7 @@ The HTTP cache: a second crawl of the same pages is answered from disk, and the 
 the evidence (its hit counts do not move).
 """
 
+import json
 import logging
 import os
 
@@ -517,3 +518,65 @@ class CacheDirectoryErrorTests(unittest.TestCase):
         self.assertIn(requests[0].url, warnings[0])
         for request in requests:
             self.assertTrue(os.path.isdir(middleware.storage.path("fake", request)))
+
+
+class EntryValidationTests(unittest.TestCase):
+    """An edited entry header is a corrupt entry: a miss, warned once with the URL."""
+
+    def setUp(self):
+        self.stats = StatsCollector()
+        self.middleware = HttpCacheMiddleware(
+            Settings({"HTTPCACHE_ENABLED": True,
+                      "HTTPCACHE_DIR": os.path.abspath(self.mktemp())}),
+            self.stats, Clock())
+
+    def assertCorrupt(self, **changes):
+        request = Request("http://example.com/page")
+        response = HttpResponse(request.url, 200, {"Content-Type": "text/html"}, b"body",
+                                request)
+        self.middleware.process_response(request, response, FakeSpider())
+        path = self.middleware.storage.path("fake", request)
+        with open(path, "rb") as f:
+            header, _, body = f.read().partition(b"\n")
+        meta = json.loads(header)
+        meta.update(changes)
+        with open(path, "wb") as f:
+            f.write(json.dumps(meta).encode() + b"\n" + body)
+        logs = capture_logs(self)
+        self.assertIsNone(self.middleware.process_request(request, FakeSpider()))
+        self.assertEqual(self.stats.get_value("httpcache/corrupt"), 1)
+        [warning] = logs.messages(logging.WARNING)
+        self.assertIn(request.url, warning)
+        self.assertFalse(os.path.exists(path))
+
+    def test_headers_not_lists(self):
+        """A header value that is a string, not a list of strings."""
+        self.assertCorrupt(headers={"content-type": "text/html"})
+
+    def test_header_values_not_strings(self):
+        """A header value list holding a number."""
+        self.assertCorrupt(headers={"content-type": [1]})
+
+    def test_url_not_a_url(self):
+        """A URL that is not http(s)."""
+        self.assertCorrupt(url="not a url")
+
+    def test_url_without_host(self):
+        """An http URL without a host."""
+        self.assertCorrupt(url="http:///page")
+
+    def test_status_out_of_range(self):
+        """A status outside 100-599."""
+        self.assertCorrupt(status=99999)
+
+    def test_status_a_boolean(self):
+        """true is no status, though Python counts it as an int."""
+        self.assertCorrupt(status=True)
+
+    def test_time_not_a_number(self):
+        """A stored time that is a string."""
+        self.assertCorrupt(time="yesterday")
+
+    def test_negative_length(self):
+        """A length below zero."""
+        self.assertCorrupt(length=-1)

@@ -41,6 +41,7 @@ import json
 import logging
 import os
 import tempfile
+from urllib.parse import urlsplit
 
 from tinyscrapy import signals
 from tinyscrapy.decoding import body_decoder
@@ -330,11 +331,41 @@ def _decode(data):
         raise CorruptEntry("its first line is not JSON") from None
     if not newline or not isinstance(meta, dict):
         raise CorruptEntry("no entry header")
-    kinds = {"url": str, "status": int, "headers": dict, "time": (int, float),
-             "length": int}
-    for key, kind in kinds.items():
-        if not isinstance(meta.get(key), kind):
-            raise CorruptEntry(f"no valid {key!r} in its header")
+    _check_header(meta)
     if len(body) != meta["length"]:
         raise CorruptEntry(f"the body has {len(body)} bytes, not {meta['length']}")
     return meta, body
+
+
+def _check_header(meta):
+    """
+    @raise CorruptEntry: C{meta} is not what L{FilesystemCacheStorage.store} writes: an
+        http(s) URL with a host, a status in 100-599, headers as a dict of C{str} names to
+        lists of C{str}, a time and a length of zero or more.
+    """
+    url = meta.get("url")
+    if not isinstance(url, str) or not _is_http_url(url):
+        raise CorruptEntry(f"its url {url!r} is not an http(s) URL")
+    status = meta.get("status")
+    if type(status) is not int or not 100 <= status <= 599:  # bool is no status
+        raise CorruptEntry(f"its status {status!r} is not in 100-599")
+    headers = meta.get("headers")
+    if not isinstance(headers, dict) or not all(
+            isinstance(values, list) and all(isinstance(v, str) for v in values)
+            for values in headers.values()):
+        raise CorruptEntry("its headers are not names with lists of strings")
+    stored = meta.get("time")
+    if type(stored) not in (int, float):
+        raise CorruptEntry(f"its time {stored!r} is not a number")
+    length = meta.get("length")
+    if type(length) is not int or length < 0:
+        raise CorruptEntry(f"its length {length!r} is not a size")
+
+
+def _is_http_url(url):
+    """Whether C{url} is an http(s) URL with a host."""
+    try:
+        parts = urlsplit(url)
+        return parts.scheme in ("http", "https") and bool(parts.hostname)
+    except ValueError:  # a bad port or IPv6 literal
+        return False

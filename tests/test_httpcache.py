@@ -580,3 +580,82 @@ class EntryValidationTests(unittest.TestCase):
     def test_negative_length(self):
         """A length below zero."""
         self.assertCorrupt(length=-1)
+
+
+class CacheCostTests(unittest.TestCase):
+    """What a lookup costs: memory for a big entry, fingerprints per request."""
+
+    def setUp(self):
+        self.stats = StatsCollector()
+        self.directory = os.path.abspath(self.mktemp())
+
+    def middleware(self, crawler=None):
+        middleware = HttpCacheMiddleware(
+            Settings({"HTTPCACHE_ENABLED": True, "HTTPCACHE_DIR": self.directory}),
+            self.stats, Clock())
+        middleware.crawler = crawler
+        return middleware
+
+    def test_big_entry_is_read_without_a_copy(self):
+        """Reading an 8 MiB entry peaks at about one body, not two."""
+        import tracemalloc
+        storage = FilesystemCacheStorage(self.directory, Clock())
+        request = Request("http://example.com/big")
+        body = os.urandom(8 << 20)
+        storage.store("s", request, HttpResponse(request.url, 200, {}, body, request))
+        del body
+        tracemalloc.start()
+        self.addCleanup(tracemalloc.stop)
+        response = storage.retrieve("s", request)
+        _, peak = tracemalloc.get_traced_memory()
+        self.assertEqual(len(response.body), 8 << 20)
+        self.assertLess(peak, 1.25 * (8 << 20))
+
+    def counting_fingerprints(self):
+        from tinyscrapy.middleware import httpcache
+        from tinyscrapy.scope.fingerprint import request_fingerprint
+        calls = []
+
+        def counted(request):
+            calls.append(request)
+            return request_fingerprint(request)
+
+        self.patch(httpcache, "request_fingerprint", counted)
+        return calls
+
+    def miss_then_store(self, middleware, request):
+        self.assertIsNone(middleware.process_request(request, FakeSpider()))
+        response = HttpResponse(request.url, 200, {}, b"body", request)
+        middleware.process_response(request, response, FakeSpider())
+        self.assertEqual(middleware.process_request(request, FakeSpider()).body, b"body")
+
+    def test_fingerprint_computed_once_per_request(self):
+        """A miss, its store and a hit compute the fingerprint once."""
+        calls = self.counting_fingerprints()
+        self.miss_then_store(self.middleware(), Request("http://example.com/once"))
+        self.assertEqual(len(calls), 1)
+
+    def test_scheduler_fingerprint_reused(self):
+        """A request the default scheduler fingerprinted costs no fingerprint at all."""
+        from tinyscrapy.scheduler import Scheduler
+        calls = self.counting_fingerprints()
+        request = Request("http://example.com/scheduled")
+        Scheduler().enqueue_request(request)
+        self.miss_then_store(self.middleware(), request)
+        self.assertEqual(calls, [])
+
+    def test_other_scheduler_fingerprint_not_trusted(self):
+        """With a scheduler fingerprint function of its own, request.fingerprint is not
+        the cache's key: it is computed, and the entry is where it belongs."""
+        from types import SimpleNamespace
+
+        def by_url_only(request):
+            return 7
+
+        crawler = SimpleNamespace(engine=SimpleNamespace(
+            scheduler=SimpleNamespace(fingerprint=by_url_only)))
+        middleware = self.middleware(crawler)
+        request = Request("http://example.com/other")
+        request.fingerprint = by_url_only(request)
+        self.miss_then_store(middleware, request)
+        self.assertTrue(os.path.isfile(middleware.storage.path("fake", Request(request.url))))

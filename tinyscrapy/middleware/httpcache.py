@@ -23,11 +23,12 @@ C{httpcache/too_large} (an entry stored encoded that decodes past the download l
 C{httpcache/read_error} and C{httpcache/store_error} (logged once per errno, summed up at
 close).
 
-Storage (L{FilesystemCacheStorage}): C{DIR/<spider name>/<fp[:2]>/<fp>}, one file per
-request fingerprint (L{request_fingerprint} in 16 hex digits): a line of JSON (url, status,
-headers, the time it was stored, the body's length), then the body as it is. A file that
-does not read back as that (cut short, edited, from another program) is a miss, logged once
-with its URL and removed; a file that cannot be read (permissions) is a miss, and kept.
+Storage (L{FilesystemCacheStorage}, in L{tinyscrapy.middleware.cachestorage}):
+C{DIR/<spider name>/<fp[:2]>/<fp>}, one file per request fingerprint
+(L{request_fingerprint} in 16 hex digits): a line of JSON (url, status, headers, the time
+it was stored, the body's length), then the body as it is. A file that does not read back
+as that (cut short, edited, from another program) is a miss, logged once with its URL and
+removed; a file that cannot be read (permissions) is a miss, and kept.
 The directory is made at start: one that cannot be is a L{UsageError}.
 
 Files are read and written with plain blocking calls on the reactor thread, as Scrapy's
@@ -36,12 +37,8 @@ some tens of kilobytes, which a local disk writes in well under a millisecond; a
 slow network disk would need a thread (C{deferToThread}) and is not supported.
 """
 
-import errno
-import json
 import logging
 import os
-import tempfile
-from urllib.parse import urlsplit
 
 from tinyscrapy import signals
 from tinyscrapy.decoding import body_decoder
@@ -52,22 +49,19 @@ from tinyscrapy.errors import (
     ResponseTooLarge,
     UsageError,
 )
-from tinyscrapy.http import HttpResponse
+from tinyscrapy.middleware.cachestorage import (
+    CorruptEntry,
+    FilesystemCacheStorage,
+    UnusableEntry,
+    error_kind,
+)
+from tinyscrapy.scope import fingerprint as _fingerprints
 from tinyscrapy.scope.fingerprint import request_fingerprint
 
 logger = logging.getLogger(__name__)
 
-# the process's umask, read once (it can only be read by setting it)
-_UMASK = os.umask(0o022)
-os.umask(_UMASK)
-
-
-class UnusableEntry(ValueError):
-    """A cache entry this crawl cannot use: a miss; the file stays."""
-
-
-class CorruptEntry(UnusableEntry):
-    """A cache file that does not read back as an entry: a miss, and the file goes."""
+# the scheduler's default, compared by identity (request_fingerprint is patched in tests)
+DEFAULT_FINGERPRINT = _fingerprints.request_fingerprint
 
 
 def cache_dir(settings):
@@ -107,6 +101,8 @@ class HttpCacheMiddleware:
         self.grace = settings.getint("DOWNLOAD_MAXRATIO_GRACE", 1 << 20)
         self.stats = stats
         self._io_errors = {}  # (read or store, kind of error): how many
+        self.crawler = None  # set by from_crawler: its scheduler's fingerprint is read
+        self._reuse_fingerprint = None  # decided at the first request
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -124,6 +120,7 @@ class HttpCacheMiddleware:
             raise UsageError(f"HTTPCACHE_DIR {directory} cannot be a directory: "
                              f"{e.strerror or e}") from None
         middleware = cls(crawler.settings, crawler.stats, crawler.reactor)
+        middleware.crawler = crawler
         crawler.signals.connect(middleware.spider_closed, signals.spider_closed)
         return middleware
 
@@ -134,20 +131,21 @@ class HttpCacheMiddleware:
         """
         if not self._cacheable(request):
             return None
+        fingerprint = self._fingerprint(request)
         try:
-            response = self.storage.retrieve(spider.name, request)
+            response = self.storage.retrieve(spider.name, request, fingerprint)
             if response is not None and self.compression:
                 response = self._decoded(response, request)
         except CorruptEntry as e:  # it read, but not as an entry: it will be written again
             self.stats.inc_value("httpcache/corrupt")
-            logger.warning("Ignoring a corrupt cache entry for %r (%s): %s",
-                           request, self.storage.path(spider.name, request), e)
-            self.storage.remove(spider.name, request)
+            logger.warning("Ignoring a corrupt cache entry for %r (%s): %s", request,
+                           self.storage.path(spider.name, request, fingerprint), e)
+            self.storage.remove(spider.name, request, fingerprint)
             response = None
         except UnusableEntry as e:  # too large for this crawl's limits: kept
             self.stats.inc_value("httpcache/too_large")
-            logger.warning("Ignoring the cache entry for %r (%s): %s",
-                           request, self.storage.path(spider.name, request), e)
+            logger.warning("Ignoring the cache entry for %r (%s): %s", request,
+                           self.storage.path(spider.name, request, fingerprint), e)
             response = None
         except OSError as e:  # it could not be read (permissions, a disk error): kept
             self._io_error("read", request, e)
@@ -169,12 +167,29 @@ class HttpCacheMiddleware:
             self.stats.inc_value("httpcache/uncacheable")
             return response
         try:
-            self.storage.store(spider.name, request, response)
+            self.storage.store(spider.name, request, response, self._fingerprint(request))
         except OSError as e:  # a full disk or a read-only directory: the crawl goes on
             self._io_error("store", request, e)
         else:
             self.stats.inc_value("httpcache/store")
         return response
+
+    def _fingerprint(self, request):
+        """
+        C{request}'s L{request_fingerprint}, computed once: the scheduler has set it in
+        C{request.fingerprint} already, or it is set there now. Only when the scheduler
+        uses that same function; with one of its own, C{request.fingerprint} is not this
+        cache's key, and it is computed on each call.
+        """
+        if self._reuse_fingerprint is None:
+            scheduler = getattr(getattr(self.crawler, "engine", None), "scheduler", None)
+            self._reuse_fingerprint = getattr(scheduler, "fingerprint", DEFAULT_FINGERPRINT) \
+                is DEFAULT_FINGERPRINT
+        if not self._reuse_fingerprint:
+            return request_fingerprint(request)
+        if request.fingerprint is None:
+            request.fingerprint = request_fingerprint(request)
+        return request.fingerprint
 
     def _decoded(self, response, request):
         """
@@ -214,7 +229,7 @@ class HttpCacheMiddleware:
         URL: a cache that cannot be written fails for every request alike.
         """
         self.stats.inc_value(f"httpcache/{action}_error")
-        key = (action, _error_kind(error))
+        key = (action, error_kind(error))
         count = self._io_errors.get(key, 0)
         self._io_errors[key] = count + 1
         if not count:
@@ -235,137 +250,3 @@ class HttpCacheMiddleware:
         return request.url.partition(":")[0].lower() not in self.ignore_schemes
 
 
-class FilesystemCacheStorage:
-    """
-    Cached responses in files, one directory per spider, one file per request fingerprint.
-
-    @ivar directory: the root, C{HTTPCACHE_DIR} resolved (L{cache_dir}).
-    @ivar expiration: seconds after which an entry is stale; 0: never.
-    """
-
-    def __init__(self, directory, clock, expiration=0.0):
-        self.directory = directory
-        self.clock = clock
-        self.expiration = expiration
-
-    def path(self, spider_name, request):
-        """The file that holds C{request}'s entry (it may not exist)."""
-        fingerprint = f"{request_fingerprint(request):016x}"
-        return os.path.join(self.directory, spider_name, fingerprint[:2], fingerprint)
-
-    def retrieve(self, spider_name, request):
-        """
-        @return: the cached L{HttpResponse} for C{request}, with C{"cached"} in its
-            C{flags}; None when there is none, or it is older than C{expiration}.
-        @raise CorruptEntry: the file is there but does not read back as an entry.
-        @raise OSError: it cannot be read (not there, or a directory missing on its
-            path, is no error: None).
-        """
-        try:
-            with open(self.path(spider_name, request), "rb") as f:
-                data = f.read()
-        except OSError as e:
-            if e.errno in (errno.ENOENT, errno.ENOTDIR):
-                return None
-            raise
-        meta, body = _decode(data)
-        if 0 < self.expiration < self.clock.seconds() - meta["time"]:
-            return None
-        return HttpResponse(meta["url"], meta["status"], meta["headers"], body, request,
-                            flags=["cached"])
-
-    def store(self, spider_name, request, response):
-        """
-        Write C{response} as C{request}'s entry, replacing any older one. The file is
-        written beside its place under a name of its own (C{<fp>XXXXXXXX.partial}) and
-        renamed into it, so neither a crash midway nor another process writing the same
-        entry at once ever leaves half an entry under the fingerprint: the last rename wins.
-
-        @raise OSError: the directory or the file cannot be written.
-        """
-        path = self.path(spider_name, request)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        meta = {"url": response.url, "status": response.status,
-                "headers": dict(response.headers), "time": self.clock.seconds(),
-                "length": len(response.body)}
-        directory, name = os.path.split(path)
-        # a name of its own for every write: two crawls sharing the directory may store the
-        # same entry at once, and each must rename only the file it wrote
-        fd, partial = tempfile.mkstemp(suffix=".partial", prefix=name, dir=directory)
-        try:
-            os.fchmod(fd, 0o666 & ~_UMASK)  # mkstemp's 0600, back to what open() gives
-            with os.fdopen(fd, "wb") as f:
-                f.write(json.dumps(meta).encode("utf-8") + b"\n")
-                f.write(response.body)
-            os.replace(partial, path)
-        except OSError:
-            _remove(partial)
-            raise
-
-    def remove(self, spider_name, request):
-        """Remove C{request}'s entry, if it can be."""
-        _remove(self.path(spider_name, request))
-
-
-def _error_kind(error):
-    """C{"ENOSPC"} for an C{OSError} with that errno, else the exception's class name."""
-    return errno.errorcode.get(getattr(error, "errno", None), type(error).__name__)
-
-
-def _remove(path):
-    try:
-        os.remove(path)
-    except OSError:
-        pass
-
-
-def _decode(data):
-    """
-    @return: C{(meta dict, body bytes)} of a cache file's content.
-    @raise CorruptEntry: it is not an entry L{FilesystemCacheStorage.store} wrote.
-    """
-    line, newline, body = data.partition(b"\n")
-    try:
-        meta = json.loads(line)
-    except ValueError:  # UnicodeDecodeError included
-        raise CorruptEntry("its first line is not JSON") from None
-    if not newline or not isinstance(meta, dict):
-        raise CorruptEntry("no entry header")
-    _check_header(meta)
-    if len(body) != meta["length"]:
-        raise CorruptEntry(f"the body has {len(body)} bytes, not {meta['length']}")
-    return meta, body
-
-
-def _check_header(meta):
-    """
-    @raise CorruptEntry: C{meta} is not what L{FilesystemCacheStorage.store} writes: an
-        http(s) URL with a host, a status in 100-599, headers as a dict of C{str} names to
-        lists of C{str}, a time and a length of zero or more.
-    """
-    url = meta.get("url")
-    if not isinstance(url, str) or not _is_http_url(url):
-        raise CorruptEntry(f"its url {url!r} is not an http(s) URL")
-    status = meta.get("status")
-    if type(status) is not int or not 100 <= status <= 599:  # bool is no status
-        raise CorruptEntry(f"its status {status!r} is not in 100-599")
-    headers = meta.get("headers")
-    if not isinstance(headers, dict) or not all(
-            isinstance(values, list) and all(isinstance(v, str) for v in values)
-            for values in headers.values()):
-        raise CorruptEntry("its headers are not names with lists of strings")
-    stored = meta.get("time")
-    if type(stored) not in (int, float):
-        raise CorruptEntry(f"its time {stored!r} is not a number")
-    length = meta.get("length")
-    if type(length) is not int or length < 0:
-        raise CorruptEntry(f"its length {length!r} is not a size")
-
-
-def _is_http_url(url):
-    """Whether C{url} is an http(s) URL with a host."""
-    try:
-        parts = urlsplit(url)
-        return parts.scheme in ("http", "https") and bool(parts.hostname)
-    except ValueError:  # a bad port or IPv6 literal
-        return False

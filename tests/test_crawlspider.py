@@ -291,6 +291,34 @@ class CrawlTests(unittest.TestCase):
                                             "Item 3", "Related 1", "Related 2", "Related 3"])
 
 
+    @defer.inlineCallbacks
+    def test_link_text_of_links_that_need_encoding(self):
+        """A link with a space or a non-ASCII character keeps its text in
+        meta["link_text"], and so does one that process_links makes relative."""
+        self.server.add_page("/words", links=["/p q.html", "/café.html", "/plain.html"])
+        for path in ("/p%20q.html", "/caf%C3%A9.html", "/plain.html", "/rel%20x.html"):
+            self.server.add_page(path, title=path)
+
+        class Spider(CrawlSpider):
+            name = "texts"
+            start_urls = [self.server.url("/words")]
+            rules = (Rule(LinkExtractor(allow=r"\.html"), callback="parse_page",
+                          process_links="relative"),)
+
+            def relative(self, links):
+                for link in links:
+                    if link.url.endswith("/plain.html"):
+                        link.url = "rel x.html"
+                return links
+
+            def parse_page(self, response):
+                return {"path": _title(response), "text": response.meta["link_text"]}
+        crawler = yield crawl(Spider, SETTINGS)
+        self.assertEqual(sorted((item["path"], item["text"]) for item in crawler.items), [
+            ("/caf%C3%A9.html", "/café.html"), ("/p%20q.html", "/p q.html"),
+            ("/rel%20x.html", "/plain.html")])
+
+
 def _tag(request, response):
     """A process_request given as a function: drops /login, changes the others."""
     if request.url.endswith("/login"):

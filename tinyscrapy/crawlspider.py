@@ -32,7 +32,8 @@ import copy
 import logging
 from types import GeneratorType
 
-from tinyscrapy.http import Request
+from tinyscrapy.http import Request, request_url
+from tinyscrapy.linkjoin import HTML_SPACE
 from tinyscrapy.spider import Spider
 
 logger = logging.getLogger(__name__)
@@ -187,12 +188,15 @@ class CrawlSpider(Spider):
         for index, rule in enumerate(self._rules):
             extractor = rule._extractor if early_check else rule.link_extractor
             links = [link for link in extractor.extract_links(response)
-                     if link.url not in taken]
+                     if _request_url(response, link) not in taken]
             if rule.process_links is not None:
                 links = rule.process_links(links)
+            # keyed by the URL as the Request holds it (percent-encoded), not as the link
+            # has it ("/p q.html", "/café.html", or made relative by process_links); given
+            # so to follow_all, which then neither joins nor encodes them again
             by_url = {}
             for link in links:
-                by_url.setdefault(link.url, link)
+                by_url.setdefault(_request_url(response, link), link)
             taken.update(by_url)
             requests = response.follow_all(
                 list(by_url), callback=self._callback,
@@ -206,6 +210,11 @@ class CrawlSpider(Spider):
                     if request is None:
                         continue
                 yield request
+
+
+def _request_url(response, link):
+    """The URL of the Request that C{response.follow(link)} makes."""
+    return request_url(response.urljoin(link.url.strip(HTML_SPACE)))
 
 
 def _method(spider, value, attribute):

@@ -19,7 +19,7 @@ from tinyscrapy.scope.links import LinkExtractor
 
 from .helpers import crawl
 from .logs import capture_logs
-from .servers import TestServer
+from .servers import Page, TestServer
 
 
 def _site(server):
@@ -317,6 +317,34 @@ class CrawlTests(unittest.TestCase):
         self.assertEqual(sorted((item["path"], item["text"]) for item in crawler.items), [
             ("/caf%C3%A9.html", "/café.html"), ("/p%20q.html", "/p q.html"),
             ("/rel%20x.html", "/plain.html")])
+
+
+    @defer.inlineCallbacks
+    def test_rules_follow_links_of_html_pages_only(self):
+        """An XML page with <a href> gets its callback (parse_start_url or the rule's),
+        but the rules follow no link on it, as Scrapy's follow only HtmlResponse."""
+        feed = '<?xml version="1.0"?><feed><a href="/item/1">x</a><a href="/feed2">f</a></feed>'
+        self.server.add_page("/home", links=["/feed2"])
+        self.server.add("/feed", Page(feed, content_type="application/xml"))
+        self.server.add("/feed2", Page(feed.replace("/feed2", "/cat/a"),
+                                       content_type="text/xml"))
+
+        class Spider(CrawlSpider):
+            name = "xml"
+            rules = (Rule(LinkExtractor(allow=r"/feed|/item/|/cat/"), callback="parse_page",
+                          follow=True),)
+
+            def parse_start_url(self, response):
+                return {"start": response.url}
+
+            def parse_page(self, response):
+                return {"page": response.url}
+        crawler = yield crawl(Spider, SETTINGS, start_urls=[self.server.url("/feed"),
+                                                             self.server.url("/home")])
+        self.assertEqual(sorted(map(str, crawler.items)), sorted(map(str, [
+            {"start": self.server.url("/feed")}, {"start": self.server.url("/home")},
+            {"page": self.server.url("/feed2")}])))
+        self.assertEqual(set(self.server.hits), {"/feed", "/home", "/feed2"})
 
 
 def _tag(request, response):

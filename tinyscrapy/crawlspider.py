@@ -179,9 +179,10 @@ class CrawlSpider(Spider):
         """
         The requests for the links of C{response}, rule after rule. A URL goes to the first
         rule that extracted it (even if that rule's C{process_request} drops it), and a URL
-        the crawl has seen gets no Request (L{HttpResponse.follow_all}).
+        the crawl has seen gets no Request (L{HttpResponse.follow_all}). Only HTML pages
+        are followed (L{HttpResponse.is_html}), as Scrapy follows only C{HtmlResponse}s.
         """
-        if not response.is_text:
+        if not response.is_html:
             return
         taken = set()
         early_check = getattr(response, "_seen", None) is not None

@@ -203,6 +203,13 @@ class HttpResponse:
         return is_text(self.headers.get("Content-Type"), self.body)
 
     @property
+    def is_html(self):
+        """True for HTML and XHTML (the C{Content-Type}; a body without one is sniffed):
+        what Scrapy makes an C{HtmlResponse} of, see L{tinyscrapy.charsets.is_html}."""
+        from tinyscrapy.charsets import is_html
+        return is_html(self.headers.get("Content-Type"), self.body)
+
+    @property
     def encoding(self):
         """The name of the encoding C{.text} was decoded with.
         @raise NotTextResponse: the body is binary."""

@@ -11,6 +11,7 @@ from twisted.internet import defer
 from twisted.trial import unittest
 
 from tinyscrapy import CrawlSpider, Request, Rule
+from tinyscrapy.errors import UsageError
 from tinyscrapy.frontier.codec import request_from_bytes, request_to_bytes
 from tinyscrapy.http import HttpResponse
 from tinyscrapy.observe.stats import StatsCollector
@@ -99,11 +100,14 @@ class RuleTests(unittest.TestCase):
         self.assertIsInstance(Rule().link_extractor, LinkExtractor)
 
     def test_unknown_method_name(self):
-        """A callback name the spider does not have fails when the spider is made."""
+        """A name the spider has no method for fails when the spider is made, with a
+        UsageError naming the rule, the spider and the name."""
         class Broken(CrawlSpider):
-            rules = (Rule(callback="nope"),)
-        e = self.assertRaises(AttributeError, Broken)
-        self.assertIn("'nope'", str(e))
+            name = "broken"
+            rules = (Rule(), Rule(callback="parse", process_links="nope"))
+        e = self.assertRaises(UsageError, Broken)
+        self.assertEqual(str(e), "rule 1 of spider 'broken': process_links 'nope' is not a "
+                                 "method of the spider")
 
     def test_overriding_parse_warns(self):
         """A CrawlSpider that overrides parse is warned about once, when it is made."""

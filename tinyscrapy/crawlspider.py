@@ -32,6 +32,7 @@ import copy
 import logging
 from types import GeneratorType
 
+from tinyscrapy.errors import UsageError
 from tinyscrapy.http import Request, request_url
 from tinyscrapy.linkjoin import HTML_SPACE
 from tinyscrapy.spider import Spider
@@ -74,11 +75,18 @@ class Rule:
         self.process_request = process_request
         self.follow = follow if follow is not None else not callback
 
-    def _compile(self, spider):
-        """A copy whose method names are bound to C{spider}'s methods."""
+    def _compile(self, spider, index):
+        """
+        A copy whose method names are bound to C{spider}'s methods.
+
+        @param index: the rule's position in C{spider.rules}, for the error message.
+        @raise UsageError: a name that is not a method of the spider (a typo), so that the
+            command line stops at start with one line.
+        """
         rule = copy.copy(self)
         for attribute in ("callback", "errback", "process_links", "process_request"):
-            setattr(rule, attribute, _method(spider, getattr(self, attribute), attribute))
+            setattr(rule, attribute,
+                    _method(spider, getattr(self, attribute), attribute, index))
         rule._extractor = rule.link_extractor
         if rule.process_links is None and getattr(rule._extractor, "unique", False) \
                 and not getattr(rule._extractor, "canonicalize", True):
@@ -115,7 +123,7 @@ class CrawlSpider(Spider):
         self._compile_rules()
 
     def _compile_rules(self):
-        self._rules = [rule._compile(self) for rule in self.rules]
+        self._rules = [rule._compile(self, index) for index, rule in enumerate(self.rules)]
 
     def parse(self, response, **kwargs):
         """The start URLs' callback: L{parse_start_url}, then the rules' requests."""
@@ -218,14 +226,16 @@ def _request_url(response, link):
     return request_url(response.urljoin(link.url.strip(HTML_SPACE)))
 
 
-def _method(spider, value, attribute):
-    """C{value} itself, or the method of C{spider} it names."""
+def _method(spider, value, attribute, index):
+    """C{value} itself, or the method of C{spider} it names.
+    @raise UsageError: C{spider} has no such method."""
     if not isinstance(value, str):
         return value
     method = getattr(spider, value, None)
     if not callable(method):
-        raise AttributeError(f"{type(spider).__name__} has no method {value!r} "
-                             f"(the {attribute} of a Rule)")
+        name = getattr(spider, "name", None) or type(spider).__name__
+        raise UsageError(f"rule {index} of spider {name!r}: {attribute} {value!r} is not a "
+                         f"method of the spider")
     return method
 
 

@@ -196,16 +196,19 @@ class CrawlSpider(Spider):
         early_check = getattr(response, "_seen", None) is not None
         for index, rule in enumerate(self._rules):
             extractor = rule._extractor if early_check else rule.link_extractor
-            links = [link for link in extractor.extract_links(response)
-                     if _request_url(response, link) not in taken]
+            # each link keyed by the URL as its Request holds it (percent-encoded), not as
+            # the link has it ("/p q.html", "/café.html", or made relative by
+            # process_links); given so to follow_all, which neither joins nor encodes again
+            keyed = [(_request_url(response, link), link)
+                     for link in extractor.extract_links(response)]
+            if taken:
+                keyed = [(url, link) for url, link in keyed if url not in taken]
             if rule.process_links is not None:
-                links = rule.process_links(links)
-            # keyed by the URL as the Request holds it (percent-encoded), not as the link
-            # has it ("/p q.html", "/café.html", or made relative by process_links); given
-            # so to follow_all, which then neither joins nor encodes them again
+                keyed = [(_request_url(response, link), link)
+                         for link in rule.process_links([link for _, link in keyed])]
             by_url = {}
-            for link in links:
-                by_url.setdefault(_request_url(response, link), link)
+            for url, link in keyed:
+                by_url.setdefault(url, link)
             taken.update(by_url)
             requests = response.follow_all(
                 list(by_url), callback=self._callback,
@@ -223,7 +226,10 @@ class CrawlSpider(Spider):
 
 def _request_url(response, link):
     """The URL of the Request that C{response.follow(link)} makes."""
-    return request_url(response.urljoin(link.url.strip(HTML_SPACE)))
+    url = link.url
+    if not (url.startswith(("http://", "https://")) and "/." not in url):  # as follow_all
+        url = response.urljoin(url.strip(HTML_SPACE))
+    return request_url(url)
 
 
 def _method(spider, value, attribute, index):

@@ -135,6 +135,25 @@ class CommandTests(unittest.TestCase):
             ["runspider", spider, "-s", "HTTPCACHE_ENABLED=true", "-s", f"HTTPCACHE_DIR={path}"],
             "HTTPCACHE_DIR")
 
+    def test_misspelled_rule_callback(self):
+        """A CrawlSpider rule naming a method the spider does not have: one line naming
+        the rule, the spider and the name, exit 2."""
+        spider = self.write("typo.py", """
+            from tinyscrapy import CrawlSpider, Rule
+
+
+            class Typo(CrawlSpider):
+                name = "x"
+                start_urls = ["http://127.0.0.1:1/"]
+                rules = (Rule(callback="parse_itme"),)
+
+                def parse_item(self, response):
+                    return None
+        """)
+        return self.assertUsageError(
+            ["runspider", spider],
+            "rule 0 of spider 'x': callback 'parse_itme' is not a method of the spider")
+
     def test_bad_feed_extension(self):
         """An output file whose format cannot be told: one line, exit 2."""
         spider = self.write("pages.py", SPIDER_FILE)

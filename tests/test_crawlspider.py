@@ -11,6 +11,7 @@ from twisted.internet import defer
 from twisted.trial import unittest
 
 from tinyscrapy import CrawlSpider, Request, Rule
+from tinyscrapy.errors import UsageError
 from tinyscrapy.frontier.codec import request_from_bytes, request_to_bytes
 from tinyscrapy.http import HttpResponse
 from tinyscrapy.observe.stats import StatsCollector
@@ -19,7 +20,7 @@ from tinyscrapy.scope.links import LinkExtractor
 
 from .helpers import crawl
 from .logs import capture_logs
-from .servers import TestServer
+from .servers import Page, TestServer
 
 
 def _site(server):
@@ -99,11 +100,14 @@ class RuleTests(unittest.TestCase):
         self.assertIsInstance(Rule().link_extractor, LinkExtractor)
 
     def test_unknown_method_name(self):
-        """A callback name the spider does not have fails when the spider is made."""
+        """A name the spider has no method for fails when the spider is made, with a
+        UsageError naming the rule, the spider and the name."""
         class Broken(CrawlSpider):
-            rules = (Rule(callback="nope"),)
-        e = self.assertRaises(AttributeError, Broken)
-        self.assertIn("'nope'", str(e))
+            name = "broken"
+            rules = (Rule(), Rule(callback="parse", process_links="nope"))
+        e = self.assertRaises(UsageError, Broken)
+        self.assertEqual(str(e), "rule 1 of spider 'broken': process_links 'nope' is not a "
+                                 "method of the spider")
 
     def test_overriding_parse_warns(self):
         """A CrawlSpider that overrides parse is warned about once, when it is made."""
@@ -289,6 +293,62 @@ class CrawlTests(unittest.TestCase):
         crawler = yield self._crawl(Spider)
         self.assertEqual(_titles(crawler), ["/cat/a", "/cat/b", "Item 1", "Item 2",
                                             "Item 3", "Related 1", "Related 2", "Related 3"])
+
+
+    @defer.inlineCallbacks
+    def test_link_text_of_links_that_need_encoding(self):
+        """A link with a space or a non-ASCII character keeps its text in
+        meta["link_text"], and so does one that process_links makes relative."""
+        self.server.add_page("/words", links=["/p q.html", "/café.html", "/plain.html"])
+        for path in ("/p%20q.html", "/caf%C3%A9.html", "/plain.html", "/rel%20x.html"):
+            self.server.add_page(path, title=path)
+
+        class Spider(CrawlSpider):
+            name = "texts"
+            start_urls = [self.server.url("/words")]
+            rules = (Rule(LinkExtractor(allow=r"\.html"), callback="parse_page",
+                          process_links="relative"),)
+
+            def relative(self, links):
+                for link in links:
+                    if link.url.endswith("/plain.html"):
+                        link.url = "rel x.html"
+                return links
+
+            def parse_page(self, response):
+                return {"path": _title(response), "text": response.meta["link_text"]}
+        crawler = yield crawl(Spider, SETTINGS)
+        self.assertEqual(sorted((item["path"], item["text"]) for item in crawler.items), [
+            ("/caf%C3%A9.html", "/café.html"), ("/p%20q.html", "/p q.html"),
+            ("/rel%20x.html", "/plain.html")])
+
+
+    @defer.inlineCallbacks
+    def test_rules_follow_links_of_html_pages_only(self):
+        """An XML page with <a href> gets its callback (parse_start_url or the rule's),
+        but the rules follow no link on it, as Scrapy's follow only HtmlResponse."""
+        feed = '<?xml version="1.0"?><feed><a href="/item/1">x</a><a href="/feed2">f</a></feed>'
+        self.server.add_page("/home", links=["/feed2"])
+        self.server.add("/feed", Page(feed, content_type="application/xml"))
+        self.server.add("/feed2", Page(feed.replace("/feed2", "/cat/a"),
+                                       content_type="text/xml"))
+
+        class Spider(CrawlSpider):
+            name = "xml"
+            rules = (Rule(LinkExtractor(allow=r"/feed|/item/|/cat/"), callback="parse_page",
+                          follow=True),)
+
+            def parse_start_url(self, response):
+                return {"start": response.url}
+
+            def parse_page(self, response):
+                return {"page": response.url}
+        crawler = yield crawl(Spider, SETTINGS, start_urls=[self.server.url("/feed"),
+                                                             self.server.url("/home")])
+        self.assertEqual(sorted(map(str, crawler.items)), sorted(map(str, [
+            {"start": self.server.url("/feed")}, {"start": self.server.url("/home")},
+            {"page": self.server.url("/feed2")}])))
+        self.assertEqual(set(self.server.hits), {"/feed", "/home", "/feed2"})
 
 
 def _tag(request, response):

@@ -9,7 +9,7 @@ from twisted.internet import defer
 from twisted.trial import unittest
 
 from tinyscrapy import Spider
-from tinyscrapy.charsets import decode, is_text
+from tinyscrapy.charsets import decode, is_html, is_text
 from tinyscrapy.http import HttpResponse, NotTextResponse
 from tinyscrapy.sitecrawl import SiteCrawler
 
@@ -190,6 +190,19 @@ class TypeTests(unittest.TestCase):
         self.assertTrue(is_text(None, "<html>utf-16</html>".encode("utf-16-le")))
         self.assertFalse(is_text("text/plain", PNG))  # browsers sniff text/plain too
         self.assertTrue(is_text("text/plain", b"just text"))
+
+    def test_html_classification(self):
+        """HTML is text/html or XHTML; XML, JSON and text/plain are not; a body without a
+        type is HTML when it starts one (Scrapy's HtmlResponse)."""
+        for content_type in ("text/html", "TEXT/HTML; charset=utf-8", "application/xhtml+xml"):
+            self.assertTrue(is_html(content_type, b"<a href=x>"), content_type)
+        for content_type in ("application/xml", "text/xml", "application/rss+xml",
+                             "text/plain", "application/json", "image/png"):
+            self.assertFalse(is_html(content_type, b"<html><a href=x>"), content_type)
+        self.assertTrue(is_html(None, b"<!DOCTYPE html><p>"))
+        self.assertTrue(is_html("", b'<?xml version="1.0"?><HTML lang="en">'))
+        self.assertFalse(is_html(None, b'<?xml version="1.0"?><feed><a href="x"/></feed>'))
+        self.assertFalse(is_html(None, b"\x00\x01<html>"))
 
     def test_response_without_type(self):
         """No Content-Type: an HTML body is text, a PNG is not."""

@@ -8,6 +8,8 @@ usable C{Content-Type} is sniffed (a byte-order mark, a binary signature, contro
 and so is C{text/plain}, as browsers do, because servers give that type to files they do
 not know.
 
+L{is_html}: the pages whose links a L{tinyscrapy.crawlspider.CrawlSpider} follows.
+
 L{decode}: the encoding comes from, in order,
 
     1. a byte-order mark (UTF-8, UTF-16, UTF-32), as HTML5 says;
@@ -83,6 +85,22 @@ def is_text(content_type, body):
     if _utf16_sniff(head):
         return True
     return not any(byte in _BINARY_BYTES for byte in head)
+
+
+_HTML_TYPES = frozenset({"text/html", "application/xhtml+xml", "application/vnd.wap.xhtml+xml"})
+
+
+def is_html(content_type, body):
+    """
+    Is this body HTML, what Scrapy makes an C{HtmlResponse} of? The C{Content-Type}
+    decides (C{text/html}, XHTML); a body without a usable one is HTML when it is text
+    with C{<html} or C{<!doctype html} in its first 5,000 bytes (Scrapy looks for
+    C{<html>} there).
+    """
+    if content_type and text_type(content_type) is not None:
+        return media_type(content_type) in _HTML_TYPES
+    head = body[:5000].lower()
+    return (b"<html" in head or b"<!doctype html" in head) and is_text(None, body)
 
 
 def decode(content_type, body):

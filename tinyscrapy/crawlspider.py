@@ -32,7 +32,9 @@ import copy
 import logging
 from types import GeneratorType
 
-from tinyscrapy.http import Request
+from tinyscrapy.errors import UsageError
+from tinyscrapy.http import Request, request_url
+from tinyscrapy.linkjoin import HTML_SPACE
 from tinyscrapy.spider import Spider
 
 logger = logging.getLogger(__name__)
@@ -73,11 +75,18 @@ class Rule:
         self.process_request = process_request
         self.follow = follow if follow is not None else not callback
 
-    def _compile(self, spider):
-        """A copy whose method names are bound to C{spider}'s methods."""
+    def _compile(self, spider, index):
+        """
+        A copy whose method names are bound to C{spider}'s methods.
+
+        @param index: the rule's position in C{spider.rules}, for the error message.
+        @raise UsageError: a name that is not a method of the spider (a typo), so that the
+            command line stops at start with one line.
+        """
         rule = copy.copy(self)
         for attribute in ("callback", "errback", "process_links", "process_request"):
-            setattr(rule, attribute, _method(spider, getattr(self, attribute), attribute))
+            setattr(rule, attribute,
+                    _method(spider, getattr(self, attribute), attribute, index))
         rule._extractor = rule.link_extractor
         if rule.process_links is None and getattr(rule._extractor, "unique", False) \
                 and not getattr(rule._extractor, "canonicalize", True):
@@ -114,7 +123,7 @@ class CrawlSpider(Spider):
         self._compile_rules()
 
     def _compile_rules(self):
-        self._rules = [rule._compile(self) for rule in self.rules]
+        self._rules = [rule._compile(self, index) for index, rule in enumerate(self.rules)]
 
     def parse(self, response, **kwargs):
         """The start URLs' callback: L{parse_start_url}, then the rules' requests."""
@@ -178,21 +187,28 @@ class CrawlSpider(Spider):
         """
         The requests for the links of C{response}, rule after rule. A URL goes to the first
         rule that extracted it (even if that rule's C{process_request} drops it), and a URL
-        the crawl has seen gets no Request (L{HttpResponse.follow_all}).
+        the crawl has seen gets no Request (L{HttpResponse.follow_all}). Only HTML pages
+        are followed (L{HttpResponse.is_html}), as Scrapy follows only C{HtmlResponse}s.
         """
-        if not response.is_text:
+        if not response.is_html:
             return
         taken = set()
         early_check = getattr(response, "_seen", None) is not None
         for index, rule in enumerate(self._rules):
             extractor = rule._extractor if early_check else rule.link_extractor
-            links = [link for link in extractor.extract_links(response)
-                     if link.url not in taken]
+            # each link keyed by the URL as its Request holds it (percent-encoded), not as
+            # the link has it ("/p q.html", "/café.html", or made relative by
+            # process_links); given so to follow_all, which neither joins nor encodes again
+            keyed = [(_request_url(response, link), link)
+                     for link in extractor.extract_links(response)]
+            if taken:
+                keyed = [(url, link) for url, link in keyed if url not in taken]
             if rule.process_links is not None:
-                links = rule.process_links(links)
+                keyed = [(_request_url(response, link), link)
+                         for link in rule.process_links([link for _, link in keyed])]
             by_url = {}
-            for link in links:
-                by_url.setdefault(link.url, link)
+            for url, link in keyed:
+                by_url.setdefault(url, link)
             taken.update(by_url)
             requests = response.follow_all(
                 list(by_url), callback=self._callback,
@@ -208,14 +224,24 @@ class CrawlSpider(Spider):
                 yield request
 
 
-def _method(spider, value, attribute):
-    """C{value} itself, or the method of C{spider} it names."""
+def _request_url(response, link):
+    """The URL of the Request that C{response.follow(link)} makes."""
+    url = link.url
+    if not (url.startswith(("http://", "https://")) and "/." not in url):  # as follow_all
+        url = response.urljoin(url.strip(HTML_SPACE))
+    return request_url(url)
+
+
+def _method(spider, value, attribute, index):
+    """C{value} itself, or the method of C{spider} it names.
+    @raise UsageError: C{spider} has no such method."""
     if not isinstance(value, str):
         return value
     method = getattr(spider, value, None)
     if not callable(method):
-        raise AttributeError(f"{type(spider).__name__} has no method {value!r} "
-                             f"(the {attribute} of a Rule)")
+        name = getattr(spider, "name", None) or type(spider).__name__
+        raise UsageError(f"rule {index} of spider {name!r}: {attribute} {value!r} is not a "
+                         f"method of the spider")
     return method
 
 

@@ -203,6 +203,13 @@ class HttpResponse:
         return is_text(self.headers.get("Content-Type"), self.body)
 
     @property
+    def is_html(self):
+        """True for HTML and XHTML (the C{Content-Type}; a body without one is sniffed):
+        what Scrapy makes an C{HtmlResponse} of, see L{tinyscrapy.charsets.is_html}."""
+        from tinyscrapy.charsets import is_html
+        return is_html(self.headers.get("Content-Type"), self.body)
+
+    @property
     def encoding(self):
         """The name of the encoding C{.text} was decoded with.
         @raise NotTextResponse: the body is binary."""
@@ -336,6 +343,17 @@ class HttpResponse:
         return [_request(url, callback, kwargs) for url in absolute]
 
 
+def request_url(url):
+    """
+    The C{url} of the Request that L{HttpResponse.follow} makes for the absolute C{url}:
+    L{safe_url}, or, for a URL it refuses, the percent-encoded URL of L{_request}.
+    """
+    try:
+        return safe_url(url)
+    except ValueError:  # UnicodeError included
+        return _quote_refused(url)
+
+
 def _request(url, callback, kwargs):
     """
     C{Request(url, callback, **kwargs)}; a URL Request refuses (a bad port with non-ASCII
@@ -345,6 +363,9 @@ def _request(url, callback, kwargs):
     try:
         return Request(url, callback=callback, **kwargs)
     except ValueError:  # UnicodeError included
-        from urllib.parse import quote
-        quoted = quote(url, safe="/:?#[]@!$&'()*+,;=%~", errors="surrogatepass")
-        return Request(quoted, callback=callback, **kwargs)
+        return Request(_quote_refused(url), callback=callback, **kwargs)
+
+
+def _quote_refused(url):
+    from urllib.parse import quote
+    return quote(url, safe="/:?#[]@!$&'()*+,;=%~", errors="surrogatepass")

@@ -19,7 +19,9 @@ audio, video, office documents, ...), and its text matches C{restrict_text} (whe
 With C{unique} (the default), a URL is kept once, compared by canonical URL.
 
 One difference from Scrapy: C{Link.url} has no fragment (it is in C{Link.fragment}), since
-the server never sees it and two links that differ only there are one page.
+the server never sees it and two links that differ only there are one page. Another:
+C{Link.url} is not percent-encoded (Scrapy's is, with C{safe_url_string}): C{allow} and
+C{deny} see the URL as the page wrote it, and the L{Request} encodes it.
 """
 
 import re

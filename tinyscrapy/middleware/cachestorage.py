@@ -7,7 +7,6 @@ status, headers, the time it was stored, the body's length), then the body as it
 import errno
 import json
 import os
-import tempfile
 from urllib.parse import urlsplit
 
 from tinyscrapy.http import HttpResponse
@@ -90,6 +89,7 @@ class FilesystemCacheStorage:
         directory, name = os.path.split(path)
         # a name of its own for every write: two crawls sharing the directory may store the
         # same entry at once, and each must rename only the file it wrote
+        import tempfile  # here: the module is loaded by every crawl, the cache is often off
         fd, partial = tempfile.mkstemp(suffix=".partial", prefix=name, dir=directory)
         try:
             os.fchmod(fd, 0o666 & ~_UMASK)  # mkstemp's 0600, back to what open() gives

@@ -87,3 +87,23 @@ class CrawlTests(unittest.TestCase):
         url = self.server.add_page("/", body="<html>héllo</html>")
         yield crawl(Args, url=url, label="L")
         self.assertEqual(seen, [("L", 1, 200, True)])
+
+
+class Ipv6LoopbackTests(unittest.TestCase):
+    """The `crawl` command's spider on http://[::1]:PORT/: its own start URL is on-site."""
+
+    @defer.inlineCallbacks
+    def test_site_crawl_over_ipv6_loopback(self):
+        from twisted.internet.error import CannotListenError
+
+        from tinyscrapy.sitecrawl import SiteCrawler
+        try:
+            server = TestServer(interface="::1").start()
+        except CannotListenError:
+            raise unittest.SkipTest("no IPv6 loopback on this machine") from None
+        self.addCleanup(server.stop)
+        start = server.add_page("/", links=["/a"])
+        server.add_page("/a")
+        crawler = yield crawl(SiteCrawler, start_urls=[start])
+        self.assertEqual(crawler.stats.get_value("item_scraped_count"), 2)
+        self.assertEqual(server.hits["/a"], 1)

@@ -239,6 +239,38 @@ class DnsCacheTests(unittest.TestCase):
         self.assertEqual(resolver.calls, ["example.com"])
 
 
+class EdgeTests(unittest.TestCase):
+    """What a review found: a waiter cancelled by another's callback, a negative
+    DNS_TIMEOUT, a host name twisted refuses."""
+
+    def test_waiter_cancelled_by_another_waiters_callback(self):
+        cache = DnsCache(Clock(), resolver=FakeResolver(), timeout=5)
+        first, second = cache.resolve("a.test"), cache.resolve("a.test")
+        first.addCallback(lambda result: (second.cancel(), result)[1])
+        got_first, got_second = results([first]), results([second])
+        cache.resolver.answer(["127.0.0.1"])
+        self.assertEqual(got_first, [(IPv4Address("TCP", "127.0.0.1", 0),)])
+        self.assertEqual(len(got_second), 1)  # cancelled, and never answered after that
+        self.assertIsInstance(got_second[0], defer.CancelledError)
+
+    def test_negative_timeout_is_a_usage_error(self):
+        from tinyscrapy.errors import UsageError
+        e = self.assertRaises(UsageError, DnsCache.from_settings, Clock(),
+                              Settings({"DNS_TIMEOUT": -1}))
+        self.assertIn("DNS_TIMEOUT", str(e))
+
+    @defer.inlineCallbacks
+    def test_name_twisted_refuses_is_not_looked_up(self):
+        server = TestServer().start()
+        self.addCleanup(server.stop)
+        server.add_page("/")
+        resolver = use_resolver(self, FakeResolver(sync={"a_b.test": ["127.0.0.1"]}))
+        fetcher = make_fetcher(self, {"RETRY_ENABLED": False})
+        error, _ = yield failure_of(get(fetcher, f"http://a_b.test:{server.port}/"))
+        self.assertIsInstance(error, ValueError)
+        self.assertEqual(resolver.calls, [])
+
+
 class LocalhostTests(unittest.TestCase):
     """Fetches of http://localhost:PORT/, the reactor's own resolver counted."""
 

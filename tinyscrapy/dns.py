@@ -46,7 +46,7 @@ from twisted.internet.interfaces import (
 )
 from zope.interface import implementer
 
-from tinyscrapy.errors import DnsLookupTimeout
+from tinyscrapy.errors import DnsLookupTimeout, UsageError
 
 
 @implementer(IHostnameResolver)
@@ -78,7 +78,11 @@ class DnsCache:
         """A cache as C{DNSCACHE_ENABLED}, C{DNSCACHE_SIZE} and C{DNS_TIMEOUT} say."""
         enabled = settings.getbool("DNSCACHE_ENABLED", True)
         size = max(0, settings.getint("DNSCACHE_SIZE", 10000)) if enabled else 0
-        return cls(reactor, size, settings.getfloat("DNS_TIMEOUT", 60.0), stats, resolver)
+        timeout = settings.getfloat("DNS_TIMEOUT", 60.0)
+        if timeout < 0:
+            raise UsageError(f"setting DNS_TIMEOUT={timeout}: expected seconds, 0 or more "
+                             "(0: no limit)")
+        return cls(reactor, size, timeout, stats, resolver)
 
     def resolve(self, host):
         """
@@ -115,9 +119,9 @@ class DnsCache:
         self._running.add(lookup)
         if self.size:
             self._lookups[host] = lookup
-        if self.timeout:
-            lookup.timer = self.reactor.callLater(self.timeout, lookup.time_out)
-        try:
+        try:  # one try: whatever raises here ends the lookup, and fails its waiters
+            if self.timeout:
+                lookup.timer = self.reactor.callLater(self.timeout, lookup.time_out)
             self.resolver.resolveHostName(lookup, host, 0)
         except Exception as e:  # a resolver that raises instead of answering
             lookup.finish(DNSLookupError(f"{host!r}: {e}"))
@@ -213,8 +217,10 @@ class _Lookup:
         return d
 
     def _cancel_wait(self, d):
-        """One waiter gave up (its connection was cancelled); the lookup goes on."""
-        self._waiters.remove(d)
+        """One waiter gave up (its connection was cancelled); the lookup goes on. (It may
+        be one L{finish} has not answered yet, cancelled by another waiter's callback.)"""
+        if d in self._waiters:
+            self._waiters.remove(d)
 
     def resolutionBegan(self, resolution):
         pass
@@ -247,8 +253,8 @@ class _Lookup:
         if error is None:
             addresses = tuple(_at_port(address, 0, "TCP") for address in self._addresses)
         self.cache._ended(self, addresses)
-        waiters, self._waiters = self._waiters, []
-        for d in waiters:
+        while self._waiters:  # one at a time: a callback may cancel a later waiter
+            d = self._waiters.pop(0)
             if error is None:
                 d.callback(addresses)
             else:
@@ -264,7 +270,6 @@ class DnsEndpoint:
     def __init__(self, reactor, cache, host, port, timeout=30):
         """
         @param timeout: seconds each TCP connection attempt may take.
-        @raise ValueError: (from twisted) what C{HostnameEndpoint} refuses.
         """
         from twisted.internet.endpoints import HostnameEndpoint
         self.cache = cache
@@ -282,6 +287,9 @@ class DnsEndpoint:
             (C{ConnectionRefusedError}, twisted's C{TimeoutError}, ...). Cancelling it
             stops waiting for the lookup (which goes on, for the cache) or connecting.
         """
+        if getattr(self._endpoint, "_badHostname", False):
+            # a name twisted refuses (IDNA): its own failure at once, with no lookup
+            return self._endpoint.connect(protocolFactory)
         d = self.cache.resolve(self.host)
         d.addCallback(self._cb_resolved, protocolFactory)
         return d

@@ -86,6 +86,8 @@ def _start_domains(urls):
         if origin is None:
             continue
         host_port = origin.partition("://")[2]
+        if host_port.startswith("["):  # IPv6: the offsite filter compares it unbracketed
+            host_port = host_port[1:].replace("]", "", 1)
         domains.append(host_port)
         if host_port.startswith("www."):
             domains.append(host_port[4:])

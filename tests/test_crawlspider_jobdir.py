@@ -7,10 +7,10 @@ import json
 import os
 import textwrap
 
-from twisted.internet import defer, reactor, task
+from twisted.internet import defer, reactor
 from twisted.trial import unittest
 
-from .helpers import run_command
+from .helpers import run_and_interrupt
 from .servers import Delay, TestServer
 
 SPIDER_FILE = """
@@ -53,23 +53,9 @@ class PauseResumeTests(unittest.TestCase):
         def run(feed, interrupt_after=None):
             args = ["runspider", spider, "-a", f"start_urls={server.url('/')}",
                     "--jobdir", jobdir, "-O", feed, "-s", "CONCURRENT_REQUESTS=2"]
-            transports = []
-            d = run_command(reactor, args, started=transports.append)
-            if interrupt_after is None:
-                return d
-
-            def poll():
-                if sum(server.hits.values()) >= interrupt_after:
-                    transports[0].signalProcess("INT")
-                    loop.stop()
-
-            def stop_polling(result):
-                if loop.running:
-                    loop.stop()
-                return result
-            loop = task.LoopingCall(poll)
-            loop.start(0.02)
-            return d.addBoth(stop_polling)
+            conditions = [] if interrupt_after is None else [
+                lambda: sum(server.hits.values()) >= interrupt_after]
+            return run_and_interrupt(reactor, args, conditions)
 
         feed1, feed2 = (os.path.abspath(self.mktemp() + ".jsonl") for _ in "12")
         code, _out, err = yield run(feed1, interrupt_after=6)

@@ -11,7 +11,7 @@ import re
 from twisted.internet import defer, reactor, task
 from twisted.trial import unittest
 
-from tests.helpers import run_command
+from tests.helpers import run_and_interrupt, run_command
 from tests.servers import Delay, TestServer
 from tinyscrapy.demo import BOOK_COUNT, QUOTE_COUNT
 
@@ -23,22 +23,6 @@ def _lines(path):
         return []
     with open(path) as f:
         return [json.loads(line) for line in f if line.endswith("\n")]
-
-
-def _interrupt_when(transports, ready):
-    """Send SIGINT to the first transport once C{ready()} is true; @return: the poll."""
-    def poll():
-        if transports and ready():
-            transports[0].signalProcess("INT")
-            loop.stop()
-    loop = task.LoopingCall(poll)
-    loop.start(0.02)
-    return loop
-
-
-def _stop(loop):
-    if loop.running:
-        loop.stop()
 
 
 class DemoResumeTests(unittest.TestCase):
@@ -58,12 +42,10 @@ class DemoResumeTests(unittest.TestCase):
         args = ["run", *spiders, "--jobdir", self.jobdir, "-O", feed,
                 "-s", "DOWNLOAD_DELAY=0.02", "-s", "RANDOMIZE_DOWNLOAD_DELAY=False",
                 "-s", "CONCURRENT_REQUESTS=2"]
-        transports = []
-        d = run_command(reactor, args, started=transports.append)
-        if interrupt_after is not None:
-            books = feed % {"name": "books"}
-            loop = _interrupt_when(transports, lambda: len(_lines(books)) >= interrupt_after)
-            d.addBoth(_keep, _stop, loop)
+        books = feed % {"name": "books"}
+        conditions = [] if interrupt_after is None else [
+            lambda: len(_lines(books)) >= interrupt_after]
+        d = run_and_interrupt(reactor, args, conditions)
         d.addCallback(_status_and_err)
         return d
 
@@ -160,11 +142,6 @@ class SecondProcessTests(unittest.TestCase):
         self.assertEqual(code, 0, err)
         self.assertIn("requests kept for the next run", err)
         self.assertNotIn("ERROR", err)
-
-
-def _keep(result, function, *args):
-    function(*args)
-    return result
 
 
 def _status_and_err(result):

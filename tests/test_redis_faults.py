@@ -8,14 +8,10 @@ port (and skips when redis-server is not installed).
 import logging
 
 from twisted.internet import defer, reactor, task
-from twisted.trial import unittest
 
-from tinyscrapy.crawler import Crawler
 from tinyscrapy.http import Request
-from tinyscrapy.settings import Settings
 
-from .redisserver import NO_REDIS, RedisServer
-from .test_redis_frontier import SharedSpider, wait_until
+from .test_redis_frontier import SchedulerTestCase, wait_until
 
 
 class LogRecords(logging.Handler):
@@ -47,44 +43,15 @@ def capture_logs(test):
     return records
 
 
-class FaultTestCase(unittest.TestCase):
+class FaultTestCase(SchedulerTestCase):
     """A redis-server of the test's own, and schedulers on it in this process."""
 
-    skip = NO_REDIS
-    timeout = 30
+    extra_settings = {"SCHEDULER_REDIS_TIMEOUT": 2}
 
     def setUp(self):
-        self.redis = RedisServer().start()
-        self.addCleanup(self.redis.stop)
+        super().setUp()
         self.logs = capture_logs(self)
-        self.stops = []  # the reasons the schedulers asked their crawler to stop with
 
-    @defer.inlineCallbacks
-    def open_scheduler(self, **settings):
-        """A RedisScheduler of its own crawler, open; closed (shutdown) at cleanup."""
-        from tinyscrapy.frontier.redis import RedisScheduler
-        values = {"SCHEDULER_URL": self.redis.url, "CONCURRENT_REQUESTS": 4,
-                  "SCHEDULER_REDIS_POLL_INTERVAL": 0.05, "SCHEDULER_REDIS_TIMEOUT": 2}
-        values.update(settings)
-        crawler = Crawler(SharedSpider, Settings(values), reactor=reactor)
-        crawler.settings.freeze()
-        crawler.stop = lambda reason="shutdown": self.stops.append(reason)
-        spider = crawler.spider = SharedSpider.from_crawler(crawler)
-        scheduler = RedisScheduler.from_crawler(crawler)
-        yield scheduler.open(spider)
-        self.addCleanup(self.close_once, scheduler, "shutdown")
-        return scheduler
-
-    def close_once(self, scheduler, reason):
-        if getattr(scheduler, "_closed_in_test", False):
-            return None
-        scheduler._closed_in_test = True
-        return scheduler.close(reason)
-
-    def key(self, name):
-        return f"tinyscrapy:shared:{name}"
-
-    @defer.inlineCallbacks
     def take(self, scheduler):
         """Wait until C{scheduler} hands out a request; @return: it."""
         taken = []

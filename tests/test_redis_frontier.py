@@ -88,30 +88,37 @@ class CodecTests(unittest.TestCase):
         self.assertIn("http://example.com/lambda", str(caught.exception))
 
 
-class RedisSchedulerTests(unittest.TestCase):
-    """Two or more schedulers on one Redis, in this process."""
+class SchedulerTestCase(unittest.TestCase):
+    """A redis-server of the test's own, and RedisSchedulers on it in this process, each
+    with a crawler of its own whose C{stop} only records the reason in C{self.stops}."""
 
     skip = NO_REDIS
     timeout = 30
+    extra_settings = {}
 
     def setUp(self):
         self.redis = RedisServer().start()  # each test its own (it starts in ~30 ms)
         self.addCleanup(self.redis.stop)
+        self.stops = []  # the reasons the schedulers asked their crawler to stop with
 
     @defer.inlineCallbacks
     def open_scheduler(self, **settings):
         """A RedisScheduler of its own crawler, open; closed (shutdown) at cleanup."""
         from tinyscrapy.frontier.redis import RedisScheduler
         values = {"SCHEDULER_URL": self.redis.url, "CONCURRENT_REQUESTS": 4,
-                  "SCHEDULER_REDIS_POLL_INTERVAL": 0.05}
+                  "SCHEDULER_REDIS_POLL_INTERVAL": 0.05, **self.extra_settings}
         values.update(settings)
         crawler = Crawler(SharedSpider, Settings(values), reactor=reactor)
         crawler.settings.freeze()
+        crawler.stop = self._record_stop
         spider = crawler.spider = SharedSpider.from_crawler(crawler)
         scheduler = RedisScheduler.from_crawler(crawler)
         yield scheduler.open(spider)
         self.addCleanup(self.close_once, scheduler, "shutdown")
         return scheduler
+
+    def _record_stop(self, reason="shutdown"):
+        self.stops.append(reason)
 
     def close_once(self, scheduler, reason):
         if getattr(scheduler, "_closed_in_test", False):
@@ -121,6 +128,10 @@ class RedisSchedulerTests(unittest.TestCase):
 
     def key(self, name):
         return f"tinyscrapy:shared:{name}"
+
+
+class RedisSchedulerTests(SchedulerTestCase):
+    """Two or more schedulers on one Redis, in this process."""
 
     def flushed(self, *schedulers):
         """@return: a Deferred firing once each scheduler wrote everything."""

@@ -62,19 +62,23 @@ class Downloader:
         self.slots.acquire(request)
         self.signals.send(signals.request_reached_downloader, request=request, spider=spider)
         d = self.middleware.download(request, spider, self._fetch_counted)
-        d.addBoth(self._cb_release_slot, request)
         d.addBoth(self._cb_left, request, spider)
         return d
 
     def _cb_left(self, result, request, spider):
-        """Send C{request_left_downloader} with the result (a response, a request that
-        continues this one, or the failure), which passes on unchanged."""
+        """
+        The request left the downloader: free its place in its slot (a second call does
+        nothing), then send C{request_left_downloader} with the result (a response, a
+        request that continues this one, or the failure), which passes on unchanged.
+        """
+        self.slots.release(request, result)
         self.signals.send(signals.request_left_downloader, request=request, result=result,
                           spider=spider)
         return result
 
     def _cb_release_slot(self, result, request):
-        """Free C{request}'s place in its slot (a second call does nothing)."""
+        """Free C{request}'s place in its slot as the transfer ends (with the raw response,
+        for AutoThrottle)."""
         self.slots.release(request, result)
         return result
 

@@ -92,10 +92,15 @@ def _cb_reachable(protocol, host, port, db, user, password, reactor, timeout):
     if ready is None or ready.called:
         ready = client.ping()
     else:
-        ready.addCallback(lambda _: client.ping())
+        ready.addCallback(_cb_ping, client)
     call = reactor.callLater(timeout, ready.cancel)
     ready.addBoth(_cb_answered, client, call)
     return ready
+
+
+def _cb_ping(_, client):
+    """Connected, authenticated and on its db: one PING proves the server answers."""
+    return client.ping()
 
 
 def _cb_answered(result, client, call):

@@ -8,7 +8,7 @@ import time
 
 from twisted.internet import defer, reactor, task
 
-from tinyscrapy.fetch import HttpFetcher
+from tinyscrapy.download.fetcher import HttpFetcher
 from tinyscrapy.http import Request
 from tinyscrapy.observe.stats import StatsCollector
 from tinyscrapy.settings import Settings

@@ -11,9 +11,9 @@ from twisted.internet import defer
 from twisted.trial import unittest
 
 from tinyscrapy import CloseSpider, Spider
-from tinyscrapy.closespider import CloseConditions
 from tinyscrapy.crawler import Crawler
 from tinyscrapy.errors import NotConfigured
+from tinyscrapy.extensions.closespider import CloseConditions
 from tinyscrapy.settings import Settings
 
 from .helpers import crawl

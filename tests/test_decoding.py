@@ -1,6 +1,6 @@
 """
-Content-Encoding: bounded decoding (L{tinyscrapy.decoding}) on its own, then through the
-fetcher against servers sending gzip, deflate, bombs and bodies that lie.
+Content-Encoding: bounded decoding (L{tinyscrapy.download.contentencoding}) on its
+own, then through the fetcher against servers sending gzip, deflate, bombs and bodies that lie.
 """
 
 import gzip
@@ -11,8 +11,9 @@ from types import SimpleNamespace
 from twisted.internet import defer
 from twisted.trial import unittest
 
-from tinyscrapy import brzstd, decoding
-from tinyscrapy.decoding import accept_encoding, body_decoder
+from tinyscrapy.download import brzstd
+from tinyscrapy.download import contentencoding as decoding
+from tinyscrapy.download.contentencoding import accept_encoding, body_decoder
 from tinyscrapy.errors import ContentDecodingError, DecompressionBomb, ResponseTooLarge
 
 from .fetchutil import failure_of, get, make_fetcher, open_connections, wait_until

@@ -15,7 +15,7 @@ from twisted.trial import unittest
 from zope.interface import implementer
 
 from tinyscrapy import Spider
-from tinyscrapy.dns import DnsCache
+from tinyscrapy.download.dnscache import DnsCache
 from tinyscrapy.errors import DnsLookupTimeout
 from tinyscrapy.observe.stats import StatsCollector
 from tinyscrapy.settings import Settings

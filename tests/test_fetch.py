@@ -9,9 +9,9 @@ from twisted.internet import defer, error, reactor
 from twisted.trial import unittest
 from twisted.web.client import HTTPConnectionPool, ResponseFailed, ResponseNeverReceived
 
+from tinyscrapy.download.pool import CrawlAgent
 from tinyscrapy.errors import DownloadTimeout, InvalidUrl, ResponseTooLarge
 from tinyscrapy.http import Request
-from tinyscrapy.pool import CrawlAgent
 
 from .fetchutil import CapturedLogs, failure_of, get, make_fetcher, open_connections, wait_until
 from .servers import (

@@ -6,7 +6,8 @@ logged once with their URL, and never stop the crawl.
 from twisted.internet import defer
 from twisted.trial import unittest
 
-from tinyscrapy import Spider, brzstd
+from tinyscrapy import Spider
+from tinyscrapy.download import brzstd
 
 from .fetchutil import CapturedLogs
 from .helpers import crawl

@@ -11,8 +11,8 @@ from twisted.internet import defer, reactor
 from twisted.trial import unittest
 
 from tinyscrapy import Request, signals
+from tinyscrapy.download.fetcher import HttpFetcher
 from tinyscrapy.errors import CertificateError, TunnelError
-from tinyscrapy.fetch import HttpFetcher
 from tinyscrapy.middleware.proxy import HttpProxyMiddleware
 from tinyscrapy.settings import Settings
 

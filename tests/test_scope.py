@@ -321,8 +321,8 @@ class FollowTests(unittest.TestCase):
         import random
         from urllib.parse import urljoin
 
-        from tinyscrapy.linkjoin import fast_join as _fast_join
-        from tinyscrapy.linkjoin import join_prefixes as _join_prefixes
+        from tinyscrapy.http.linkjoin import fast_join as _fast_join
+        from tinyscrapy.http.linkjoin import join_prefixes as _join_prefixes
 
         rng = random.Random(7)
         pieces = ["a", "B", "/", "//", ".", "..", "?", "#", ";", ":", "=", "&", "%20", "~",

@@ -11,16 +11,16 @@ from twisted.python.failure import Failure
 from twisted.trial import unittest
 
 from tinyscrapy import Request, Spider
-from tinyscrapy.autothrottle import AutoThrottle
 from tinyscrapy.crawler import Crawler
+from tinyscrapy.download.autothrottle import AutoThrottle
+from tinyscrapy.download.limits import LimitRule, default_rule, parse_limit_rules
+from tinyscrapy.download.slots import ARRIVAL_SLACK, UNSENT_RECHECK, Slots
 from tinyscrapy.engine import ExecutionEngine
 from tinyscrapy.errors import UsageError
 from tinyscrapy.http import HttpResponse
-from tinyscrapy.limits import LimitRule, default_rule, parse_limit_rules
 from tinyscrapy.scheduler import Scheduler
 from tinyscrapy.scraper import Scraper
 from tinyscrapy.settings import Settings
-from tinyscrapy.slots import ARRIVAL_SLACK, UNSENT_RECHECK, Slots
 
 from .helpers import FakeDownloader
 

@@ -9,9 +9,9 @@ from twisted.internet import defer
 from twisted.trial import unittest
 
 from tinyscrapy import Spider
-from tinyscrapy.charsets import decode, is_html, is_text
 from tinyscrapy.http import HttpResponse, NotTextResponse
-from tinyscrapy.sitecrawl import SiteCrawler
+from tinyscrapy.http.charsets import decode, is_html, is_text
+from tinyscrapy.spiders.sitespider import SiteCrawler
 
 from .fetchutil import get, make_fetcher
 from .helpers import crawl

@@ -9,11 +9,11 @@ from twisted.internet import defer, reactor
 from twisted.trial import unittest
 
 from tinyscrapy import Spider
+from tinyscrapy.download.fetcher import HttpFetcher
+from tinyscrapy.download.pool import CrawlAgent, CrawlPool
+from tinyscrapy.download.tls import https_policy
 from tinyscrapy.errors import CertificateError, UsageError
-from tinyscrapy.fetch import HttpFetcher
-from tinyscrapy.pool import CrawlAgent, CrawlPool
 from tinyscrapy.settings import Settings
-from tinyscrapy.tls import https_policy
 
 from .fetchutil import failure_of, get, make_fetcher
 from .helpers import crawl

@@ -1,24 +1,22 @@
 """
 L{Command}: C{python -m tinyscrapy COMMAND ...}.
 
+Each command is a module of L{tinyscrapy.commands}; this module parses the command line,
+dispatches to the command, and keeps what the crawling commands share (L{Command.crawl}).
+
 Usage errors (an unknown command or option, a spider that does not import, a bad setting)
 print one line on stderr and exit with status 2, without a traceback. A crawl that ran to
 its end exits 0, whatever pages failed on the way (they are in the stats).
 """
 
 import argparse
-import importlib.util
-import inspect
+import importlib
 import logging
-import os
 import sys
 
-import tinyscrapy
-from tinyscrapy.components import load_object
+from tinyscrapy.commands import NAMES
 from tinyscrapy.errors import UsageError
 from tinyscrapy.settings import Settings, parse_value
-
-DEFAULT_SPIDERS = ("spiders.books.BooksSpider", "spiders.quotes.QuotesSpider")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -27,51 +25,39 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message):
         raise UsageError(message)
 
+    def add_common_options(self):
+        """The options of every crawling command (C{run}, C{runspider}, C{crawl})."""
+        self.add_argument("-o", dest="append", action="append", default=[], metavar="FILE",
+                          help="append items to FILE (.jsonl .json .csv; - for stdout)")
+        self.add_argument("-O", dest="overwrite", action="append", default=[],
+                          metavar="FILE", help="write items to FILE, replacing it")
+        self.add_argument("-s", dest="settings", action="append", default=[],
+                          metavar="NAME=VALUE", help="set a setting (repeatable)")
+        self.add_argument("-a", dest="spargs", action="append", default=[],
+                          metavar="NAME=VALUE", help="set a spider argument (repeatable)")
+        self.add_argument("-L", dest="loglevel", metavar="LEVEL",
+                          help="log level (DEBUG, INFO, WARNING, ERROR)")
+        self.add_argument("--jobdir", metavar="DIR", help="persistent frontier: pause with "
+                          "Ctrl-C, resume by running again; each spider keeps its own in "
+                          "DIR/<spider name> (the JOBDIR setting)")
+        self.add_argument("--scheduler", metavar="URL", help="shared frontier, e.g. "
+                          "redis://127.0.0.1:6379/0 (the SCHEDULER_URL setting)")
+        self.add_argument("--trace", metavar="FILE",
+                          help="write the engine timeline as HTML (the TRACE_FILE setting)")
 
-def _add_common_options(parser):
-    parser.add_argument("-o", dest="append", action="append", default=[], metavar="FILE",
-                        help="append items to FILE (.jsonl .json .csv; - for stdout)")
-    parser.add_argument("-O", dest="overwrite", action="append", default=[], metavar="FILE",
-                        help="write items to FILE, replacing it")
-    parser.add_argument("-s", dest="settings", action="append", default=[],
-                        metavar="NAME=VALUE", help="set a setting (repeatable)")
-    parser.add_argument("-a", dest="spargs", action="append", default=[],
-                        metavar="NAME=VALUE", help="set a spider argument (repeatable)")
-    parser.add_argument("-L", dest="loglevel", metavar="LEVEL",
-                        help="log level (DEBUG, INFO, WARNING, ERROR)")
-    parser.add_argument("--jobdir", metavar="DIR", help="persistent frontier: pause with "
-                        "Ctrl-C, resume by running again; each spider keeps its own in "
-                        "DIR/<spider name> (the JOBDIR setting)")
-    parser.add_argument("--scheduler", metavar="URL", help="shared frontier, e.g. "
-                        "redis://127.0.0.1:6379/0 (the SCHEDULER_URL setting)")
-    parser.add_argument("--trace", metavar="FILE",
-                        help="write the engine timeline as HTML (the TRACE_FILE setting)")
+
+def command_module(name):
+    """The module of L{tinyscrapy.commands} that runs command C{name}."""
+    return importlib.import_module("tinyscrapy.commands." + name)
 
 
 def build_parser():
     parser = _Parser(prog="python -m tinyscrapy",
                      description="Scrapy's model, TinyScrapy's size, Twisted underneath.")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    run = commands.add_parser("run", help="run spider classes (default: the demo spiders)")
-    run.add_argument("spiders", nargs="*", metavar="SPIDER",
-                     help="dotted class path, e.g. spiders.books.BooksSpider")
-    _add_common_options(run)
-    runspider = commands.add_parser("runspider", help="run the spider defined in a file")
-    runspider.add_argument("file", metavar="FILE.py")
-    _add_common_options(runspider)
-    crawl = commands.add_parser("crawl", help="follow same-host links from URLs, no code")
-    crawl.add_argument("urls", nargs="+", metavar="URL")
-    _add_common_options(crawl)
-    demo = commands.add_parser("demo", help="serve the embedded demo site")
-    demo.add_argument("--port", type=int, default=8800)
-    bench = commands.add_parser("bench", help="a quick speed check on a generated site")
-    bench.add_argument("--pages", type=int, default=2000)
-    bench.add_argument("-s", dest="settings", action="append", default=[],
-                       metavar="NAME=VALUE", help="set a setting (repeatable)")
-    bench.add_argument("-L", dest="loglevel", metavar="LEVEL", help="log level")
-    commands.add_parser("settings", help="every setting and its default (Markdown)")
-    commands.add_parser("version", help="print the version")
-    commands.add_parser("list", help="list the spiders `run` can find")
+    for name in NAMES:
+        module = command_module(name)
+        module.add_arguments(commands.add_parser(name, help=module.HELP))
     return parser
 
 
@@ -91,65 +77,15 @@ class Command:
         self.settings = Settings()
 
     def run(self):
-        """Dispatch to C{cmd_<name>}. @return: the exit status."""
-        return getattr(self, "cmd_" + self.args.command)()
-
-    # commands
-
-    def cmd_version(self):
-        print(f"tinyscrapy {tinyscrapy.__version__}")
-        return 0
-
-    def cmd_settings(self):
-        from tinyscrapy.settings import defaults_table
-        print(defaults_table())
-        return 0
-
-    def cmd_list(self):
-        for path in self._find_spiders():
-            print(path)
-        return 0
-
-    def cmd_run(self):
-        paths = self.args.spiders or list(DEFAULT_SPIDERS)
-        if not self.args.spiders:
-            self._require_spiders_folder()
-        else:
-            sys.path.insert(0, os.getcwd())
-        return self._crawl([load_spider_class(path) for path in paths])
-
-    def cmd_runspider(self):
-        return self._crawl([spider_class_from_file(self.args.file)])
-
-    def cmd_crawl(self):
-        from tinyscrapy.sitecrawl import SiteCrawler
-        self.settings.update(SiteCrawler.command_settings, "project")
-        return self._crawl([SiteCrawler], extra_args={"start_urls": list(self.args.urls)})
-
-    def cmd_demo(self):
-        from twisted.internet import reactor
-
-        from tinyscrapy.demo import listen
-        port = listen(self.args.port, reactor=reactor)
-        address = port.getHost()
-        print(f"demo site on http://{address.host}:{address.port}/ (Ctrl-C stops)", flush=True)
-        reactor.run()
-        return 0
-
-    def cmd_bench(self):
-        from tinyscrapy.bench import run_bench
-        self.args.append, self.args.overwrite = [], []
-        self.settings.set("FEEDS", {}, "project")
-        if not self.args.loglevel:
-            self.settings.set("LOG_LEVEL", "WARNING", "project")
-        self._apply_options()
-        return run_bench(self.args.pages, self.settings)
+        """Dispatch to the command's module. @return: the exit status."""
+        return command_module(self.args.command).run(self)
 
     # shared by run, runspider and crawl
 
-    def _crawl(self, spider_classes, extra_args=None):
+    def crawl(self, spider_classes, extra_args=None):
+        """Run C{spider_classes} in one L{CrawlerProcess}. @return: the exit status."""
         from tinyscrapy.crawler import CrawlerProcess
-        self._apply_options()
+        self.apply_options()
         spargs = dict(_pairs(self.args.spargs, "-a"))
         spargs.update(extra_args or {})
         demo_url = self._serve_demo_if_needed(spider_classes, spargs)
@@ -164,9 +100,10 @@ class Command:
             raise process.usage_error
         return 1 if process.failed or process.forced else 0
 
-    def _apply_options(self):
+    def apply_options(self):
+        """Turn C{-s}, C{-L}, C{--jobdir}, C{--scheduler}, C{--trace}, C{-o} and C{-O} into
+        settings, and set up logging."""
         args = self.args
-        level = args.loglevel or "INFO"
         for name, value in _pairs(args.settings, "-s"):
             self.settings.set(name, parse_value(value, name), "cmdline")
         if args.loglevel:
@@ -216,25 +153,6 @@ class Command:
         logging.getLogger("tinyscrapy.demo").info("serving the demo site on %s", url)
         return url
 
-    def _require_spiders_folder(self):
-        folder = os.path.join(os.getcwd(), "spiders")
-        if not os.path.isfile(os.path.join(folder, "__init__.py")):
-            raise UsageError(f"no spiders/ package in {os.getcwd()}: run from the repository "
-                             "root, or name spider classes (run package.module.Class)")
-        sys.path.insert(0, os.getcwd())
-
-    def _find_spiders(self):
-        """Dotted paths of the Spider classes in ./spiders/*.py."""
-        self._require_spiders_folder()
-        from tinyscrapy.spider import Spider
-        found = []
-        for filename in sorted(os.listdir("spiders")):
-            if filename.endswith(".py") and not filename.startswith("_"):
-                module = importlib.import_module("spiders." + filename[:-3])
-                found += [f"{module.__name__}.{cls.__name__}"
-                          for cls in _spider_classes(module, Spider)]
-        return found
-
 
 def _pairs(items, flag):
     for item in items:
@@ -248,48 +166,6 @@ def feed_format(path):
     """The feed format for a file name, from its extension."""
     from tinyscrapy.items.feeds import format_for_path
     return format_for_path(path)
-
-
-def load_spider_class(path):
-    """Import a Spider subclass from its dotted path. @raise UsageError: it is not one."""
-    from tinyscrapy.spider import Spider
-    obj = load_object(path)
-    if not (inspect.isclass(obj) and issubclass(obj, Spider)):
-        raise UsageError(f"{path!r} is not a Spider subclass")
-    return obj
-
-
-def spider_class_from_file(filename):
-    """
-    The Spider subclass defined in a Python file (the last one, as in Scrapy).
-
-    @raise UsageError: the file is missing, does not import, or defines no spider.
-    """
-    from tinyscrapy.spider import Spider
-    if not os.path.isfile(filename):
-        raise UsageError(f"no such file: {filename}")
-    name = "_tinyscrapy_runspider_" + os.path.splitext(os.path.basename(filename))[0]
-    spec = importlib.util.spec_from_file_location(name, filename)
-    if spec is None:
-        raise UsageError(f"cannot load {filename}: not a Python file")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    sys.path.insert(0, os.path.dirname(os.path.abspath(filename)))
-    try:
-        spec.loader.exec_module(module)
-    except Exception as e:
-        raise UsageError(f"cannot import {filename}: {type(e).__name__}: {e}") from None
-    classes = _spider_classes(module, Spider)
-    if not classes:
-        raise UsageError(f"no Spider subclass defined in {filename}")
-    return classes[-1]
-
-
-def _spider_classes(module, base):
-    """Spider subclasses defined in C{module} itself, in definition order."""
-    return [obj for obj in vars(module).values()
-            if inspect.isclass(obj) and issubclass(obj, base) and obj is not base
-            and obj.__module__ == module.__name__]
 
 
 def configure_logging(level, fmt):

@@ -25,7 +25,7 @@ import signal
 from twisted.internet import defer
 from twisted.python.failure import Failure
 
-from tinyscrapy.components import build, load_object
+from tinyscrapy.components import build, build_ordered, load_object
 from tinyscrapy.errors import UsageError
 from tinyscrapy.observe.ledger import RequestLedger
 from tinyscrapy.observe.stats import StatsCollector
@@ -50,7 +50,7 @@ class Crawler:
     @ivar settings: the frozen L{Settings} once L{crawl} has started.
     @ivar spider: the spider instance (after L{crawl} started).
     @ivar engine: the L{ExecutionEngine} (after L{crawl} started).
-    @ivar slots: the downloader's per-host L{tinyscrapy.slots.Slots} (after L{crawl}
+    @ivar slots: the downloader's per-host L{tinyscrapy.download.slots.Slots} (after L{crawl}
         started), which the scheduler consults.
     """
 
@@ -105,7 +105,7 @@ class Crawler:
 
     def _create_engine(self):
         """Build the parts the engine drives, each from this crawler's settings."""
-        from tinyscrapy.downloader import Downloader
+        from tinyscrapy.download.downloader import Downloader
         from tinyscrapy.engine import ExecutionEngine
         from tinyscrapy.frontier import scheduler_class
         from tinyscrapy.scraper import Scraper
@@ -116,8 +116,8 @@ class Crawler:
         scraper = Scraper(self)
         engine = ExecutionEngine(self, self.reactor, scheduler, downloader, scraper)
         scraper.engine = engine
-        from tinyscrapy.extensions import build_extensions
-        self.extensions = build_extensions(self)
+        # extensions only listen to signals: each connects its own in from_crawler
+        self.extensions = build_ordered(self, "EXTENSIONS")
         return engine
 
     def _log_start(self):

@@ -99,7 +99,7 @@ DEFAULTS = {
     "EXTENSIONS": {},
     "EXTENSIONS_BASE": {
         "tinyscrapy.items.feeds.FeedExporter": 0,
-        "tinyscrapy.closespider.CloseConditions": 0,
+        "tinyscrapy.extensions.closespider.CloseConditions": 0,
         "tinyscrapy.observe.progress.Progress": 0,
         "tinyscrapy.observe.trace.Trace": 0,
     },

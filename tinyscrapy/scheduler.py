@@ -7,7 +7,7 @@ duplicate; L{Scheduler.next_request} returns None for "nothing ready now", which
 "finished" -- only L{Scheduler.has_pending_requests} says that.
 
 Requests wait in one queue per download slot (per host), highest priority first within
-it. The scheduler consults the downloader's L{tinyscrapy.slots.Slots} and hands out only a
+it. The scheduler consults the downloader's L{tinyscrapy.download.slots.Slots} and hands out only a
 request whose slot can take one now, so a host that is full or waiting out its delay never
 holds one of the engine's places. Each slot queue with requests is filed in one place:
 
@@ -27,10 +27,10 @@ from collections import deque
 from dataclasses import dataclass
 from heapq import heappop, heappush
 
-from tinyscrapy.limits import LimitRule
+from tinyscrapy.download.limits import LimitRule
+from tinyscrapy.download.slots import Slots
 from tinyscrapy.scope.fingerprint import request_fingerprint
 from tinyscrapy.scope.seen import FingerprintSet
-from tinyscrapy.slots import Slots
 
 _READY, _WAITING, _PARKED = "ready", "waiting", "parked"
 

@@ -41,7 +41,7 @@ import logging
 import os
 
 from tinyscrapy import signals
-from tinyscrapy.decoding import body_decoder
+from tinyscrapy.download.contentencoding import body_decoder
 from tinyscrapy.errors import (
     ContentDecodingError,
     NotCached,

@@ -11,7 +11,7 @@ L{HttpProxyMiddleware}: which proxy a request goes through, and with which crede
 
 Credentials in a proxy URL become a C{Proxy-Authorization} header and leave the URL; the
 header is dropped when the request's proxy changes (a redirect to another scheme, a spider
-changing C{meta["proxy"]}), and L{tinyscrapy.proxy} sends it only to the proxy: on the
+changing C{meta["proxy"]}), and L{tinyscrapy.download.tunnel} sends it only to the proxy: on the
 C{CONNECT} for https, never to a site.
 """
 
@@ -20,8 +20,8 @@ import os
 from urllib.parse import urlsplit
 from urllib.request import proxy_bypass_environment
 
+from tinyscrapy.download.tunnel import parse_proxy
 from tinyscrapy.errors import NotConfigured
-from tinyscrapy.proxy import parse_proxy
 
 logger = logging.getLogger(__name__)
 

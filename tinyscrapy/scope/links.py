@@ -26,7 +26,7 @@ C{deny} see the URL as the page wrote it, and the L{Request} encodes it.
 
 import re
 
-from tinyscrapy.linkjoin import HTML_SPACE
+from tinyscrapy.http.linkjoin import HTML_SPACE
 from tinyscrapy.scope.fingerprint import canonical_url
 
 IGNORED_EXTENSIONS = frozenset("""

@@ -1,8 +1,8 @@
 """
 The decoding stages of the optional C{Content-Encoding}s br (package C{brotli}) and zstd
-(package C{zstandard}), for L{tinyscrapy.decoding}. Each stage has C{decode(data, sink)},
-C{flush(sink)} and C{name}, and never hands the sink more than C{sink.room()} bytes at
-once where its package allows it (see L{Brotli} for brotli < 1.2).
+(package C{zstandard}), for L{tinyscrapy.download.contentencoding}. Each stage has
+C{decode(data, sink)}, C{flush(sink)} and C{name}, and never hands the sink more than
+C{sink.room()} bytes at once where its package allows it (see L{Brotli} for brotli < 1.2).
 
 A stage's C{flush} raises L{ContentDecodingError} when the body ended before its stream
 did, as the gzip stage does: neither package says so by itself when it is fed a stream

@@ -2,7 +2,7 @@
 Per-host download slots, with delays timed from the send.
 
 A slot is one host name (or the name in C{request.meta["download_slot"]}). Its
-L{LimitRule} (see L{tinyscrapy.limits}) -- the first of C{LIMIT_RULES} whose pattern
+L{LimitRule} (see L{tinyscrapy.download.limits}) -- the first of C{LIMIT_RULES} whose pattern
 matches the slot's name, else the default rule made of C{CONCURRENT_REQUESTS_PER_DOMAIN},
 C{DOWNLOAD_DELAY} and C{RANDOMIZE_DOWNLOAD_DELAY} -- says how many of its requests may
 download at once (C{parallelism}) and how far apart two of them may go out on the wire
@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from tinyscrapy.limits import LimitRule, default_rule, match_rule, parse_limit_rules
+from tinyscrapy.download.limits import LimitRule, default_rule, match_rule, parse_limit_rules
 
 # While a spaced slot's request is on its way to the wire, the slot's next send time is
 # unknown (it is timed from that send): ask again after the delay, and no sooner than this.
@@ -185,7 +185,7 @@ class Slots:
 
     @ivar rules: the compiled C{LIMIT_RULES}, first match wins.
     @ivar default: the rule of slots no entry matches.
-    @ivar throttle: the L{tinyscrapy.autothrottle.AutoThrottle}, or None.
+    @ivar throttle: the L{tinyscrapy.download.autothrottle.AutoThrottle}, or None.
     @ivar random: the C{random.Random} delays are drawn from.
     @ivar listeners: callables called with a slot's key after each send and release.
     """
@@ -211,7 +211,7 @@ class Slots:
 
         @raise UsageError: a bad rule, stopping the start with one line.
         """
-        from tinyscrapy.autothrottle import AutoThrottle
+        from tinyscrapy.download.autothrottle import AutoThrottle
 
         settings = crawler.settings
         default = default_rule(settings, getattr(crawler, "spider", None))

@@ -1,6 +1,6 @@
 """
 Bounded decoding of C{Content-Encoding}: gzip, deflate, and br / zstd when their optional
-packages (C{brotli}, C{zstandard}) are installed; their stages are in L{tinyscrapy.brzstd}.
+packages (C{brotli}, C{zstandard}) are installed; their stages are in L{tinyscrapy.download.brzstd}.
 
 Why not twisted's C{GzipDecoder} (which treq always installs): it inflates each network
 read in one call, so a 64 KiB read of a gzip bomb becomes about 64 MiB at once, whatever
@@ -26,7 +26,7 @@ stage ever holds more than one step of output.
 
 import zlib
 
-from tinyscrapy.brzstd import Brotli, Zstd, brotli, zstandard
+from tinyscrapy.download.brzstd import Brotli, Zstd, brotli, zstandard
 from tinyscrapy.errors import ContentDecodingError, DecompressionBomb, ResponseTooLarge
 
 #: The most bytes one decoding step may produce.

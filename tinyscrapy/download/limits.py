@@ -9,7 +9,7 @@ C{DOWNLOAD_DELAY} (or the spider's C{download_delay}) and C{RANDOMIZE_DOWNLOAD_D
 
 L{parse_limit_rules} checks and compiles the rules once, at start (a bad rule stops the
 start with one line); L{match_rule} picks a slot's rule, first match wins, once per slot
-(L{tinyscrapy.slots.Slots} keeps the answer in the slot).
+(L{tinyscrapy.download.slots.Slots} keeps the answer in the slot).
 """
 
 import fnmatch

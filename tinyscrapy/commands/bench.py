@@ -15,6 +15,25 @@ import time
 from twisted.web.resource import Resource
 from twisted.web.server import Site
 
+HELP = "a quick speed check on a generated site"
+
+
+def add_arguments(parser):
+    parser.add_argument("--pages", type=int, default=2000)
+    parser.add_argument("-s", dest="settings", action="append", default=[],
+                        metavar="NAME=VALUE", help="set a setting (repeatable)")
+    parser.add_argument("-L", dest="loglevel", metavar="LEVEL", help="log level")
+
+
+def run(command):
+    command.args.append, command.args.overwrite = [], []
+    command.settings.set("FEEDS", {}, "project")
+    if not command.args.loglevel:
+        command.settings.set("LOG_LEVEL", "WARNING", "project")
+    command.apply_options()
+    return run_bench(command.args.pages, command.settings)
+
+
 FILLER = ("Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor "
           "incididunt ut labore et dolore magna aliqua. ") * 60
 
@@ -68,7 +87,7 @@ def run_bench(pages, settings):
     from twisted.internet import reactor
 
     from tinyscrapy.crawler import CrawlerProcess
-    from tinyscrapy.sitecrawl import SiteCrawler
+    from tinyscrapy.spiders.sitespider import SiteCrawler
 
     site = Site(BenchSite(pages))
     site.noisy = False

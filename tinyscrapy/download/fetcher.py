@@ -5,13 +5,13 @@ the real web.
 The stack, measured against a bare twisted C{Agent} (docs/downloader.md has the numbers):
 
     HttpFetcher.fetch        (here) the route, the headers, the timer
-      Transfer               (L{tinyscrapy.transfer}) timeouts, size limits, decoding, stats,
-                             errors
+      Transfer               (L{tinyscrapy.download.transfer}) timeouts, size limits,
+                             decoding, stats, errors
         treq.collect         streams the body into C{Transfer.collect}
-      CrawlAgent             (L{tinyscrapy.pool}) an C{IAgent}: endpoints cached per host,
+      CrawlAgent             (L{tinyscrapy.download.pool}) an C{IAgent}: endpoints cached per host,
                              the pool key carries the TLS policy, a hook when a request is sent
-        CrawlPool            (L{tinyscrapy.pool}) twisted's C{HTTPConnectionPool}: persistent,
-                             no automatic replays
+        CrawlPool            (L{tinyscrapy.download.pool}) twisted's
+                             C{HTTPConnectionPool}: persistent, no automatic replays
 
 treq stays the front door for bodies (C{treq.collect}: a collector that raises closes
 the connection) and C{CrawlAgent} is an C{IAgent}, so C{treq.client.HTTPClient(agent)}
@@ -31,14 +31,15 @@ misbehave:
       bounds the TCP connect alone;
     - C{DOWNLOAD_MAXSIZE} refuses a declared C{Content-Length} before reading the body, cuts
       any other body the moment it crosses the limit, and bounds the decoded bytes too,
-      while they are decoded (L{tinyscrapy.decoding}); C{DOWNLOAD_WARNSIZE} logs once;
-    - TLS certificates are verified unless the crawl says otherwise (L{tinyscrapy.tls});
+      while they are decoded (L{tinyscrapy.download.contentencoding});
+      C{DOWNLOAD_WARNSIZE} logs once;
+    - TLS certificates are verified unless the crawl says otherwise (L{tinyscrapy.download.tls});
     - a bad URL or host is an errback (L{InvalidUrl}), never an exception out of C{fetch};
-    - a request with C{meta["proxy"]} goes through L{tinyscrapy.proxy.ProxyRouter}'s agent
+    - a request with C{meta["proxy"]} goes through L{tinyscrapy.download.tunnel.ProxyRouter}'s agent
       (a forward proxy for http, a CONNECT tunnel for https), on the same pool, with the
       same timeouts, limits and send hook;
     - host names are looked up once per crawl, not once per new connection, each
-      lookup bounded by C{DNS_TIMEOUT} (L{tinyscrapy.dns}; C{DNSCACHE_ENABLED},
+      lookup bounded by C{DNS_TIMEOUT} (L{tinyscrapy.download.dnscache}; C{DNSCACHE_ENABLED},
       C{DNSCACHE_SIZE});
     - no cookies (the cookies middleware does that).
 """
@@ -51,13 +52,13 @@ from twisted.web.http_headers import Headers as TwistedHeaders
 from twisted.web.iweb import IBodyProducer
 from zope.interface import implementer
 
-from tinyscrapy.decoding import accept_encoding
-from tinyscrapy.dns import DnsCache
+from tinyscrapy.download.contentencoding import accept_encoding
+from tinyscrapy.download.dnscache import DnsCache
+from tinyscrapy.download.pool import CrawlAgent, CrawlPool
+from tinyscrapy.download.tls import https_policy, policy_key
+from tinyscrapy.download.transfer import Transfer
+from tinyscrapy.download.tunnel import ProxyRouter
 from tinyscrapy.errors import InvalidUrl
-from tinyscrapy.pool import CrawlAgent, CrawlPool
-from tinyscrapy.proxy import ProxyRouter
-from tinyscrapy.tls import https_policy, policy_key
-from tinyscrapy.transfer import Transfer
 
 _METHOD = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 
@@ -68,7 +69,8 @@ class HttpFetcher:
 
     @ivar agent: the L{CrawlAgent} (an C{IAgent}; treq's C{HTTPClient} runs on it).
     @ivar pool: the L{CrawlPool}; L{close} empties it.
-    @ivar dns: the L{tinyscrapy.dns.DnsCache} its connections look host names up through.
+    @ivar dns: the L{tinyscrapy.download.dnscache.DnsCache} its connections look host
+        names up through.
     @ivar wire_bytes: body bytes received, as sent (compressed).
     @ivar decoded_bytes: body bytes after C{Content-Encoding} was decoded.
     """
@@ -99,7 +101,7 @@ class HttpFetcher:
         self.dns = DnsCache.from_settings(reactor, settings, stats)
         self.agent = CrawlAgent(reactor, self.pool, policy, policy_key(settings),
                                 connect_timeout, dns=self.dns)
-        # proxies: tinyscrapy.proxy picks the agent for requests with meta["proxy"]; sites
+        # proxies: tinyscrapy.download.tunnel picks the agent for requests with meta["proxy"]; sites
         # reached through a tunnel are checked with the crawl's TLS policy too
         self.proxies = ProxyRouter(reactor, self.pool, connect_timeout, tls_policy=policy,
                                    dns=self.dns)

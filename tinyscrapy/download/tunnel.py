@@ -29,7 +29,7 @@ from twisted.internet.protocol import Factory, Protocol
 from twisted.web.client import URI, Agent, BrowserLikePolicyForHTTPS, ProxyAgent
 from zope.interface import implementer
 
-from tinyscrapy.dns import DnsEndpoint
+from tinyscrapy.download.dnscache import DnsEndpoint
 from tinyscrapy.errors import TunnelError
 
 _MAX_CONNECT_REPLY = 64 * 1024  # bytes of a proxy's reply to CONNECT we are willing to read
@@ -70,8 +70,8 @@ class ProxyRouter:
 
     @ivar tls_policy: the L{IPolicyForHTTPS} for sites reached through tunnels (and for
         https proxies); give it the one the direct agent uses.
-    @ivar dns: the L{tinyscrapy.dns.DnsCache} proxy host names are looked up through (the
-        sites behind a proxy are the proxy's to look up), or None.
+    @ivar dns: the L{tinyscrapy.download.dnscache.DnsCache} proxy host names are
+        looked up through (the sites behind a proxy are the proxy's to look up), or None.
     """
 
     def __init__(self, reactor, pool, connect_timeout=None, tls_policy=None, dns=None):

@@ -8,7 +8,7 @@ usable C{Content-Type} is sniffed (a byte-order mark, a binary signature, contro
 and so is C{text/plain}, as browsers do, because servers give that type to files they do
 not know.
 
-L{is_html}: the pages whose links a L{tinyscrapy.crawlspider.CrawlSpider} follows.
+L{is_html}: the pages whose links a L{tinyscrapy.spiders.crawlspider.CrawlSpider} follows.
 
 L{decode}: the encoding comes from, in order,
 

@@ -5,13 +5,13 @@ L{CrawlAgent} (an C{IAgent} that knows each origin once).
     CrawlAgent.target(url)       checks the URL; the origin's pool key, endpoint (for HTTPS
                                  with its TLS options) and C{Host} header, cached per origin;
                                  the endpoint looks its host up through the crawl's
-                                 L{tinyscrapy.dns.DnsCache}
+                                 L{tinyscrapy.download.dnscache.DnsCache}
     CrawlAgent.send(...)         a pooled (or new) connection, a hook just before the
                                  request is written on it
       CrawlPool.getConnection    persistent, no automatic replays, never takes back a
                                  connection the fetcher aborted
 
-L{tinyscrapy.fetch.HttpFetcher} drives both; treq's C{HTTPClient} runs on a C{CrawlAgent}
+L{tinyscrapy.download.fetcher.HttpFetcher} drives both; treq's C{HTTPClient} runs on a C{CrawlAgent}
 too. The pool key carries the TLS policy, so agents with different certificate settings
 never share a connection, even on one pool.
 """
@@ -103,8 +103,8 @@ class CrawlAgent:
 
     def __init__(self, reactor, pool, policy, policy_label, connect_timeout=None, dns=None):
         """
-        @param dns: the L{tinyscrapy.dns.DnsCache} host names are looked up through, or
-            None for the reactor's resolver on every new connection.
+        @param dns: the L{tinyscrapy.download.dnscache.DnsCache} host names are looked
+            up through, or None for the reactor's resolver on every new connection.
         """
         self.reactor = reactor
         self.pool = pool
@@ -190,7 +190,7 @@ class CrawlAgent:
     def _endpoint(self, scheme, host, port):
         from twisted.internet.endpoints import HostnameEndpoint, wrapClientTLS
 
-        from tinyscrapy.dns import DnsEndpoint
+        from tinyscrapy.download.dnscache import DnsEndpoint
         if self.dns is not None:
             endpoint = DnsEndpoint(self.reactor, self.dns, host, port, self.connect_timeout)
         else:

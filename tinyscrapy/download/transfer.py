@@ -1,10 +1,10 @@
 """
-L{Transfer}: one download of L{tinyscrapy.fetch.HttpFetcher}, from the connection to the
+L{Transfer}: one download of L{tinyscrapy.download.fetcher.HttpFetcher}, from the connection to the
 L{HttpResponse}: its whole-download timer, its size limits, its decoding, its errors.
 
     cb_connected(connection)     the pool handed out a connection: the send hook
     cb_response(response)        status and headers: refuse a too-large declared body,
-                                 set up the bounded decoder (L{tinyscrapy.decoding})
+                                 set up the bounded decoder (L{tinyscrapy.download.contentencoding})
       collect(chunk)             every read of the body (treq.collect): count, cut at
                                  C{DOWNLOAD_MAXSIZE}, decode
       cb_body(...)               the body is complete: the L{HttpResponse}
@@ -20,21 +20,22 @@ import logging
 from twisted.internet.defer import CancelledError
 from twisted.web.iweb import UNKNOWN_LENGTH
 
-from tinyscrapy.decoding import body_decoder
+from tinyscrapy.download.contentencoding import body_decoder
+from tinyscrapy.download.tls import tls_error
 from tinyscrapy.errors import ContentDecodingError, DownloadTimeout, ResponseTooLarge
 from tinyscrapy.http import Headers, HttpResponse
-from tinyscrapy.tls import tls_error
 
 # the fetcher's log, as before the transfer had a module of its own
-logger = logging.getLogger("tinyscrapy.fetch")
+logger = logging.getLogger("tinyscrapy.download.fetcher")
 
 
 class Transfer:
     """
     One download: its connection, its timer, its body.
 
-    @ivar fetcher: the L{tinyscrapy.fetch.HttpFetcher} it belongs to: its limits, C{stats}
-        and C{on_sent} are read here, its byte counts and C{_transfers} kept up to date.
+    @ivar fetcher: the L{tinyscrapy.download.fetcher.HttpFetcher} it belongs to: its
+        limits, C{stats} and C{on_sent} are read here, its byte counts and C{_transfers}
+        kept up to date.
     @ivar result: the caller's Deferred (made by the fetcher; L{cancel} is its canceller).
     @ivar deferred: the agent's Deferred: the response, then the body.
     @ivar connection: the C{HTTP11ClientProtocol} once the pool handed one out.

@@ -33,8 +33,9 @@ import logging
 from types import GeneratorType
 
 from tinyscrapy.errors import UsageError
-from tinyscrapy.http import Request, request_url
-from tinyscrapy.linkjoin import HTML_SPACE
+from tinyscrapy.http.linkjoin import HTML_SPACE
+from tinyscrapy.http.request import Request
+from tinyscrapy.http.response import request_url
 from tinyscrapy.spider import Spider
 
 logger = logging.getLogger(__name__)

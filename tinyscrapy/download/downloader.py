@@ -13,9 +13,9 @@ from twisted.internet.task import deferLater
 
 from tinyscrapy import signals
 from tinyscrapy.components import build_ordered
-from tinyscrapy.fetch import HttpFetcher
+from tinyscrapy.download.fetcher import HttpFetcher
+from tinyscrapy.download.slots import Slots
 from tinyscrapy.middleware.chain import DownloaderMiddlewareChain
-from tinyscrapy.slots import Slots
 
 
 @dataclass(frozen=True)

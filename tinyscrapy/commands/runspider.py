@@ -1,0 +1,13 @@
+"""C{runspider FILE.py}: run the spider defined in a file."""
+
+HELP = "run the spider defined in a file"
+
+
+def add_arguments(parser):
+    parser.add_argument("file", metavar="FILE.py")
+    parser.add_common_options()
+
+
+def run(command):
+    from tinyscrapy.spiders.spiderloader import spider_class_from_file
+    return command.crawl([spider_class_from_file(command.args.file)])

@@ -1,0 +1,14 @@
+"""C{version}: print tinyscrapy's version."""
+
+import tinyscrapy
+
+HELP = "print the version"
+
+
+def add_arguments(parser):
+    pass
+
+
+def run(command):
+    print(f"tinyscrapy {tinyscrapy.__version__}")
+    return 0

@@ -16,7 +16,7 @@ PACKAGE = os.path.join(ROOT, "tinyscrapy")
 
 # Scrapy's public paths a port imports from, and a name each must offer
 SCRAPY_PATHS = {
-    "tinyscrapy": ["Spider", "Request", "FormRequest", "Selector", "signals"],
+    "tinyscrapy": ["Spider", "Request", "FormRequest", "Selector", "signals", "Item", "Field"],
     "tinyscrapy.http": ["Request", "HttpResponse", "FormRequest", "JsonRequest", "Headers"],
     "tinyscrapy.spiders": ["Spider", "CrawlSpider", "Rule"],
     "tinyscrapy.linkextractors": ["LinkExtractor"],
@@ -25,11 +25,15 @@ SCRAPY_PATHS = {
     "tinyscrapy.crawler": ["CrawlerProcess", "Crawler"],
     "tinyscrapy.signals": ["spider_closed", "item_scraped"],
     "tinyscrapy.settings": ["Settings"],
+    "tinyscrapy.item": ["Item", "Field"],
+    "tinyscrapy.loader": ["ItemLoader"],
+    "tinyscrapy.loader.processors": ["TakeFirst", "MapCompose", "Join"],
 }
 
 # modules that only re-export: their bodies hold imports, __all__ and docstrings
 FACES = ["__init__.py", "exceptions.py", "http/__init__.py", "spiders/__init__.py",
-         "linkextractors/__init__.py", "selector/__init__.py"]
+         "linkextractors/__init__.py", "selector/__init__.py", "item.py",
+         "loader/__init__.py", "loader/processors.py"]
 
 
 def modules():

@@ -79,16 +79,19 @@ class BusTests(unittest.TestCase):
         self.assertEqual(calls, [])
 
     def test_send_deferred_waits_and_swallows_failures(self):
-        """send_deferred fires once every receiver's Deferred has; failures are logged."""
-        capture_logs(self, "tinyscrapy.signals")
+        """send_deferred fires once every receiver's Deferred has, with each receiver's
+        result; a failure is logged and its exception is the result."""
+        logs = capture_logs(self, "tinyscrapy.signals")
         bus = SignalBus()
         later = defer.Deferred()
         bus.connect(lambda **kwargs: later, signals.spider_closed)
         bus.connect(lambda **kwargs: defer.fail(ValueError("x")), signals.spider_closed)
         d = bus.send_deferred(signals.spider_closed, spider=None, reason="finished")
         self.assertNoResult(d)
-        later.callback(None)
-        self.assertIsNone(self.successResultOf(d))
+        later.callback("done")
+        results = self.successResultOf(d)
+        self.assertEqual([type(value) for _, value in results], [str, ValueError])
+        self.assertIn("signal spider_closed: a receiver failed", logs.text())
 
 
 class Recorder(Spider):

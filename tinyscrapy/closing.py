@@ -4,8 +4,8 @@ L{close_parts}: the end of a crawl, one part after the other.
 The order matters: the item pipelines close first (they may still be writing the last
 items), then the frontier (a persistent one saves what is left), then the downloader (its
 pooled connections), then C{spider_closed} receivers (the feeds close their files), the
-spider's own C{closed(reason)}, and last the stats, which log the summary. A part that
-fails is logged and the next one still closes.
+spider's own C{closed(reason)}, the stats, which log the summary, and last
+C{engine_stopped}. A part that fails is logged and the next one still closes.
 """
 
 import logging
@@ -33,6 +33,7 @@ def close_parts(engine, reason):
          {"spider": spider, "reason": reason}),
         (spider.closed, (reason,), {}),
         (crawler.stats.close_spider, (spider, reason), {}),
+        (crawler.signals.send_deferred, (signals.engine_stopped,), {}),
     ]
     d = maybeDeferred(_first_step)
     for step, args, kwargs in steps:

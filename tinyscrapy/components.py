@@ -4,6 +4,7 @@ and Scrapy's C{{"dotted.path": order}} dictionaries.
 """
 
 import importlib
+import inspect
 import logging
 
 from tinyscrapy.errors import NotConfigured, UsageError
@@ -87,3 +88,27 @@ def _name_of(obj):
     """A readable name for a component given as an object rather than a dotted path."""
     qualname = getattr(obj, "__qualname__", None)
     return f"{obj.__module__}.{qualname}" if qualname else repr(obj)
+
+
+def takes_spider(method, n_args):
+    """
+    Whether a component's hook is called with the spider after its C{n_args} arguments.
+
+    Scrapy 2.13+ calls C{process_item(item)}, C{open_spider()}, C{process_request(request)}
+    ... without the spider unless the method requires it; older components take it. Read
+    once from the signature, when the component is enabled: True when the method has a
+    C{spider} parameter without a default, or requires more positional arguments than
+    C{n_args} (an old hook whose last parameter has another name). A signature that cannot
+    be read keeps the old contract (True).
+    """
+    try:
+        parameters = inspect.signature(method).parameters
+    except (TypeError, ValueError):
+        return True
+    spider = parameters.get("spider")
+    if spider is not None and spider.kind is not spider.VAR_KEYWORD:
+        return spider.default is spider.empty
+    required = [p for p in parameters.values()
+                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                and p.default is p.empty]
+    return len(required) > n_args

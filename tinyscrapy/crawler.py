@@ -25,6 +25,7 @@ import signal
 from twisted.internet import defer
 from twisted.python.failure import Failure
 
+from tinyscrapy import signals
 from tinyscrapy.components import build, build_ordered, load_object
 from tinyscrapy.errors import UsageError
 from tinyscrapy.observe.ledger import RequestLedger
@@ -60,7 +61,7 @@ class Crawler:
         self.settings.update(getattr(spidercls, "custom_settings", None) or {}, "spider")
         self.settings.validate()  # a bad value stops the start here, with one line
         self.reactor = reactor or _default_reactor()
-        self.signals = SignalBus()
+        self.signals = SignalBus(self)
         self.stats = build(load_object(self.settings.get("STATS_CLASS", StatsCollector)), self)
         self.ledger = RequestLedger(self.stats)
         self.spider = None
@@ -83,6 +84,7 @@ class Crawler:
         self._log_start()
         self.stats.open_spider(self.spider)
         yield self.engine.scraper.open_spider(self.spider)
+        yield self.signals.send_deferred(signals.spider_opened, spider=self.spider)
         start_requests = self.engine.scraper.spidermw.wrap_start_requests(
             self.spider.start_requests(), self.spider)
         yield self.engine.open_spider(self.spider, start_requests)

@@ -30,7 +30,8 @@ The map of every Deferred hop (reviews check it against the code below):
     6. L{ExecutionEngine._close_spider} runs when nothing is in flight and the engine is
        closing: L{tinyscrapy.closing.close_parts} closes the scraper (pipelines),
        scheduler and downloader in turn, each possibly a Deferred, then sends
-       C{spider_closed}; its Deferred fires and C{_close} fires with the finish reason.
+       C{spider_closed} (and, after the stats, C{engine_stopped}); its Deferred fires and
+       C{_close} fires with the finish reason.
        L{ExecutionEngine.start} returns C{_close}.
 """
 

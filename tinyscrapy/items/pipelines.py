@@ -1,10 +1,14 @@
 """
 L{ItemPipelines}: each scraped item passes through C{ITEM_PIPELINES} in order.
 
-A pipeline's C{process_item(item, spider)} returns the item (maybe changed), or a Deferred
-firing with it, or raises L{DropItem}. C{open_spider(spider)} and C{close_spider(spider)}
-may return Deferreds too. After the last pipeline the item is "scraped": counted, and
-C{item_scraped} is sent (the feed exporters listen to it).
+A pipeline's C{process_item(item)} returns the item (maybe changed), or a Deferred firing
+with it, or is C{async def} (awaited), or raises L{DropItem}. C{open_spider()} and
+C{close_spider()} may return Deferreds or be C{async def} too. As in Scrapy, each of them
+gets the spider as well when its signature asks for it (C{process_item(self, item,
+spider)}, the contract before Scrapy 2.13): that is read once, when the pipelines are
+built. After the last pipeline the item is "scraped": counted, and C{item_scraped} is sent
+(the feed exporters listen to it); a pipeline that raised anything but L{DropItem} sends
+C{item_error}.
 
 Back-pressure: L{ItemPipelines.process_item} returns a Deferred while the item waits in a
 pipeline; the scraper stops iterating the callback's output until it fires, and the engine
@@ -13,12 +17,15 @@ keeps the page's request in flight until then. So at most one item per page in f
 down instead of piling items up in memory.
 """
 
+import inspect
 import logging
 from dataclasses import dataclass
 
-from twisted.internet.defer import Deferred, DeferredList, maybeDeferred
+from twisted.internet.defer import Deferred, DeferredList, ensureDeferred, maybeDeferred
+from twisted.python.failure import Failure
 
 from tinyscrapy import signals
+from tinyscrapy.components import takes_spider
 from tinyscrapy.errors import DropItem
 
 logger = logging.getLogger(__name__)
@@ -56,8 +63,9 @@ class ItemPipelines:
         self.stats = crawler.stats
         self.signals = crawler.signals
         self.pipelines = list(pipelines)
-        self._process = [(path, p.process_item) for path, p in self.pipelines
-                         if hasattr(p, "process_item")]
+        # (path, bound process_item, whether it takes the spider): decided once, here
+        self._process = [(path, p.process_item, takes_spider(p.process_item, 1))
+                         for path, p in self.pipelines if hasattr(p, "process_item")]
         self._waiting = 0
         self._peak = 0
         self._n_scraped = self._n_dropped = self._n_failed = 0
@@ -72,8 +80,12 @@ class ItemPipelines:
         return self._call_all("close_spider", spider)
 
     def _call_all(self, name, spider):
-        calls = [maybeDeferred(getattr(p, name), spider) for _, p in self.pipelines
-                 if hasattr(p, name)]
+        calls = []
+        for _, pipeline in self.pipelines:
+            method = getattr(pipeline, name, None)
+            if method is not None:
+                args = (spider,) if takes_spider(method, 0) else ()
+                calls.append(maybeDeferred(method, *args))
         return DeferredList(calls, fireOnOneErrback=True, consumeErrors=True)
 
     def process_item(self, item, response, spider, start=0):
@@ -84,14 +96,17 @@ class ItemPipelines:
             Deferred that fires with None when it has (never errbacks).
         """
         for index in range(start, len(self._process)):
-            path, process = self._process[index]
+            path, process, with_spider = self._process[index]
             try:
-                result = process(item, spider)
+                result = process(item, spider) if with_spider else process(item)
             except Exception as e:
                 self._failed(e, item, response, spider, path)
                 return None
             if isinstance(result, Deferred):
                 return self._wait(result, item, index, response, spider)
+            if inspect.isawaitable(result):  # async def process_item
+                return self._wait(ensureDeferred(_awaited(result)), item, index,
+                                  response, spider)
             if not _is_item(result):
                 self._failed(_bad_output(path, result), item, response, spider, path)
                 return None
@@ -149,6 +164,9 @@ class ItemPipelines:
             self.stats.inc_value(f"pipeline_exceptions/{type(exception).__name__}")
             logger.error("Error in pipeline %s processing an item from %s", path, url,
                          exc_info=(type(exception), exception, exception.__traceback__))
+            if self.signals.listened(signals.item_error):
+                self.signals.send(signals.item_error, item=item, response=response,
+                                  spider=spider, failure=Failure(exception))
 
     def statistics(self):
         """@return: a L{PipelineStatistics} of now."""
@@ -167,6 +185,11 @@ def _is_item(value):
 def _bad_output(path, value):
     return PipelineOutputError(f"{path}.process_item must return an item or raise DropItem, "
                                f"got {type(value).__name__}")
+
+
+async def _awaited(awaitable):
+    """A coroutine for any awaitable, so that C{ensureDeferred} can drive it."""
+    return await awaitable
 
 
 def _note_finished(result, finished):

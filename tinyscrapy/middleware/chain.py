@@ -26,6 +26,11 @@ Spider middleware wraps every callback's output::
 "First" is the lowest number in C{DOWNLOADER_MIDDLEWARES} / C{SPIDER_MIDDLEWARES}: the
 middleware nearest the engine, as in Scrapy.
 
+The C{spider} argument is Scrapy's old contract: since Scrapy 2.13 a hook may leave it out
+(C{process_request(self, request)}), and gets it only when its signature requires it
+(L{tinyscrapy.components.takes_spider}, read once when the chain is built).
+C{process_start_requests} always gets it, as in Scrapy.
+
 Every downloader hook, and C{process_spider_output}, may return a Deferred or be
 C{async def}; the chain waits for it. (An C{async def process_spider_output} that yields is
 an async generator: its output is gathered before it is routed.) A hook that returns the
@@ -37,6 +42,7 @@ import inspect
 
 from twisted.internet.defer import Deferred, ensureDeferred
 
+from tinyscrapy.components import takes_spider
 from tinyscrapy.http import HttpResponse, Request
 
 
@@ -44,18 +50,22 @@ class MiddlewareError(TypeError):
     """A middleware hook returned something its contract does not allow."""
 
 
-async def _call(hook, *args):
-    """Call a hook and wait for its result if it is a Deferred or a coroutine."""
-    result = hook(*args)
+async def _call(hook, with_spider, spider, *args):
+    """Call a hook (with the spider last if it takes it) and wait for its result if it is
+    a Deferred or a coroutine."""
+    result = hook(*args, spider) if with_spider else hook(*args)
     if isinstance(result, Deferred) or inspect.isawaitable(result):
         result = await result
     return result
 
 
-def _hooks(middlewares, name, reverse=False):
-    """C{(label, bound method)} of every middleware that defines hook C{name}."""
-    found = [(f"{path}.{name}", getattr(mw, name)) for path, mw in middlewares
-             if getattr(mw, name, None) is not None]
+def _hooks(middlewares, name, n_args, reverse=False):
+    """
+    C{(label, bound method, whether it takes the spider)} of every middleware that defines
+    hook C{name}, whose arguments before the spider are C{n_args}.
+    """
+    found = [(f"{path}.{name}", getattr(mw, name), takes_spider(getattr(mw, name), n_args))
+             for path, mw in middlewares if getattr(mw, name, None) is not None]
     return found[::-1] if reverse else found
 
 
@@ -68,9 +78,10 @@ class DownloaderMiddlewareChain:
 
     def __init__(self, middlewares):
         self.middlewares = list(middlewares)
-        self._request_hooks = _hooks(self.middlewares, "process_request")
-        self._response_hooks = _hooks(self.middlewares, "process_response", reverse=True)
-        self._exception_hooks = _hooks(self.middlewares, "process_exception", reverse=True)
+        self._request_hooks = _hooks(self.middlewares, "process_request", 1)
+        self._response_hooks = _hooks(self.middlewares, "process_response", 2, reverse=True)
+        self._exception_hooks = _hooks(self.middlewares, "process_exception", 2,
+                                       reverse=True)
 
     def download(self, request, spider, fetch):
         """
@@ -98,24 +109,24 @@ class DownloaderMiddlewareChain:
         return result
 
     async def _process_request(self, request, spider):
-        for label, hook in self._request_hooks:
-            result = await _call(hook, request, spider)
+        for label, hook, with_spider in self._request_hooks:
+            result = await _call(hook, with_spider, spider, request)
             if result is not None:
                 _expect(label, result, (HttpResponse, Request))
                 return result
         return None
 
     async def _process_response(self, request, response, spider):
-        for label, hook in self._response_hooks:
-            response = await _call(hook, request, response, spider)
+        for label, hook, with_spider in self._response_hooks:
+            response = await _call(hook, with_spider, spider, request, response)
             _expect(label, response, (HttpResponse, Request))
             if isinstance(response, Request):
                 break
         return response
 
     async def _process_exception(self, request, exception, spider):
-        for label, hook in self._exception_hooks:
-            result = await _call(hook, request, exception, spider)
+        for label, hook, with_spider in self._exception_hooks:
+            result = await _call(hook, with_spider, spider, request, exception)
             if result is not None:
                 _expect(label, result, (HttpResponse, Request))
                 return result
@@ -127,10 +138,12 @@ class SpiderMiddlewareChain:
 
     def __init__(self, middlewares):
         self.middlewares = list(middlewares)
-        self._output_hooks = _hooks(self.middlewares, "process_spider_output", reverse=True)
-        self._exception_hooks = _hooks(self.middlewares, "process_spider_exception",
+        self._output_hooks = _hooks(self.middlewares, "process_spider_output", 2,
+                                    reverse=True)
+        self._exception_hooks = _hooks(self.middlewares, "process_spider_exception", 2,
                                        reverse=True)
-        self._start_hooks = _hooks(self.middlewares, "process_start_requests", reverse=True)
+        self._start_hooks = _hooks(self.middlewares, "process_start_requests", 1,
+                                   reverse=True)
 
     def wrap_output(self, response, result, spider):
         """
@@ -141,8 +154,8 @@ class SpiderMiddlewareChain:
             Deferred or a coroutine (it errbacks with what the hook raised).
         @raise MiddlewareError: a hook returned something that is not an iterable.
         """
-        for index, (label, hook) in enumerate(self._output_hooks):
-            result = hook(response, result, spider)
+        for index, (label, hook, with_spider) in enumerate(self._output_hooks):
+            result = hook(response, result, spider) if with_spider else hook(response, result)
             if isinstance(result, Deferred) or inspect.isawaitable(result) \
                     or inspect.isasyncgen(result):
                 return ensureDeferred(self._wrap_rest(index, label, result, response, spider))
@@ -156,8 +169,8 @@ class SpiderMiddlewareChain:
         else:
             result = await result
         _expect_iterable(label, result)
-        for label, hook in self._output_hooks[index + 1:]:
-            result = await _call(hook, response, result, spider)
+        for label, hook, with_spider in self._output_hooks[index + 1:]:
+            result = await _call(hook, with_spider, spider, response, result)
             if inspect.isasyncgen(result):
                 result = [each async for each in result]
             _expect_iterable(label, result)
@@ -169,15 +182,16 @@ class SpiderMiddlewareChain:
 
         @return: an iterable that replaces the output, or None when nobody handled it.
         """
-        for label, hook in self._exception_hooks:
-            result = hook(response, exception, spider)
+        for label, hook, with_spider in self._exception_hooks:
+            result = hook(response, exception, spider) if with_spider \
+                else hook(response, exception)
             if result is not None:
                 _expect_iterable(label, result)
                 return result
         return None
 
     def wrap_start_requests(self, start_requests, spider):
-        for label, hook in self._start_hooks:
+        for label, hook, _ in self._start_hooks:
             start_requests = hook(start_requests, spider)
             _expect_iterable(label, start_requests)
         return start_requests

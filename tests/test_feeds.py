@@ -282,16 +282,16 @@ class FeedSettingsTests(unittest.TestCase):
 
     def test_unknown_format(self):
         """A format nobody writes, or an extension that names none: UsageError."""
-        for feeds_setting in ({"x.xml": {}}, {"x.out": {"format": "xml"}}):
+        for feeds_setting in ({"x.parquet": {}}, {"x.out": {"format": "parquet"}}):
             crawler = Crawler(ItemsSpider, Settings({"FEEDS": feeds_setting}))
             self.failureResultOf(crawler.crawl(start="http://127.0.0.1:1/"), UsageError)
 
     def test_unsupported_option_warned(self):
         """An option this exporter does not know is warned about, and ignored."""
         logs = capture_logs(self, "tinyscrapy.items.feeds")
-        options = feeds._check_options("x.jsonl", {"indent": 4})
+        options = feeds._check_options("x.jsonl", {"batch_item_count": 4})
         self.assertEqual(options["format"], "jsonlines")
-        self.assertIn("option 'indent' is not supported", logs.text())
+        self.assertIn("option 'batch_item_count' is not supported", logs.text())
 
 
 SPIDER_FILE = """

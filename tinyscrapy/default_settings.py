@@ -125,6 +125,7 @@ DEFAULTS = {
     "FEEDS": {},
     "FEED_EXPORT_FIELDS": None,
     "FEED_EXPORT_ENCODING": "utf-8",
+    "FEED_EXPORT_INDENT": 0,
     "STATS_FILE": None,
     "TRACE_FILE": None,
     "TRACE_MAX_EVENTS": 100000,
@@ -157,7 +158,7 @@ KINDS = {
     "TRACE_FILE": str,
     "PROGRESS": None,  # "auto" or a boolean: checked by tinyscrapy.observe.progress
     "STATS_CLASS": PATH,
-    "FEED_EXPORT_FIELDS": list,
+    "FEED_EXPORT_FIELDS": None,  # a list, or a dict of field to column name
     "FEED_EXPORT_ENCODING": str,
     "STATS_FILE": str,
     "LOG_LEVEL": str,

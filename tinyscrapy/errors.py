@@ -123,6 +123,21 @@ class DontCloseSpider(Exception):
     """Raised by a C{spider_idle} handler to keep an idle crawl open."""
 
 
+class StopDownload(Exception):
+    """
+    Raised by a C{headers_received} or C{bytes_received} receiver to stop a download.
+
+    @ivar fail: True (the default): the request's errback gets this exception, with the
+        partial response as C{response}; False: its callback gets the partial response.
+    @ivar response: the response as far as it was received (set when the download stops).
+    """
+
+    def __init__(self, *, fail=True):
+        super().__init__()
+        self.fail = fail
+        self.response = None
+
+
 def describe_failure(failure):
     """
     A one-line account of a download failure. Twisted wraps connection errors in lists

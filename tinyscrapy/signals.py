@@ -45,6 +45,9 @@ request_reached_downloader = Signal("request_reached_downloader")  # (request, s
 request_left_downloader = Signal("request_left_downloader")  # (request, result, spider)
 request_done = Signal("request_done")              # (request, spider): out of flight
 engine_turn = Signal("engine_turn")                # (spider): one turn of the loop ended
+headers_received = Signal("headers_received")      # (headers, body_length, request, spider)
+bytes_received = Signal("bytes_received")          # (data, request, spider): each body read
+#   (a receiver of these two may raise StopDownload to stop the download)
 response_downloaded = Signal("response_downloaded")  # (response, request, spider): off
 #                                                    the wire, before the middlewares
 response_received = Signal("response_received")    # (response, request, spider)
@@ -106,7 +109,7 @@ class SignalBus:
                     result = receiver(**self._arguments(names, signal, kwargs))
                 results.append((receiver, result))
             except Exception as e:
-                if type(e).__name__ != "DontCloseSpider":
+                if type(e).__name__ not in ("DontCloseSpider", "StopDownload"):
                     logger.exception("signal %s: receiver %r raised", signal.name, receiver)
                 results.append((receiver, e))
         return results

@@ -47,6 +47,7 @@ class Downloader:
         # the slots time politeness delays from the moment a request goes out on the wire
         self.fetcher = HttpFetcher(reactor, crawler.settings, stats=crawler.stats,
                                    on_sent=self.slots.sent)
+        self.fetcher.signals = crawler.signals
         self.middleware = DownloaderMiddlewareChain(
             build_ordered(crawler, "DOWNLOADER_MIDDLEWARES"))
         self.active = 0
@@ -97,15 +98,18 @@ class Downloader:
         self.stats.inc_value("downloader/request_count")
         d = self.fetcher.fetch(request, spider)
         d.addBoth(self._cb_release_slot, request)
-        d.addCallbacks(self._cb_response, self._eb_failure)
+        d.addCallbacks(self._cb_response, self._eb_failure, callbackArgs=(spider,))
         return d
 
-    def _cb_response(self, response):
+    def _cb_response(self, response, spider):
         self.active -= 1
         self._responses += 1
         stats = self.stats
         stats.inc_value("downloader/response_count")
         stats.inc_value(f"downloader/response_status_count/{response.status}")
+        if self.signals.listened(signals.response_downloaded):
+            self.signals.send(signals.response_downloaded, response=response,
+                              request=response.request, spider=spider)
         return response
 
     def _eb_failure(self, failure):

@@ -86,6 +86,7 @@ class HttpFetcher:
         self.reactor = reactor
         self.stats = stats
         self.on_sent = on_sent
+        self.signals = None  # the crawler's SignalBus, for headers_received, bytes_received
         self.timeout = settings.getfloat("DOWNLOAD_TIMEOUT")
         self.maxsize = settings.getint("DOWNLOAD_MAXSIZE")
         self.warnsize = settings.getint("DOWNLOAD_WARNSIZE")

@@ -4,15 +4,19 @@ L{HttpResponse}: its whole-download timer, its size limits, its decoding, its er
 
     cb_connected(connection)     the pool handed out a connection: the send hook
     cb_response(response)        status and headers: refuse a too-large declared body,
-                                 set up the bounded decoder (L{tinyscrapy.download.contentencoding})
+                                 send C{headers_received}, set up the bounded decoder
+                                 (L{tinyscrapy.download.contentencoding})
       collect(chunk)             every read of the body (treq.collect): count, cut at
-                                 C{DOWNLOAD_MAXSIZE}, decode
+                                 C{DOWNLOAD_MAXSIZE}, decode, send C{bytes_received}
       cb_body(...)               the body is complete: the L{HttpResponse}
+      eb_body(...)               a C{bytes_received} receiver raised L{StopDownload}: the
+                                 partial L{HttpResponse}
     cb_done(outcome)             last: stop the timer, count the bytes, name the error,
                                  fire the caller's Deferred
 
-C{time_out} (the timer), C{cancel} (the caller) and the limits end a transfer the same
-way, through L{Transfer.abort}: the connection is closed and never goes back to the pool.
+C{time_out} (the timer), C{cancel} (the caller), the limits and L{StopDownload} end a
+transfer the same way, through L{Transfer.abort}: the connection is closed and never goes
+back to the pool. The two signals cost one dictionary lookup when nobody listens.
 """
 
 import logging
@@ -22,8 +26,14 @@ from twisted.web.iweb import UNKNOWN_LENGTH
 
 from tinyscrapy.download.contentencoding import body_decoder
 from tinyscrapy.download.tls import tls_error
-from tinyscrapy.errors import ContentDecodingError, DownloadTimeout, ResponseTooLarge
+from tinyscrapy.errors import (
+    ContentDecodingError,
+    DownloadTimeout,
+    ResponseTooLarge,
+    StopDownload,
+)
 from tinyscrapy.http import Headers, HttpResponse
+from tinyscrapy.signals import bytes_received, headers_received
 
 # the fetcher's log, as before the transfer had a module of its own
 logger = logging.getLogger("tinyscrapy.download.fetcher")
@@ -43,7 +53,7 @@ class Transfer:
 
     __slots__ = ("fetcher", "request", "maxsize", "warnsize", "deferred", "result",
                  "connection", "timer", "timed_out", "decoder", "chunks", "wire", "size",
-                 "failed", "warned")
+                 "failed", "warned", "stopped")
 
     def __init__(self, fetcher, request, meta):
         self.fetcher = fetcher
@@ -59,6 +69,7 @@ class Transfer:
         self.chunks = []
         self.wire = self.size = 0
         self.failed = self.warned = False
+        self.stopped = None
 
     def cb_connected(self, connection):
         """The pool handed out C{connection}; the request is written right after.
@@ -87,6 +98,14 @@ class Transfer:
             if self.warnsize and declared > self.warnsize:
                 self._warn(declared, "declares")
         headers = _headers(response.headers)
+        signals = self.fetcher.signals
+        if signals is not None and signals.listened(headers_received):
+            length = -1 if declared is UNKNOWN_LENGTH else declared
+            stop = _send(signals, headers_received, self.request, headers=headers,
+                         body_length=length)
+            if stop is not None:
+                self.abort()
+                return self._stopped(stop, response.code, headers)
         encoding = headers.get("content-encoding") if self.fetcher.compression else None
         if encoding:
             fetcher = self.fetcher
@@ -100,7 +119,8 @@ class Transfer:
                 dict.__delitem__(headers, "content-encoding")
         from treq import collect
         d = collect(response, self.collect)
-        d.addCallback(self.cb_body, response.code, headers)
+        d.addCallbacks(self.cb_body, self.eb_body, callbackArgs=(response.code, headers),
+                       errbackArgs=(response.code, headers))
         return d
 
     def collect(self, data):
@@ -125,6 +145,11 @@ class Transfer:
                 pieces = self.decoder.feed(data)
                 self.size = self.decoder.size
                 self.chunks.extend(pieces)
+            signals = self.fetcher.signals
+            if signals is not None and signals.listened(bytes_received):
+                self.stopped = _send(signals, bytes_received, self.request, data=data)
+                if self.stopped is not None:
+                    raise self.stopped
         except Exception:
             self.failed = True
             self.abort()
@@ -144,6 +169,27 @@ class Transfer:
             stats.inc_value("httpcompression/response_count")
             stats.inc_value("httpcompression/response_bytes", len(body))
         return HttpResponse(self.request.url, status, headers, body, self.request)
+
+    def eb_body(self, failure, status, headers):
+        """Reading the body failed: pass it on, unless a receiver stopped the download."""
+        if self.stopped is None or failure.value is not self.stopped:
+            return failure
+        return self._stopped(self.stopped, status, headers)
+
+    def _stopped(self, stop, status, headers):
+        """
+        A receiver raised L{StopDownload}: the response as received so far.
+
+        @return: the partial L{HttpResponse} when C{stop.fail} is False.
+        @raise StopDownload: C{stop}, with the partial response, when C{stop.fail} is True.
+        """
+        body = b"".join(self.chunks or ())
+        response = HttpResponse(self.request.url, status, headers, body, self.request,
+                                flags=["download_stopped"])
+        if stop.fail:
+            stop.response = response
+            raise stop
+        return response
 
     def _warn(self, size, verb):
         self.warned = True
@@ -206,6 +252,16 @@ class Transfer:
         else:
             result.errback(tls_error(outcome) or outcome)
         return None
+
+
+def _send(signals, signal, request, **kwargs):
+    """Send C{signal} about C{request}. @return: the L{StopDownload} a receiver raised, or
+    None."""
+    spider = getattr(signals.sender, "spider", None)
+    for _, result in signals.send(signal, request=request, spider=spider, **kwargs):
+        if isinstance(result, StopDownload):
+            return result
+    return None
 
 
 _HEADER_NAMES = {}

@@ -1,10 +1,13 @@
 """
 Feed exports: each scraped item is written, and flushed, the moment it is scraped.
 
-C{FEEDS} maps a path to its options: C{format} (C{jsonlines}, C{json} or C{csv}; from the
-extension when absent), C{overwrite}, C{fields}, C{encoding}. The command line fills it
-from C{-o FILE} (append) and C{-O FILE} (overwrite). C{%(name)s} in a path is the spider's
-name, so one setting gives one file per spider.
+C{FEEDS} maps a path to its options, Scrapy's: C{format} (C{jsonlines}, C{json}, C{csv}
+or C{xml}; from the extension when absent), C{overwrite}, C{fields}, C{encoding},
+C{indent} (C{FEED_EXPORT_INDENT}), C{item_export_kwargs}, C{item_classes} (only items of
+these classes). The command line fills it from C{-o FILE} (append) and C{-O FILE}
+(overwrite). In a path, C{%(name)s} is the spider's name (one setting gives one file per
+spider), C{%(time)s} the start time (UTC, as Scrapy writes it: C{2026-12-01T09-05-00+00-00}),
+and any other C{%(attribute)s} the spider's attribute (a C{-a} argument, say).
 
 Several spiders of one process that name the same file share one open writer: each item
 is one C{write()} of whole lines, and the reactor is single-threaded, so two spiders'
@@ -17,18 +20,22 @@ start with one line, before anything is fetched.
 The writers, one per format, are in L{tinyscrapy.items.writers}.
 """
 
+import datetime
 import logging
 import os
 
 from tinyscrapy import signals
+from tinyscrapy.components import load_object
 from tinyscrapy.errors import NotConfigured, UsageError
 from tinyscrapy.items.writers import WRITERS
 
 logger = logging.getLogger(__name__)
 
-EXTENSIONS = {".jsonl": "jsonlines", ".jl": "jsonlines", ".json": "json", ".csv": "csv"}
+EXTENSIONS = {".jsonl": "jsonlines", ".jl": "jsonlines", ".json": "json", ".csv": "csv",
+              ".xml": "xml"}
 ALIASES = {"jsonl": "jsonlines", "jl": "jsonlines"}
-OPTIONS = ("format", "overwrite", "fields", "encoding")
+OPTIONS = ("format", "overwrite", "fields", "encoding", "indent", "item_export_kwargs",
+           "item_classes")
 
 # path -> [writer, number of crawlers using it]; shared by the crawlers of one process
 _OPEN_WRITERS = {}
@@ -60,6 +67,7 @@ class FeedExporter:
     def __init__(self, crawler, paths):
         self.crawler = crawler
         self.paths = paths
+        self.item_classes = {}  # path -> the classes of the items it takes (all: absent)
         self._broken = set()
         crawler.signals.connect(self.item_scraped, signals.item_scraped)
         crawler.signals.connect(self.spider_closed, signals.spider_closed)
@@ -73,19 +81,32 @@ class FeedExporter:
         feeds = settings.getdict("FEEDS")
         if not feeds:
             raise NotConfigured("no FEEDS")
-        name = crawler.spider.name if crawler.spider is not None else crawler.spidercls.name
-        defaults = {"fields": settings.getlist("FEED_EXPORT_FIELDS") or None,
-                    "encoding": settings.get("FEED_EXPORT_ENCODING") or "utf-8"}
+        spider = crawler.spider if crawler.spider is not None else crawler.spidercls
+        fields = settings.get("FEED_EXPORT_FIELDS")
+        if not isinstance(fields, dict):  # a dict names the columns: {field: column}
+            fields = settings.getlist("FEED_EXPORT_FIELDS")
+        defaults = {"fields": fields or None,
+                    "encoding": settings.get("FEED_EXPORT_ENCODING") or "utf-8",
+                    "indent": settings.get("FEED_EXPORT_INDENT", 0)}
+        params = _PathParams(spider)
         paths = []
+        classes = {}
         for template, options in feeds.items():
             options = _check_options(template, options)
-            path = template % {"name": name} if "%(" in template else template
+            path = _fill_path(template, params)
             paths.append(_open_writer(path, options, defaults))
-        return cls(crawler, paths)
+            if options.get("item_classes"):
+                classes[paths[-1]] = tuple(load_object(c) for c in options["item_classes"])
+        exporter = cls(crawler, paths)
+        exporter.item_classes = classes
+        return exporter
 
     def item_scraped(self, item, spider, **kwargs):
         stats = self.crawler.stats
         for path in self.paths:
+            if self.item_classes and path in self.item_classes \
+                    and not isinstance(item, self.item_classes[path]):
+                continue
             try:
                 _OPEN_WRITERS[path][0].write_item(item)
             except Exception as e:
@@ -122,6 +143,31 @@ def _check_options(path, options):
     return options
 
 
+class _PathParams(dict):
+    """What C{%(...)s} in a feed path names: C{name}, C{time}, or a spider attribute."""
+
+    def __init__(self, spider):
+        now = datetime.datetime.now(tz=datetime.timezone.utc).replace(microsecond=0)
+        super().__init__(name=spider.name, time=now.isoformat().replace(":", "-"))
+        self.spider = spider
+
+    def __missing__(self, key):
+        try:
+            return getattr(self.spider, key)
+        except AttributeError:
+            raise UsageError(f"feed path: %({key})s names nothing (the spider has no "
+                             f"attribute {key!r})") from None
+
+
+def _fill_path(template, params):
+    if "%(" not in template:
+        return template
+    try:
+        return template % params
+    except (TypeError, ValueError) as e:
+        raise UsageError(f"feed path {template!r}: {e}") from None
+
+
 def _open_writer(path, options, defaults):
     """Open the writer of C{path}, or join the one this process already has open.
     @return: the key of the writer in C{_OPEN_WRITERS}."""
@@ -131,7 +177,9 @@ def _open_writer(path, options, defaults):
         writer = WRITERS[options["format"]](
             path, overwrite=bool(options.get("overwrite")),
             fields=options.get("fields") or defaults["fields"],
-            encoding=options.get("encoding") or defaults["encoding"])
+            encoding=options.get("encoding") or defaults["encoding"],
+            indent=options.get("indent", defaults["indent"]),
+            export_kwargs=options.get("item_export_kwargs"))
         entry = _OPEN_WRITERS[key] = [writer, 0]
     elif entry[0].format != options["format"]:
         raise UsageError(f"feed {path!r} is already written as {entry[0].format}, "

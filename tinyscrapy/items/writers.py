@@ -1,122 +1,77 @@
 """
-The feed file writers: an item (a dict, or a dataclass or attrs item) in, whole lines out,
-written and flushed at once. One class per format: L{JsonLinesWriter}, L{JsonWriter},
-L{CsvWriter}; L{WRITERS} names them for C{FEEDS}.
+The feed file writers: an item (a dict, an L{tinyscrapy.item.Item}, a dataclass or attrs
+item) in, whole lines out, written and flushed at once. One class per format:
+L{JsonLinesWriter}, L{JsonWriter}, L{CsvWriter}, L{XmlWriter}; L{WRITERS} names them for
+C{FEEDS}. They write what Scrapy's item exporters write, with the same options: C{fields}
+(a list, or a dict of field to column name), C{indent}, C{encoding} and
+C{item_export_kwargs} (C{export_empty_fields}; for CSV C{include_headers_line},
+C{join_multivalued}, C{delimiter} and the other C{csv} options; for XML C{item_element}
+and C{root_element}; for JSON C{sort_keys} and C{ensure_ascii}). A field's
+C{serializer} (C{Field(serializer=...)}) turns its value into what is written.
 
-A C{.json} feed is a JSON array that is valid after every item: the closing bracket is
-written after each item, and the next item overwrites it. Appending to one continues the
-array already in the file. Appending to a C{.csv} keeps the columns of its header.
+A C{.json} feed is a JSON array, and a C{.xml} feed an XML document, that is valid after
+every item: the closing bracket (or tag) is written after each item, and the next item
+overwrites it. Appending to one continues the array (or the root element) already in the
+file. Appending to a C{.csv} keeps the columns of its header.
 
 L{tinyscrapy.items.feeds.FeedExporter} opens them and shares one writer per path.
 """
 
 import csv
+import datetime
+import decimal
 import io
 import json
 import logging
 import os
-import sys
+from xml.sax.saxutils import escape
 
 from tinyscrapy.errors import UsageError
+from tinyscrapy.items.feedfile import (
+    ClosedAfterEachItem,
+    FeedFile,
+    ascii_only,
+    byte_at,
+    bytes_at,
+    last_non_space,
+)
 
 # the feeds' log, as before the writers had a module of their own
 logger = logging.getLogger("tinyscrapy.items.feeds")
 
 
-class _Writer:
-    """
-    A feed file, opened in binary mode; subclasses turn an item (a dict) into text.
-
-    @ivar existing: True when appending to a file that already has content.
-    @ivar count: the items written by this process.
-    """
-
-    format = None
-
-    def __init__(self, path, overwrite=False, fields=None, encoding="utf-8"):
-        self.path = path
-        self.fields = list(fields) if fields else None
-        self.encoding = _check_encoding(encoding)
-        self.count = 0
-        if path == "-":
-            self.file = getattr(sys.stdout, "buffer", None) or _TextToBytes(sys.stdout)
-            self.existing = False
-        else:
-            self.existing = not overwrite and os.path.isfile(path) \
-                and os.path.getsize(path) > 0
-            try:
-                folder = os.path.dirname(path)
-                if folder:
-                    os.makedirs(folder, exist_ok=True)
-                self.file = open(path, "r+b" if self.existing else "wb")
-            except OSError as e:
-                raise UsageError(f"cannot open the feed {path}: {e.strerror or e}") from None
-            if self.existing:
-                self.file.seek(0, os.SEEK_END)
-        try:
-            self.start()
-        except Exception:  # refused (not a JSON array, other columns): let the file go
-            if path != "-":
-                self.file.close()
-            raise
-
-    def start(self):
-        """Called once after opening."""
-
-    def write_item(self, item):
-        """Write one item and flush it to the operating system."""
-        self.file.write(self.serialize(_as_dict(item)).encode(
-            self.encoding, self.encoding_errors))
-        self.file.flush()
-        self.count += 1
-
-    encoding_errors = "strict"
-
-    def _select(self, item):
-        """Only C{fields}, in their order, when they are set."""
-        if self.fields is None:
-            return item
-        return {field: item[field] for field in self.fields if field in item}
-
-    def _end_line(self):
-        """Appending to a file whose last line has no newline: add it first."""
-        if self.existing:
-            self.file.seek(-1, os.SEEK_END)
-            last = self.file.read(1)
-            if last != b"\n":
-                self.file.write(b"\n")
-
-    def close(self):
-        self.finish()
-        self.file.flush()
-        if self.path != "-":
-            self.file.close()
-
-    def finish(self):
-        """Called once before closing."""
-
-
-class JsonLinesWriter(_Writer):
-    """One JSON object per line."""
+class JsonLinesWriter(FeedFile):
+    """One JSON object per line (C{indent} does not apply, as in Scrapy)."""
 
     format = "jsonlines"
+    OPTIONS = ("sort_keys", "ensure_ascii")
 
     def start(self):
         self._end_line()
+        self.json_options = _json_options(self, indented=False)
 
     def serialize(self, item):
-        return json.dumps(self._select(item), ensure_ascii=_ascii_only(self.encoding),
-                          default=str) + "\n"
+        return json.dumps(self._select(item), **self.json_options) + "\n"
 
 
-class JsonWriter(_Writer):
+def _json_options(writer, indented):
+    """The C{json.dumps} keywords of a JSON feed."""
+    options = {"ensure_ascii": ascii_only(writer.encoding), "default": _json_default}
+    options.update(writer.kwargs)
+    if indented and writer.indent:
+        options["indent"] = writer.indent
+    return options
+
+
+class JsonWriter(ClosedAfterEachItem):
     """A JSON array, valid after every item. Appending reopens the array."""
 
     format = "json"
-    TAIL = b"\n]\n"
+    OPTIONS = JsonLinesWriter.OPTIONS
+    tail = b"\n]\n"
 
     def start(self):
-        self.seekable = self.path != "-" and self.file.seekable()
+        self.json_options = _json_options(self, indented=True)
         if self.existing:
             self.first = self._reopen_array()
         else:
@@ -136,63 +91,39 @@ class JsonWriter(_Writer):
         if not f.read(4096).lstrip().startswith(b"["):
             raise UsageError(f"cannot append to {self.path}: it is not a JSON array")
         end = f.seek(0, os.SEEK_END)
-        closing = _last_non_space(f, end)
-        if closing is None or _byte_at(f, closing) != b"]":
+        closing = last_non_space(f, end)
+        if closing is None or byte_at(f, closing) != b"]":
             raise UsageError(f"cannot append to {self.path}: it is not a JSON array "
                              "(no closing bracket)")
-        last = _last_non_space(f, closing)
+        last = last_non_space(f, closing)
         f.seek(last + 1)
         f.truncate()
-        return _byte_at(f, last) == b"["
-
-    def _write_tail(self):
-        """Write the closing bracket, then step back so the next item overwrites it."""
-        if not self.seekable:
-            return
-        self.file.write(self.TAIL)
-        self.file.flush()
-        self.file.seek(-len(self.TAIL), os.SEEK_CUR)
+        return byte_at(f, last) == b"["
 
     def serialize(self, item):
         prefix = "\n" if self.first else ",\n"
         self.first = False
-        text = json.dumps(self._select(item), ensure_ascii=_ascii_only(self.encoding),
-                          default=str)
-        return prefix + text
-
-    def write_item(self, item):
-        """Write the item and the closing bracket in one write; step back before the
-        bracket, so the next item overwrites it."""
-        data = self.serialize(_as_dict(item)).encode(self.encoding, self.encoding_errors)
-        if self.seekable:
-            data += self.TAIL
-        self.file.write(data)
-        self.file.flush()
-        if self.seekable:
-            self.file.seek(-len(self.TAIL), os.SEEK_CUR)
-        self.count += 1
-
-    def finish(self):
-        if self.seekable:
-            # the tail is on disk already; an item is never shorter than it, so nothing
-            # of an older tail is left behind it
-            self.file.seek(len(self.TAIL), os.SEEK_CUR)
-            self.file.truncate()
-        else:
-            self.file.write(self.TAIL)
+        return prefix + json.dumps(self._select(item), **self.json_options)
 
 
-class CsvWriter(_Writer):
+class CsvWriter(FeedFile):
     """
-    CSV with a header; columns from C{FEED_EXPORT_FIELDS}, else from the first item (or,
-    when appending, from the header already in the file).
+    CSV with a header; columns from C{FEED_EXPORT_FIELDS}, else from the first item (every
+    declared field of an L{Item}, as in Scrapy), or, when appending, from the header
+    already in the file.
     """
 
     format = "csv"
     encoding_errors = "replace"
+    OPTIONS = ("include_headers_line", "join_multivalued", "delimiter", "quotechar",
+               "escapechar", "doublequote", "skipinitialspace", "lineterminator",
+               "quoting", "strict")
 
     def start(self):
-        self.header_written = self.existing
+        self.include_header = self.kwargs.pop("include_headers_line", True)
+        self.join = self.kwargs.pop("join_multivalued", ",")
+        self.csv_options = {"lineterminator": "\r\n", **self.kwargs}  # as Scrapy, RFC 4180
+        self.header_written = self.existing or not self.include_header
         self._ignored = set()
         self._guessed = False  # columns taken from an item or a header, not chosen
         if self.existing:
@@ -209,21 +140,25 @@ class CsvWriter(_Writer):
         self.file.seek(0)
         line = self.file.readline().decode(self.encoding, "replace")
         self.file.seek(0, os.SEEK_END)
-        return next(csv.reader([line]), [])
+        delimiter = self.csv_options.get("delimiter", ",")
+        return next(csv.reader([line], delimiter=delimiter), [])
+
+    def write_item(self, item):
+        if self.fields is None:
+            self.fields = _declared_fields(item) or list(self._as_dict(item))
+            self._guessed = True
+        super().write_item(item)
 
     def serialize(self, item):
         buffer = io.StringIO()
-        if self.fields is None:
-            self.fields = list(item)
-            self._guessed = True
         if self._guessed:
             self._warn_ignored(item)
-        writer = csv.DictWriter(buffer, self.fields, extrasaction="ignore",
-                                lineterminator="\n")
+        writer = csv.writer(buffer, **self.csv_options)
         if not self.header_written:
-            writer.writeheader()
+            writer.writerow([self.names[f] for f in self.fields] if self.names
+                            else self.fields)
             self.header_written = True
-        writer.writerow({k: _csv_value(v) for k, v in item.items()})
+        writer.writerow([_csv_value(item.get(field), self.join) for field in self.fields])
         return buffer.getvalue()
 
     def _warn_ignored(self, item):
@@ -237,72 +172,102 @@ class CsvWriter(_Writer):
                                self.fields)
 
 
-def _as_dict(item):
-    """A dict item as it is; a dataclass or attrs item as a dict, through itemadapter
-    (imported on first need, as in the scraper: it costs a fifth of a second)."""
-    if type(item) is dict:
-        return item
-    from itemadapter import ItemAdapter
-    return ItemAdapter(item).asdict()
+class XmlWriter(ClosedAfterEachItem):
+    """
+    An XML document, as Scrapy's: C{<items>} holding one C{<item>} per item, a field per
+    element, a list as C{<value>} elements, a dict as elements named by its keys. With
+    C{indent} 0 (the default) each item is one line; with more, every element is.
+    """
 
+    format = "xml"
+    OPTIONS = ("item_element", "root_element")
+    encoding_errors = "xmlcharrefreplace"
 
-def _csv_value(value):
-    if isinstance(value, (list, tuple)):
-        return ",".join(str(v) for v in value)
-    return value
+    def start(self):
+        self.item_element = self.kwargs.get("item_element", "item")
+        root = self.kwargs.get("root_element", "items")
+        self.tail = f"</{root}>".encode("ascii")
+        if self.existing:
+            self._reopen_root()
+        else:
+            head = f'<?xml version="1.0" encoding="{self.encoding}"?>\n<{root}>'
+            self.file.write(head.encode("ascii"))
+            if self.indent is not None:
+                self.file.write(b"\n")
+        self._write_tail()
 
-
-def _check_encoding(encoding):
-    """@raise UsageError: C{encoding} is unknown, or not a superset of ASCII (the
-    brackets and commas of the feeds are written as ASCII bytes)."""
-    try:
-        compatible = "[,]\n".encode(encoding) == b"[,]\n"
-    except LookupError:
-        raise UsageError(f"unknown feed encoding {encoding!r}") from None
-    if not compatible:
-        raise UsageError(f"feed encoding {encoding!r} is not ASCII-compatible "
-                         "(use utf-8, latin-1, cp1252, ...)")
-    return encoding
-
-
-def _ascii_only(encoding):
-    """JSON escapes non-ASCII characters unless the file's encoding is a UTF."""
-    return not encoding.lower().replace("-", "").replace("_", "").startswith("utf")
-
-
-def _last_non_space(f, end):
-    """The offset of the last byte before C{end} that is not white space, or None."""
-    position = end
-    while position > 0:
-        start = max(0, position - 4096)
+    def _reopen_root(self):
+        """Position the file before its closing root tag. @raise UsageError: none."""
+        f = self.file
+        end = f.seek(0, os.SEEK_END)
+        last = last_non_space(f, end)
+        start = None if last is None else last + 1 - len(self.tail)
+        if start is None or start < 0 or bytes_at(f, start, len(self.tail)) != self.tail:
+            raise UsageError(f"cannot append to {self.path}: it does not end with "
+                             f"{self.tail.decode()}")
         f.seek(start)
-        chunk = f.read(position - start)
-        stripped = chunk.rstrip()
-        if stripped:
-            return start + len(stripped) - 1
-        position = start
-    return None
+        f.truncate()
+
+    def serialize(self, item):
+        lines = []
+        self._element(lines, self.item_element, self._select(item), 1)
+        if self.indent is not None and not self.indent:
+            lines.append("\n")
+        return "".join(lines)
+
+    def _element(self, out, name, value, depth):
+        """Append the element C{name} holding C{value} to C{out}."""
+        indent = self.indent
+        pad, newline = (" " * (indent * depth), "\n") if indent else ("", "")
+        if hasattr(value, "items") or isinstance(value, (list, tuple)):
+            children = value.items() if hasattr(value, "items") else \
+                (("value", each) for each in value)
+            out.append(f"{pad}<{name}>{newline}")
+            for child, each in children:
+                self._element(out, child, each, depth + 1)
+            out.append(f"{pad}</{name}>{newline}")
+        else:
+            text = value if isinstance(value, str) else str(value)
+            out.append(f"{pad}<{name}>{escape(text)}</{name}>{newline}")
 
 
-def _byte_at(f, offset):
-    f.seek(offset)
-    return f.read(1)
+def _declared_fields(item):
+    """Every declared field of an item that declares them (an L{Item}, a dataclass),
+    else None (a dict: its keys are the fields)."""
+    if isinstance(item, dict):
+        return None
+    from itemadapter import ItemAdapter
+    names = ItemAdapter.get_field_names_from_class(type(item))
+    return list(names) if names else None
 
 
-class _TextToBytes:
-    """A text stream (a replaced C{sys.stdout}) that accepts bytes."""
+def _json_default(value):
+    """What Scrapy's JSON encoder makes of values JSON has no type for."""
+    if isinstance(value, datetime.datetime):
+        return value.strftime("%Y-%m-%d %H:%M:%S")
+    if isinstance(value, datetime.date):
+        return value.strftime("%Y-%m-%d")
+    if isinstance(value, datetime.time):
+        return value.strftime("%H:%M:%S")
+    if isinstance(value, (set, frozenset)):
+        return list(value)
+    if isinstance(value, decimal.Decimal):
+        return str(value)
+    from itemadapter import ItemAdapter, is_item
+    if is_item(value):
+        return ItemAdapter(value).asdict()
+    return str(value)
 
-    def __init__(self, stream):
-        self.stream = stream
 
-    def write(self, data):
-        self.stream.write(data.decode("utf-8"))
-
-    def flush(self):
-        self.stream.flush()
-
-    def seekable(self):
-        return False
+def _csv_value(value, join=","):
+    """A list of strings joined with C{join}; None as an empty cell."""
+    if isinstance(value, (list, tuple)):
+        try:
+            return join.join(value)
+        except TypeError:  # not all strings: written as Python shows it, as in Scrapy
+            return str(list(value)) if isinstance(value, list) else str(value)
+    return "" if value is None else value
 
 
-WRITERS = {"jsonlines": JsonLinesWriter, "json": JsonWriter, "csv": CsvWriter}
+WRITERS = {"jsonlines": JsonLinesWriter, "json": JsonWriter, "csv": CsvWriter,
+           "xml": XmlWriter}

@@ -19,7 +19,7 @@ from twisted.internet import defer, reactor, task
 from twisted.trial import unittest
 
 import tinyscrapy
-from tinyscrapy import DropItem, Request, Spider, signals
+from tinyscrapy import DropItem, Request, Spider
 from tinyscrapy.http import HttpResponse
 from tinyscrapy.item import Field, Item, register_item_class
 from tinyscrapy.loader import ItemLoader
@@ -76,7 +76,7 @@ class ItemTests(unittest.TestCase):
         """quote.text and quote.text = ... say to use quote['text'], as Scrapy does."""
         quote = Quote(text="a")
         with self.assertRaises(AttributeError) as read:
-            quote.text
+            getattr(quote, "text")  # noqa: B009
         self.assertEqual(str(read.exception), "Use item['text'] to get field value")
         with self.assertRaises(AttributeError) as write:
             quote.text = "b"

@@ -241,6 +241,78 @@ class SpiderChainTests(unittest.TestCase):
                       str(error))
 
 
+class WithoutSpider:
+    """Scrapy 2.13's hooks: no spider argument (and one with an optional spider)."""
+
+    def __init__(self, log):
+        self.log = log
+
+    def process_request(self, request):
+        self.log.append("request")
+
+    def process_response(self, request, response, spider=None):
+        self.log.append(("response", spider))
+        return response
+
+    def process_exception(self, request, exception):
+        self.log.append("exception")
+
+    def process_spider_output(self, response, result):
+        for each in result:
+            yield {**each, "seen": True}
+
+    def process_spider_exception(self, response, exception):
+        return [{"recovered": type(exception).__name__}]
+
+
+class SignatureTests(unittest.TestCase):
+    """Hooks get the spider only when their signature asks for it, as in Scrapy."""
+
+    def test_downloader_hooks_without_spider(self):
+        """process_request(request), process_response(..., spider=None) and
+        process_exception(request, exception) are called without the spider."""
+        log = []
+        chain = chain_of(WithoutSpider(log))
+        self.successResultOf(chain.download(REQUEST, "spider", ok_fetch))
+        self.failureResultOf(chain.download(REQUEST, "spider", failing_fetch))
+        self.assertEqual(log, ["request", ("response", None), "request", "exception"])
+
+    def test_old_hooks_still_get_the_spider(self):
+        """A hook whose signature names spider gets it, whatever its position."""
+        log = []
+        chain = chain_of(Recording("a", log))
+        self.successResultOf(chain.download(REQUEST, "spider", ok_fetch))
+        self.assertEqual(log, [("a", "request"), ("a", "response")])
+
+    def test_spider_hooks_without_spider(self):
+        """process_spider_output(response, result) and process_spider_exception(response,
+        exception) are called without the spider."""
+        chain = SpiderMiddlewareChain([("mw", WithoutSpider([]))])
+        self.assertEqual(list(chain.wrap_output(None, iter([{"n": 1}]), "spider")),
+                         [{"n": 1, "seen": True}])
+        self.assertEqual(chain.handle_exception(None, KeyError("k"), "spider"),
+                         [{"recovered": "KeyError"}])
+
+    def test_takes_spider(self):
+        """takes_spider reads a signature: a required spider, or one positional too many."""
+        from tinyscrapy.components import takes_spider
+
+        def old(item, spider):
+            pass
+
+        def new(item):
+            pass
+
+        def optional(item, spider=None):
+            pass
+
+        def renamed(item, sp):
+            pass
+
+        self.assertEqual([takes_spider(f, 1) for f in (old, new, optional, renamed, len)],
+                         [True, False, False, True, False])
+
+
 class PagesSpider(Spider):
     """Starts at C{start}, follows links, one item per page."""
 

@@ -78,6 +78,53 @@ class PipelineTests(unittest.TestCase):
         self.assertEqual(log, ["open first", "open second", "open third",
                                "close first", "close second", "close third"])
 
+    def test_signatures_with_and_without_spider(self):
+        """Scrapy 2.13's process_item(item), open_spider(), close_spider() are called
+        without the spider; the old signatures still get it."""
+        calls = []
+
+        class New:
+            def open_spider(self):
+                calls.append("open")
+
+            def close_spider(self):
+                calls.append("close")
+
+            def process_item(self, item):
+                calls.append("item")
+                return item
+
+        class Old:
+            def process_item(self, item, spider):
+                calls.append(spider.name)
+                return item
+
+        engine, clock, downloader, crawler = make_engine(
+            ItemsSpider, {"ITEM_PIPELINES": {New: 1, Old: 2}})
+        self.successResultOf(engine.scraper.open_spider(crawler.spider))
+        run(engine, clock, downloader)
+        self.assertEqual(calls, ["open", "item", "items", "close"])
+        self.assertEqual(crawler.stats.get_value("item_scraped_count"), 1)
+
+    def test_async_process_item_awaited(self):
+        """An async def process_item is awaited: the next pipeline gets its result."""
+        items = []
+
+        class Async:
+            async def process_item(self, item):
+                later = defer.Deferred()
+                clock.callLater(1, later.callback, "done")
+                return {**item, "awaited": await later}
+
+        engine, clock, downloader, crawler = make_engine(
+            ItemsSpider, {"ITEM_PIPELINES": {Async: 1}})
+        crawler.signals.connect(lambda item: items.append(item), signals.item_scraped)
+        clock.advance(0)
+        downloader.answer()
+        self.assertEqual(items, [])
+        clock.advance(1)
+        self.assertEqual(items, [{"page": "http://127.0.0.1/0", "n": 0, "awaited": "done"}])
+
     def test_drop_item(self):
         """DropItem stops the item: later pipelines never see it; counted and signalled."""
         log = []

@@ -7,7 +7,7 @@ from twisted.trial import unittest
 
 from tinyscrapy import DropItem, Request, Spider, signals
 from tinyscrapy.crawler import Crawler
-from tinyscrapy.errors import DontCloseSpider
+from tinyscrapy.errors import DontCloseSpider, StopDownload
 from tinyscrapy.settings import Settings
 from tinyscrapy.signals import SignalBus
 
@@ -169,3 +169,204 @@ class CrawlOrderTests(unittest.TestCase):
             ("spider_idle", None),
             ("spider_closed", None),
         ])
+
+
+class ReceiverArgumentsTests(unittest.TestCase):
+    """Receivers get only the arguments they accept, as with Scrapy's dispatcher."""
+
+    def test_receiver_takes_fewer_arguments_than_sent(self):
+        """def spider_closed(self, spider) works although reason is sent too."""
+        seen = []
+
+        class Extension:
+            def spider_closed(self, spider):
+                seen.append(spider)
+
+        bus = SignalBus()
+        bus.connect(Extension().spider_closed, signal=signals.spider_closed)
+        results = bus.send(signals.spider_closed, spider="s", reason="finished")
+        self.assertEqual(seen, ["s"])
+        self.assertIsNone(results[0][1])
+
+    def test_signal_and_sender_on_request(self):
+        """A receiver naming signal and sender gets the signal and the crawler."""
+        crawler = object()
+        bus = SignalBus(crawler)
+        seen = []
+        bus.connect(lambda signal, sender, item: seen.append((signal, sender, item)),
+                    signals.item_scraped)
+        bus.send(signals.item_scraped, item=1, response=None, spider=None)
+        self.assertEqual(seen, [(signals.item_scraped, crawler, 1)])
+
+    def test_async_receiver_awaited_by_send_deferred(self):
+        """An async def receiver of a deferred signal is waited for."""
+        bus = SignalBus()
+        later = defer.Deferred()
+
+        async def spider_opened(spider):
+            return await later
+
+        bus.connect(spider_opened, signals.spider_opened)
+        d = bus.send_deferred(signals.spider_opened, spider=None)
+        self.assertNoResult(d)
+        later.callback("ready")
+        self.assertEqual(self.successResultOf(d)[0][1], "ready")
+
+    def test_disconnect_one_and_all(self):
+        """A disconnected receiver is not called; disconnect_all forgets them all."""
+        bus = SignalBus()
+        calls = []
+
+        def receiver():
+            calls.append(1)
+
+        bus.connect(receiver, signals.engine_stopped)
+        bus.disconnect(receiver, signals.engine_stopped)
+        bus.send(signals.engine_stopped)
+        bus.connect(receiver, signals.engine_stopped)
+        bus.disconnect_all(signals.engine_stopped)
+        bus.send(signals.engine_stopped)
+        self.assertEqual(calls, [])
+
+
+class Lifecycle(Spider):
+    """Records the moments Scrapy's users connect to, each with the arguments it names."""
+
+    name = "lifecycle"
+
+    @classmethod
+    def from_crawler(cls, crawler, *args, **kwargs):
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        spider.events = []
+        bus = crawler.signals
+        bus.connect(spider.spider_opened, signals.spider_opened)
+        bus.connect(spider.engine_started, signals.engine_started)
+        bus.connect(spider.reached, signals.request_reached_downloader)
+        bus.connect(spider.downloaded, signals.response_downloaded)
+        bus.connect(spider.item_error, signals.item_error)
+        bus.connect(spider.spider_closed, signals.spider_closed)
+        bus.connect(spider.engine_stopped, signals.engine_stopped)
+        return spider
+
+    def spider_opened(self, spider):
+        self.events.append(("spider_opened", spider is self))
+
+    def engine_started(self):
+        self.events.append(("engine_started",))
+
+    def reached(self, request):
+        self.events.append(("request_reached_downloader", request.url == self.start))
+
+    def downloaded(self, response, request):
+        self.events.append(("response_downloaded", response.request is request))
+
+    def item_error(self, item, failure, response):
+        self.events.append(("item_error", item["n"], failure.type.__name__,
+                            response.url == self.start))
+
+    def spider_closed(self, spider):
+        self.events.append(("spider_closed",))
+
+    def engine_stopped(self):
+        self.events.append(("engine_stopped",))
+
+    def start_requests(self):
+        yield Request(self.start)
+
+    def parse(self, response):
+        yield {"n": 1}
+
+
+class BrokenPipeline:
+    def process_item(self, item):
+        raise ValueError("pipeline bug")
+
+
+class LifecycleTests(unittest.TestCase):
+    """The signals Scrapy users connect to arrive, at Scrapy's moments."""
+
+    def setUp(self):
+        self.server = TestServer().start()
+        self.addCleanup(self.server.stop)
+
+    @defer.inlineCallbacks
+    def test_lifecycle_signals_in_order(self):
+        """spider_opened, engine_started, the download's signals, item_error, and
+        spider_closed before engine_stopped."""
+        start = self.server.add_page("/")
+        capture_logs(self, "tinyscrapy")
+        crawler = Crawler(Lifecycle, Settings({"ITEM_PIPELINES": {BrokenPipeline: 1}}),
+                          reactor)
+        yield crawler.crawl(start=start)
+        self.assertEqual(crawler.spider.events, [
+            ("spider_opened", True),
+            ("engine_started",),
+            ("request_reached_downloader", True),
+            ("response_downloaded", True),
+            ("item_error", 1, "ValueError", True),
+            ("spider_closed",),
+            ("engine_stopped",),
+        ])
+
+
+class Stopper(Spider):
+    """Stops every download from a headers_received or bytes_received receiver."""
+
+    name = "stopper"
+    signal = "headers_received"
+    fail = False
+
+    @classmethod
+    def from_crawler(cls, crawler, *args, **kwargs):
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        spider.seen = []
+        spider.failures = []
+        crawler.signals.connect(spider.stop, getattr(signals, cls.signal))
+        return spider
+
+    def stop(self, request, spider, **kwargs):
+        self.seen.append(sorted(kwargs))
+        raise StopDownload(fail=self.fail)
+
+    def start_requests(self):
+        yield Request(self.start, errback=self.failed)
+
+    def parse(self, response):
+        self.seen.append((response.body, response.flags))
+
+    def failed(self, failure):
+        self.failures.append(failure)
+
+
+class StopDownloadTests(unittest.TestCase):
+    """A receiver of headers_received or bytes_received raises StopDownload."""
+
+    def setUp(self):
+        self.server = TestServer().start()
+        self.addCleanup(self.server.stop)
+        self.body = b"x" * 300000
+        self.start = self.server.add_page("/big", body=self.body)
+
+    @defer.inlineCallbacks
+    def test_stop_at_headers_gives_an_empty_response(self):
+        """fail=False at the headers: the callback gets the response with no body."""
+        crawler = Crawler(Stopper, Settings({"LOG_LEVEL": "WARNING"}), reactor)
+        yield crawler.crawl(start=self.start)
+        self.assertEqual(crawler.spider.seen, [["body_length", "headers"],
+                                               (b"", ["download_stopped"])])
+
+    @defer.inlineCallbacks
+    def test_stop_at_first_bytes_fails_with_the_partial_response(self):
+        """fail=True on the first chunk: the errback gets StopDownload with the part
+        received so far."""
+        stopper = type("FailingStopper", (Stopper,), {"signal": "bytes_received",
+                                                      "fail": True})
+        capture_logs(self, "tinyscrapy")
+        crawler = Crawler(stopper, Settings(), reactor)
+        yield crawler.crawl(start=self.start)
+        self.assertEqual(crawler.spider.seen, [["data"]])
+        [failure] = crawler.spider.failures
+        partial = failure.value.response.body
+        self.assertTrue(failure.check(StopDownload))
+        self.assertTrue(0 < len(partial) < len(self.body))
+        self.assertIn(b"xxxx", partial)

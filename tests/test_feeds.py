@@ -1,12 +1,14 @@
 """
 Feed exports: each format parses back, append versus overwrite, flushing per item, two
-spiders into one file, %(name)s, CSV columns, and the errors that stop a start.
+spiders into one file, %(name)s, CSV columns, and the errors that stop a start; the xml
+format, Scrapy's exporter options, %(time)s and item_classes.
 """
 
 import csv
 import json
 import os
 import textwrap
+import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 
 from twisted.internet import defer, reactor
@@ -15,8 +17,9 @@ from twisted.trial import unittest
 from tinyscrapy import Request, Spider
 from tinyscrapy.crawler import Crawler
 from tinyscrapy.errors import UsageError
+from tinyscrapy.item import Field, Item
 from tinyscrapy.items import feeds
-from tinyscrapy.items.writers import CsvWriter, JsonLinesWriter, JsonWriter
+from tinyscrapy.items.writers import CsvWriter, JsonLinesWriter, JsonWriter, XmlWriter
 from tinyscrapy.settings import Settings
 
 from .helpers import crawl, run_command
@@ -359,3 +362,132 @@ class CommandFeedTests(unittest.TestCase):
         self.assertEqual(len(err.strip().splitlines()), 1, err)
         self.assertIn("not a JSON array", err)
         self.assertEqual(self.server.hits["/"], 0)
+
+
+class Product(Item):
+    name = Field()
+    price = Field(serializer=lambda value: f"{value:.2f} EUR")
+    tags = Field()
+
+
+class ExporterOptionTests(unittest.TestCase):
+    """The xml format and Scrapy's exporter options (the writers alone)."""
+
+    def setUp(self):
+        self.tmp = os.path.abspath(self.mktemp())
+        os.makedirs(self.tmp)
+
+    def write(self, cls, name, items, **options):
+        path = os.path.join(self.tmp, name)
+        writer = cls(path, **options)
+        for item in items:
+            writer.write_item(item)
+        writer.close()
+        with open(path, "rb") as f:
+            return f.read()
+
+    def test_xml_one_item_a_line(self):
+        """xml: a declaration, <items>, one <item> a line, lists as <value>, escaped."""
+        data = self.write(XmlWriter, "a.xml", [{"a": "x & <y>", "l": ["1", 2]}, {"n": None}])
+        self.assertEqual(data, b'<?xml version="1.0" encoding="utf-8"?>\n<items>\n'
+                               b"<item><a>x &amp; &lt;y&gt;</a><l><value>1</value>"
+                               b"<value>2</value></l></item>\n"
+                               b"<item><n>None</n></item>\n</items>")
+
+    def test_xml_indented_with_nested_dict(self):
+        """indent 2: every element on its own line; a dict holds elements by key."""
+        data = self.write(XmlWriter, "i.xml", [{"d": {"k": "v"}}], indent=2)
+        self.assertEqual(data.decode(), '<?xml version="1.0" encoding="utf-8"?>\n<items>\n'
+                                        "  <item>\n    <d>\n      <k>v</k>\n    </d>\n"
+                                        "  </item>\n</items>")
+
+    def test_xml_element_names_and_append(self):
+        """item_element and root_element name the elements; appending continues the root;
+        the file parses after every item."""
+        kwargs = {"item_element": "product", "root_element": "products"}
+        self.write(XmlWriter, "p.xml", [{"n": 1}], export_kwargs=kwargs)
+        path = os.path.join(self.tmp, "p.xml")
+        writer = XmlWriter(path, export_kwargs=kwargs)
+        writer.write_item({"n": 2})
+        root = ET.parse(path).getroot()  # before close
+        writer.close()
+        self.assertEqual((root.tag, [e.tag for e in root], [e.findtext("n") for e in root]),
+                         ("products", ["product", "product"], ["1", "2"]))
+        with open(path, "w") as f:
+            f.write("<other/>")
+        self.assertRaises(UsageError, XmlWriter, path, export_kwargs=kwargs)
+
+    def test_csv_options(self):
+        """delimiter, include_headers_line and join_multivalued, as Scrapy's CSV options."""
+        data = self.write(CsvWriter, "c.csv", [{"a": 1, "t": ["x", "y"]}], export_kwargs={
+            "delimiter": ";", "include_headers_line": False, "join_multivalued": "|"})
+        self.assertEqual(data, b"1;x|y\r\n")
+
+    def test_unknown_export_kwarg_refused(self):
+        """An item_export_kwargs key the format does not take: one-line UsageError."""
+        error = self.assertRaises(UsageError, CsvWriter, os.path.join(self.tmp, "u.csv"),
+                                  export_kwargs={"root_element": "x"})
+        self.assertIn("root_element not supported for csv", str(error))
+
+    def test_json_indent_and_renamed_fields(self):
+        """indent pretty-prints each JSON item; fields as a dict renames the columns."""
+        data = self.write(JsonWriter, "j.json", [{"a": 1, "b": 2}], indent=2,
+                          fields={"b": "B"})
+        self.assertEqual(data, b'[\n{\n  "B": 2\n}\n]\n')
+
+    def test_declared_item_serializer_and_columns(self):
+        """An Item: every declared field is a CSV column, in order; serializers apply."""
+        items = [Product(name="pen", price=2), Product(name="ink", tags=["blue", "dark"])]
+        data = self.write(CsvWriter, "p.csv", items)
+        self.assertEqual(data.decode(), "name,price,tags\r\npen,2.00 EUR,\r\nink,,"
+                                        "\"blue,dark\"\r\n")
+        data = self.write(JsonLinesWriter, "p.jsonl", items[:1],
+                          export_kwargs={"export_empty_fields": True})
+        self.assertEqual(json.loads(data), {"name": "pen", "price": "2.00 EUR", "tags": None})
+
+
+class KindsSpider(Spider):
+    """Yields one Product and one dict; has a C{category} attribute."""
+
+    name = "kinds"
+    category = "pens"
+
+    def start_requests(self):
+        yield Request(self.start)
+
+    def parse(self, response):
+        yield Product(name="pen", price=1)
+        yield {"name": "plain"}
+
+
+class FeedPathAndFilterTests(unittest.TestCase):
+    """%(time)s and spider attributes in paths; item_classes; the .xml extension."""
+
+    def setUp(self):
+        self.server = TestServer().start()
+        self.addCleanup(self.server.stop)
+        self.start = self.server.add_page("/")
+        self.tmp = os.path.abspath(self.mktemp())
+        os.makedirs(self.tmp)
+
+    @defer.inlineCallbacks
+    def test_time_and_attribute_in_path_and_item_classes(self):
+        """%(time)s is the UTC start time, %(category)s the spider's attribute; a feed
+        with item_classes takes only those items."""
+        template = os.path.join(self.tmp, "%(name)s-%(category)s-%(time)s.xml")
+        only = os.path.join(self.tmp, "only.jsonl")
+        yield crawl(KindsSpider, {"FEEDS": {
+            template: {}, only: {"item_classes": [f"{__name__}.Product"]}}},
+            start=self.start)
+        [name] = [n for n in os.listdir(self.tmp) if n.endswith(".xml")]
+        self.assertRegex(name, r"^kinds-pens-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d\+00-00\.xml$")
+        root = ET.parse(os.path.join(self.tmp, name)).getroot()
+        self.assertEqual([e.findtext("name") for e in root], ["pen", "plain"])
+        self.assertEqual(read_items(only), [{"name": "pen", "price": "1.00 EUR"}])
+
+    def test_path_naming_nothing_refused(self):
+        """A %(...)s that names no spider attribute: a one-line UsageError."""
+        crawler = Crawler(KindsSpider, Settings({"FEEDS": {
+            os.path.join(self.tmp, "%(nope)s.jsonl"): {}}}))
+        failure = self.failureResultOf(crawler.crawl(start=self.start), UsageError)
+        self.assertIn("%(nope)s names nothing", str(failure.value))

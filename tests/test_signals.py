@@ -5,7 +5,7 @@ Signals: the bus itself, and the order in which a real crawl sends them.
 from twisted.internet import defer, reactor
 from twisted.trial import unittest
 
-from tinyscrapy import DropItem, Request, Spider, signals
+from tinyscrapy import CloseSpider, DropItem, Request, Spider, signals
 from tinyscrapy.crawler import Crawler
 from tinyscrapy.errors import DontCloseSpider, StopDownload
 from tinyscrapy.settings import Settings
@@ -370,3 +370,40 @@ class StopDownloadTests(unittest.TestCase):
         self.assertTrue(failure.check(StopDownload))
         self.assertTrue(0 < len(partial) < len(self.body))
         self.assertIn(b"xxxx", partial)
+
+
+class IdleCloser(Spider):
+    """Closes with its own reason from spider_idle, once its one page is done."""
+
+    name = "idlecloser"
+
+    @classmethod
+    def from_crawler(cls, crawler, *args, **kwargs):
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        crawler.signals.connect(spider.idle, signals.spider_idle)
+        return spider
+
+    def idle(self):
+        raise CloseSpider("nothing_left")
+
+    def start_requests(self):
+        yield Request(self.start)
+
+    def parse(self, response):
+        yield {"url": response.url}
+
+
+class IdleCloseTests(unittest.TestCase):
+    """A spider_idle receiver raising CloseSpider names the finish reason."""
+
+    @defer.inlineCallbacks
+    def test_close_spider_from_idle(self):
+        """The crawl ends with CloseSpider's reason, and nothing is logged as an error."""
+        server = TestServer().start()
+        self.addCleanup(server.stop)
+        logs = capture_logs(self, "tinyscrapy.signals")
+        crawler = Crawler(IdleCloser, Settings({"LOG_LEVEL": "WARNING"}), reactor)
+        reason = yield crawler.crawl(start=server.add_page("/"))
+        self.assertEqual(reason, "nothing_left")
+        self.assertEqual(crawler.stats.get_value("item_scraped_count"), 1)
+        self.assertNotIn("raised", logs.text())

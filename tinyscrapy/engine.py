@@ -43,7 +43,7 @@ from twisted.internet.task import LoopingCall
 
 from tinyscrapy import signals
 from tinyscrapy.closing import close_parts
-from tinyscrapy.errors import DontCloseSpider, DuplicateRequest, IgnoreRequest
+from tinyscrapy.errors import CloseSpider, DontCloseSpider, DuplicateRequest, IgnoreRequest
 from tinyscrapy.http import Request
 from tinyscrapy.startrequests import StartRequests
 
@@ -150,10 +150,17 @@ class ExecutionEngine:
         return request
 
     def _idle_signal_allows_close(self):
-        """Send C{spider_idle}; a receiver may schedule more work or raise DontCloseSpider."""
-        results = self.crawler.signals.send(signals.spider_idle, spider=self.spider)
-        kept_open = any(isinstance(result, DontCloseSpider) for _, result in results)
-        return not kept_open and not self.scheduler.has_pending_requests()
+        """Send C{spider_idle}; a receiver may schedule more work, raise DontCloseSpider,
+        or raise CloseSpider to close with its reason (as in Scrapy)."""
+        results = [r for _, r in self.crawler.signals.send(signals.spider_idle,
+                                                             spider=self.spider)]
+        if any(isinstance(r, DontCloseSpider) for r in results) \
+                or self.scheduler.has_pending_requests():
+            return False
+        reasons = [r.reason for r in results if isinstance(r, CloseSpider)]
+        if reasons:
+            self.close_spider(reasons[0])
+        return not reasons
 
     def _wake(self):
         """Schedule a turn of the loop, unless one is already pending."""

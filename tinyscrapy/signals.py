@@ -60,6 +60,12 @@ spider_idle = Signal("spider_idle")                # (spider); raise DontCloseSp
 spider_closed = Signal("spider_closed")            # (spider, reason)
 
 
+# what a receiver of these signals raises to decide something, not because it broke: such
+# an exception is handed back in the results, not logged
+_DECISIONS = {"spider_idle": ("DontCloseSpider", "CloseSpider"),
+              "headers_received": ("StopDownload",), "bytes_received": ("StopDownload",)}
+
+
 class SignalBus:
     """
     The receivers of one crawler's signals.
@@ -109,7 +115,7 @@ class SignalBus:
                     result = receiver(**self._arguments(names, signal, kwargs))
                 results.append((receiver, result))
             except Exception as e:
-                if type(e).__name__ not in ("DontCloseSpider", "StopDownload"):
+                if type(e).__name__ not in _DECISIONS.get(signal.name, ()):
                     logger.exception("signal %s: receiver %r raised", signal.name, receiver)
                 results.append((receiver, e))
         return results

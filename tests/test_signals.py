@@ -407,3 +407,42 @@ class IdleCloseTests(unittest.TestCase):
         self.assertEqual(reason, "nothing_left")
         self.assertEqual(crawler.stats.get_value("item_scraped_count"), 1)
         self.assertNotIn("raised", logs.text())
+
+
+class Refiller(Spider):
+    """Schedules a second page from scheduler_empty, once."""
+
+    name = "refiller"
+
+    @classmethod
+    def from_crawler(cls, crawler, *args, **kwargs):
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        spider.crawler_ = crawler
+        spider.refilled = False
+        crawler.signals.connect(spider.refill, signals.scheduler_empty)
+        return spider
+
+    def refill(self):
+        if not self.refilled:
+            self.refilled = True
+            self.crawler_.engine.crawl(Request(self.second))
+
+    def start_requests(self):
+        yield Request(self.start)
+
+    def parse(self, response):
+        yield {"url": response.url}
+
+
+class SchedulerEmptyTests(unittest.TestCase):
+    """scheduler_empty lets a receiver feed the frontier, as Scrapy's lazy start does."""
+
+    @defer.inlineCallbacks
+    def test_receiver_schedules_more(self):
+        """A request scheduled from scheduler_empty is crawled before the crawl ends."""
+        server = TestServer().start()
+        self.addCleanup(server.stop)
+        crawler = Crawler(Refiller, Settings({"LOG_LEVEL": "WARNING"}), reactor)
+        yield crawler.crawl(start=server.add_page("/"), second=server.add_page("/2"))
+        self.assertEqual(crawler.stats.get_value("item_scraped_count"), 2)
+        self.assertEqual(server.hits["/2"], 1)

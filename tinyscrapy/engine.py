@@ -137,7 +137,8 @@ class ExecutionEngine:
                 and not self.scheduler.has_pending_requests())
 
     def _next_from_frontier(self):
-        """The scheduler's next request; when it has none ready, feed it start requests."""
+        """The scheduler's next request; when it has none ready, feed it start requests;
+        when there is still none, send C{scheduler_empty} (as Scrapy does)."""
         request = self.scheduler.next_request()
         pulled = 0
         while request is None and not self._start_requests.exhausted:
@@ -147,6 +148,8 @@ class ExecutionEngine:
             self._start_requests.feed(self.crawl)
             pulled += 1
             request = self.scheduler.next_request()
+        if request is None:
+            self.crawler.signals.send(signals.scheduler_empty)
         return request
 
     def _idle_signal_allows_close(self):

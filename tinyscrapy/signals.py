@@ -39,6 +39,7 @@ class Signal:
 engine_started = Signal("engine_started")          # (spider)
 engine_stopped = Signal("engine_stopped")          # (): the crawl is over, stats closed
 spider_opened = Signal("spider_opened")            # (spider): before the first request
+scheduler_empty = Signal("scheduler_empty")        # (): nothing ready in the frontier
 request_scheduled = Signal("request_scheduled")    # (request, spider)
 request_dropped = Signal("request_dropped")        # (request, reason, spider)
 request_reached_downloader = Signal("request_reached_downloader")  # (request, spider)

@@ -1,1 +1,1 @@
-"""Items after the spider: pipelines and feed exports."""
+"""Items after the spider: declared items and loaders, pipelines and feed exports."""

@@ -24,7 +24,7 @@ from tinyscrapy.http import HttpResponse
 from tinyscrapy.item import Field, Item, register_item_class
 from tinyscrapy.loader import ItemLoader
 
-from .helpers import crawl
+from .helpers import crawl, run_command
 from .servers import TestServer
 
 
@@ -326,3 +326,57 @@ class AsyncDropper:
     async def process_item(self, item):
         await task.deferLater(reactor, 0, lambda: None)
         raise DropItem("every one")
+
+
+PORTED_SPIDER = '''
+import tinyscrapy as scrapy
+from itemloaders.processors import TakeFirst
+from tinyscrapy.loader import ItemLoader
+
+
+class Quote(scrapy.Item):
+    text = scrapy.Field(output_processor=TakeFirst())
+    author = scrapy.Field(output_processor=TakeFirst())
+
+
+class Upper:
+    def process_item(self, item):
+        item["author"] = item["author"].upper()
+        return item
+
+
+class QuotesSpider(scrapy.Spider):
+    name = "quotes"
+    custom_settings = {"ITEM_PIPELINES": {Upper: 300}}
+
+    def start_requests(self):
+        yield scrapy.Request(self.start)
+
+    def parse(self, response):
+        for quote in response.css("div.quote"):
+            loader = ItemLoader(item=Quote(), selector=quote)
+            loader.add_css("text", "span.text::text")
+            loader.add_css("author", "small::text")
+            yield loader.load_item()
+'''
+
+
+class CommandTests(unittest.TestCase):
+    """A Scrapy-style spider file with an Item, a loader and a pipeline, from the shell."""
+
+    @defer.inlineCallbacks
+    def test_runspider_into_an_xml_feed(self):
+        """runspider FILE -O out.xml writes the loader's Items through the pipeline."""
+        server = TestServer().start()
+        self.addCleanup(server.stop)
+        start = server.add_page("/", body=quotes_page([("One", "ann", []), ("Two", "bo", [])]))
+        tmp = os.path.abspath(self.mktemp())
+        os.makedirs(tmp)
+        with open(os.path.join(tmp, "quotes.py"), "w") as f:
+            f.write(PORTED_SPIDER)
+        code, _, err = yield run_command(reactor, [
+            "runspider", "quotes.py", "-a", f"start={start}", "-O", "out.xml"], cwd=tmp)
+        self.assertEqual(code, 0, err)
+        root = ET.parse(os.path.join(tmp, "out.xml")).getroot()
+        self.assertEqual([(e.findtext("text"), e.findtext("author")) for e in root],
+                         [("One", "ANN"), ("Two", "BO")])

@@ -446,3 +446,49 @@ class SchedulerEmptyTests(unittest.TestCase):
         yield crawler.crawl(start=server.add_page("/"), second=server.add_page("/2"))
         self.assertEqual(crawler.stats.get_value("item_scraped_count"), 2)
         self.assertEqual(server.hits["/2"], 1)
+
+
+class SlowExporter(Spider):
+    """An item_scraped receiver that answers with a Deferred, fired by the test."""
+
+    name = "slowexporter"
+
+    @classmethod
+    def from_crawler(cls, crawler, *args, **kwargs):
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        spider.pending = []
+        crawler.signals.connect(spider.item_scraped, signals.item_scraped)
+        return spider
+
+    def item_scraped(self, item):
+        d = defer.Deferred()
+        self.pending.append(d)
+        return d
+
+    def start_requests(self):
+        yield Request(self.start)
+
+    def parse(self, response):
+        yield {"n": 1}
+        yield {"n": 2}
+
+
+class WaitedReceiverTests(unittest.TestCase):
+    """item_scraped receivers that return Deferreds are waited for, as in Scrapy."""
+
+    def test_next_item_waits_for_the_receiver(self):
+        """The page's next item is not routed, nor the crawl closed, until it fires."""
+        from .helpers import make_engine
+        engine, clock, downloader, crawler = make_engine(SlowExporter, start="http://a/")
+        clock.advance(0)
+        downloader.answer()
+        spider = crawler.spider
+        self.assertEqual(len(spider.pending), 1)
+        spider.pending[0].callback(None)
+        self.assertEqual(len(spider.pending), 2)
+        clock.advance(0)
+        self.assertFalse(engine.start().called)
+        spider.pending[1].callback(None)
+        for _ in range(5):
+            clock.advance(1)
+        self.assertTrue(engine.start().called)

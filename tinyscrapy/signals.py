@@ -10,7 +10,8 @@ signal, and the crawler.) Which arguments a receiver accepts is read from its si
 once, when it connects. Sending to a signal nobody listens to costs one dictionary lookup.
 A receiver that raises is logged and does not stop the crawl. L{SignalBus.send_deferred}
 waits for receivers that return Deferreds or are C{async def} (used for C{spider_opened},
-C{spider_closed} and C{engine_stopped}, as in Scrapy).
+C{spider_closed} and C{engine_stopped}, as in Scrapy); L{SignalBus.send_waiting} does for
+C{item_scraped}, and makes nothing when no receiver answers with one.
 
 docs/items.md lists the signals, what each sends and when.
 """
@@ -123,6 +124,22 @@ class SignalBus:
 
     send_catch_log = send  # Scrapy's name
 
+    def send_waiting(self, signal, **kwargs):
+        """
+        Like L{send}, for a signal whose receivers may answer later (C{item_scraped}).
+
+        @return: None when no receiver returned a Deferred or a coroutine (the common
+            case: nothing is made), else a Deferred that fires with None once they all
+            have; their failures are logged, never propagated.
+        """
+        waits = [_as_deferred(result) for _, result in self.send(signal, **kwargs)
+                 if isinstance(result, Deferred) or inspect.isawaitable(result)]
+        if not waits:
+            return None
+        for wait in waits:
+            wait.addErrback(_log_receiver_failure, signal)
+        return DeferredList(waits, consumeErrors=True).addCallback(_discard)
+
     def send_deferred(self, signal, **kwargs):
         """
         Like L{send}, but wait for receivers that return Deferreds or coroutines.
@@ -179,6 +196,18 @@ def _call_awaiting(receiver, kwargs):
     if inspect.isawaitable(result) and not isinstance(result, Deferred):
         return ensureDeferred(result)
     return result
+
+
+def _as_deferred(result):
+    return result if isinstance(result, Deferred) else ensureDeferred(_awaited(result))
+
+
+async def _awaited(awaitable):
+    return await awaitable
+
+
+def _discard(_result):
+    return None
 
 
 def _pair_results(results, receivers):

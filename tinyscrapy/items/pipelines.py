@@ -111,8 +111,7 @@ class ItemPipelines:
                 self._failed(_bad_output(path, result), item, response, spider, path)
                 return None
             item = result
-        self._scraped(item, response, spider)
-        return None
+        return self._scraped(item, response, spider)
 
     def _wait(self, result, item, index, response, spider):
         """
@@ -146,9 +145,12 @@ class ItemPipelines:
         return None
 
     def _scraped(self, item, response, spider):
+        """Count and send C{item_scraped}. @return: None, or a Deferred when a receiver
+        answered with one (it is waited for, as in Scrapy: back-pressure again)."""
         self._n_scraped += 1
         self.stats.inc_value("item_scraped_count")
-        self.signals.send(signals.item_scraped, item=item, response=response, spider=spider)
+        return self.signals.send_waiting(signals.item_scraped, item=item, response=response,
+                                         spider=spider)
 
     def _failed(self, exception, item, response, spider, path):
         url = response.url if response is not None else None

@@ -338,3 +338,88 @@ class RedirectUnitTests(unittest.TestCase):
         broken = HttpResponse(request.url, 200, {"Content-Type": "text/html"}, bad, request)
         self.assertIs(mw.process_response(request, broken, Spider()), broken)
 
+
+
+class LocationCrawlTests(unittest.TestCase):
+    """How a Location header is read, as Scrapy reads it, in whole crawls."""
+
+    def setUp(self):
+        self.server = TestServer().start()
+        self.addCleanup(self.server.stop)
+
+    @defer.inlineCallbacks
+    def test_latin1_location_is_sent_as_its_bytes(self):
+        """Location: /a\\xe7\\xe3o (latin-1) is fetched as /a%E7%E3o, not re-encoded as UTF-8."""
+        start = self.server.add("/moved", Page(b"", 302, headers={"location": b"/a\xe7\xe3o"}))
+        self.server.add_page("/a%E7%E3o")
+        crawler = yield crawl(Recorder, start_urls=[start])
+        self.assertEqual([r.url for r in crawler.spider.responses],
+                         [self.server.url("/a%E7%E3o")])
+        self.assertEqual(self.server.hits["/a%E7%E3o"], 1)
+
+    @defer.inlineCallbacks
+    def test_fragment_is_carried_to_a_target_without_one(self):
+        """/from#part -> /to arrives as /to#part; a target's own fragment wins."""
+        self.server.add("/from", Redirect("/to"))
+        self.server.add("/other", Redirect("/own#own"))
+        self.server.add_page("/to")
+        self.server.add_page("/own")
+
+        def make(spider):
+            return [Request(self.server.url(path), dont_filter=True)
+                    for path in ("/from#part", "/other#part")]
+
+        crawler = yield crawl(Recorder, make=make)
+        self.assertEqual(sorted(r.url for r in crawler.spider.responses),
+                         [self.server.url("/own#own"), self.server.url("/to#part")])
+
+    @defer.inlineCallbacks
+    def test_triple_slash_location_names_a_host(self):
+        """Location: ///127.0.0.1:PORT/to is http://127.0.0.1:PORT/to, as in Scrapy."""
+        target = "///127.0.0.1:%d/to" % self.server.port
+        start = self.server.add("/moved", Redirect(target))
+        self.server.add_page("/to")
+        crawler = yield crawl(Recorder, start_urls=[start])
+        self.assertEqual([r.url for r in crawler.spider.responses], [self.server.url("/to")])
+
+
+class MetaRefreshCrawlTests(unittest.TestCase):
+    """Meta refresh edge cases, in whole crawls."""
+
+    def setUp(self):
+        self.server = TestServer().start()
+        self.addCleanup(self.server.stop)
+
+    @defer.inlineCallbacks
+    def test_refresh_to_file_keeps_the_page(self):
+        """A refresh to file: is not followed: the page reaches the spider, the target is
+        counted."""
+        start = self.server.add("/refresh", MetaRefresh("file:///etc/passwd"))
+        crawler = yield crawl(Recorder, start_urls=[start])
+        self.assertEqual([r.url for r in crawler.spider.responses], [start])
+        stats = crawler.stats
+        self.assertEqual(stats.get_value("metarefresh/refused_scheme"), 1)
+        self.assertEqual(stats.get_value("metarefresh/refused_scheme/file"), 1)
+        self.assertEqual(stats.get_value("ledger/dropped/InvalidUrl"), None)
+
+    @defer.inlineCallbacks
+    def test_refresh_inside_noscript_is_ignored_by_default(self):
+        """A refresh inside <noscript> is not followed (METAREFRESH_IGNORE_TAGS default)."""
+        body = ('<html><head><noscript><meta http-equiv="refresh" content="0; url=/to">'
+                '</noscript></head><body>page</body></html>')
+        start = self.server.add("/page", Page(body))
+        self.server.add_page("/to")
+        crawler = yield crawl(Recorder, start_urls=[start])
+        self.assertEqual([r.url for r in crawler.spider.responses], [start])
+        self.assertEqual(self.server.hits["/to"], 0)
+        crawler = yield crawl(Recorder, {"METAREFRESH_IGNORE_TAGS": []}, start_urls=[start])
+        self.assertEqual([r.url for r in crawler.spider.responses], [self.server.url("/to")])
+
+    @defer.inlineCallbacks
+    def test_refresh_at_the_maximum_delay_is_not_followed(self):
+        """A refresh of exactly METAREFRESH_MAXDELAY seconds is a page (Scrapy: below it)."""
+        start = self.server.add("/slow", MetaRefresh("/to", delay=5))
+        self.server.add_page("/to")
+        crawler = yield crawl(Recorder, {"METAREFRESH_MAXDELAY": 5}, start_urls=[start])
+        self.assertEqual([r.url for r in crawler.spider.responses], [start])
+        self.assertEqual(self.server.hits["/to"], 0)

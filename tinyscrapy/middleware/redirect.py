@@ -31,6 +31,7 @@ import re
 from urllib.parse import urljoin, urlsplit
 
 from tinyscrapy.errors import NotConfigured, RedirectLoop, TooManyRedirects
+from tinyscrapy.middleware.headertext import header_bytes, header_text
 from tinyscrapy.middleware.referer import DEFAULT_POLICY, referrer_for
 from tinyscrapy.scope.fingerprint import canonical_url, request_fingerprint
 
@@ -57,11 +58,15 @@ class _Redirects:
             self.referrer_policy = settings.get("REFERRER_POLICY") or DEFAULT_POLICY
         self.stats = stats
 
+    crawler = None
+
     @classmethod
     def from_crawler(cls, crawler):
         if not crawler.settings.getbool(cls.enabled_setting):
             raise NotConfigured(f"{cls.enabled_setting} is off")
-        return cls(crawler.settings, crawler.stats)
+        middleware = cls(crawler.settings, crawler.stats)
+        middleware.crawler = crawler
+        return middleware
 
     def _allowed(self, request, response, spider):
         """False when the spider or the request asked to see this response as it is."""
@@ -70,6 +75,8 @@ class _Redirects:
         if meta and (meta.get("dont_redirect") or meta.get("handle_httpstatus_all")
                      or status in meta.get("handle_httpstatus_list", ())):
             return False
+        if spider is None and self.crawler is not None:
+            spider = self.crawler.spider
         return status not in getattr(spider, "handle_httpstatus_list", ())
 
     def _redirect(self, request, response, url, reason, to_get):
@@ -142,26 +149,37 @@ def _origin(url):
 
 
 def _location_url(request, response):
-    """The absolute URL of the C{Location} header, or None when there is none (or it is
-    not a URL)."""
+    """
+    The absolute URL of the C{Location} header, or None when there is none (or it is not a
+    URL). As in Scrapy: the bytes sent are percent-encoded as they are (a latin-1 C{\\xe7}
+    stays C{%E7}, UTF-8 stays UTF-8), C{//host/path} and C{///host/path} take the request's
+    scheme, and a target without a C{#fragment} keeps the request's.
+    """
     location = response.headers.get("Location")
-    if location is None or not location.strip():
+    if location is None:
         return None
-    location = location.strip()
-    try:  # headers arrive as latin-1; a UTF-8 Location reads back as what was sent
-        location = location.encode("latin-1").decode("utf-8")
-    except (UnicodeEncodeError, UnicodeDecodeError):
-        pass
+    location = header_bytes(location).strip()
+    if not location:
+        return None
+    from w3lib.url import safe_url_string
     try:
-        return urljoin(request.url, location)
+        url = safe_url_string(location)
+        if location.startswith(b"//"):
+            url = urlsplit(request.url).scheme + "://" + url.lstrip("/")
+        url = urljoin(request.url, url)
+        if "#" not in url:
+            fragment = urlsplit(request.url).fragment
+            if fragment:
+                url = f"{url}#{fragment}"
     except ValueError:  # "http://[bad": the 3xx goes on, to the HTTP-error rule
         return None
+    return url
 
 
 class RedirectMiddleware(_Redirects):
     """Follow HTTP redirects: 301, 302, 303, 307 and 308 with a C{Location} header."""
 
-    def process_response(self, request, response, spider):
+    def process_response(self, request, response, spider=None):
         if response.status not in REDIRECT_CODES or not self._allowed(request, response,
                                                                        spider):
             return response
@@ -187,17 +205,26 @@ class MetaRefreshMiddleware(_Redirects):
         self.max_delay = settings.getfloat("METAREFRESH_MAXDELAY")
         self.ignore_tags = tuple(settings.getlist("METAREFRESH_IGNORE_TAGS"))
 
-    def process_response(self, request, response, spider):
+    def process_response(self, request, response, spider=None):
         if request.method == "HEAD" or (request._meta and request._meta.get("dont_redirect")):
             return response
         url = self._refresh_url(response)
         if url is None or canonical_url(url) == canonical_url(response.url):
             return response
+        scheme = url.partition(":")[0].lower()
+        if scheme not in ("http", "https"):
+            # file:, data:, javascript:...: never followed, and the page itself is kept
+            self.stats.inc_value("metarefresh/refused_scheme")
+            self.stats.inc_value(f"metarefresh/refused_scheme/{scheme[:16] or 'none'}")
+            logger.info("Ignoring the meta refresh of <%s> to %s: only http and https "
+                        "targets are followed", response.url, url[:200])
+            return response
         return self._redirect(request, response, url, "meta refresh", to_get=True)
 
     def _refresh_url(self, response):
         """The URL a refresh within C{max_delay} points to, or None."""
-        content_type = (response.headers.get("Content-Type") or "text/html").lower()
+        content_type = (header_text(response.headers.get("Content-Type"))
+                        or "text/html").lower()
         if "html" not in content_type:
             return None
         lowered = response.body.lower()  # a copy, but ~6x faster than a re.I search
@@ -212,7 +239,7 @@ class MetaRefreshMiddleware(_Redirects):
                                           ignore_tags=self.ignore_tags)
         except ValueError:  # a refresh URL that does not parse: the page is a page
             return None
-        if url is None or delay > self.max_delay:
+        if url is None or delay >= self.max_delay:  # as Scrapy: below the maximum
             return None
         return url
 

@@ -41,6 +41,7 @@ DEFAULTS = {
     "DOWNLOADER_MIDDLEWARES": {},
     "DOWNLOADER_MIDDLEWARES_BASE": {
         "tinyscrapy.scope.robots.RobotsTxtMiddleware": 100,
+        "tinyscrapy.middleware.httpauth.HttpAuthMiddleware": 300,
         "tinyscrapy.middleware.defaults.DefaultHeadersMiddleware": 400,
         "tinyscrapy.middleware.defaults.UserAgentMiddleware": 500,
         "tinyscrapy.middleware.retry.RetryMiddleware": 550,
@@ -51,6 +52,9 @@ DEFAULTS = {
         "tinyscrapy.middleware.httpcache.HttpCacheMiddleware": 900,
     },
     # redirects, retries, cookies, referer, proxies, the HTTP cache (docs/middlewares.md)
+    "HTTPAUTH_USER": "",
+    "HTTPAUTH_PASS": "",
+    "HTTPAUTH_DOMAIN": None,
     "REDIRECT_ENABLED": True,
     "REDIRECT_MAX_TIMES": 20,
     "REDIRECT_PRIORITY_ADJUST": 2,
@@ -147,6 +151,8 @@ PATHS = "paths"
 # The kind of value a setting holds when its default does not tell (None, or a path).
 KINDS = {
     "USER_AGENT": str,
+    "HTTPAUTH_USER": str,
+    "HTTPAUTH_PASS": str,
     "DOWNLOAD_CA_BUNDLE": str,
     "SCHEDULER": PATH,
     "RETRY_EXCEPTIONS": PATHS,

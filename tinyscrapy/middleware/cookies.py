@@ -21,6 +21,7 @@ from http.cookiejar import Cookie, CookieJar
 from urllib.parse import urlsplit
 
 from tinyscrapy.errors import NotConfigured
+from tinyscrapy.middleware.headertext import drop_header
 
 logger = logging.getLogger(__name__)
 
@@ -54,7 +55,7 @@ class CookiesMiddleware:
         if current is not None:
             if current != meta.get("_jar_cookie"):  # set by the spider, not by us
                 _adopt(jar, request.url, current)
-            dict.pop(headers, "cookie", None)
+            drop_header(headers, "Cookie")
         value = _cookie_header(jar, request)
         if value:
             headers["Cookie"] = meta["_jar_cookie"] = value

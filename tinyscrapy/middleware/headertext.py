@@ -17,3 +17,15 @@ def header_bytes(value):
     if isinstance(value, str):
         return value.encode("latin-1", "replace")
     return bytes(value)
+
+
+def drop_header(headers, name):
+    """Remove every value of C{name} from C{headers}, whatever the casing it was set with
+    (works for the older L{Headers}, which keeps lower-case keys and has no
+    case-insensitive C{del}, and for the Scrapy-like one)."""
+    if name not in headers:
+        return
+    try:
+        del headers[name]
+    except KeyError:
+        dict.pop(headers, name.lower(), None)

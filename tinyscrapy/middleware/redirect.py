@@ -31,7 +31,7 @@ import re
 from urllib.parse import urljoin, urlsplit
 
 from tinyscrapy.errors import NotConfigured, RedirectLoop, TooManyRedirects
-from tinyscrapy.middleware.headertext import header_bytes, header_text
+from tinyscrapy.middleware.headertext import drop_header, header_bytes, header_text
 from tinyscrapy.middleware.referer import DEFAULT_POLICY, referrer_for
 from tinyscrapy.scope.fingerprint import canonical_url, request_fingerprint
 
@@ -119,21 +119,22 @@ class _Redirects:
         headers = hop.headers
         if to_get:
             for name in _BODY_HEADERS:
-                dict.pop(headers, name, None)
+                drop_header(headers, name)
         old, new = _origin(request.url), _origin(hop.url)
         if old != new or new is None:
-            dict.pop(headers, "authorization", None)
-            dict.pop(headers, "cookie", None)
+            drop_header(headers, "Authorization")
+            drop_header(headers, "Cookie")
         if (new is None or old[0] != new[0]) and hop.meta.pop("_scheme_proxy", None):
             # the proxy came from the environment for the old scheme: choose again
             hop.meta.pop("proxy", None)
-            dict.pop(headers, "proxy-authorization", None)
-        referer = headers.get("Referer")
+            hop.meta.pop("_auth_proxy", None)
+            drop_header(headers, "Proxy-Authorization")
+        referer = header_text(headers.get("Referer"))
         if referer is not None and self.referrer_policy is not None:
             policy = hop.meta.get("referrer_policy", self.referrer_policy)
             referer = referrer_for(policy, referer, hop.url)
             if referer is None:
-                dict.pop(headers, "referer", None)
+                drop_header(headers, "Referer")
             else:
                 headers["Referer"] = referer
 

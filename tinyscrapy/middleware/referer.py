@@ -151,6 +151,6 @@ class RefererMiddleware:
                 policy = each._meta.get("referrer_policy", page_policy) if each._meta \
                     else page_policy
                 referer = source.referrer(policy, each.url)
-                if referer is not None:  # a str already: skip Headers' conversions
-                    dict.__setitem__(each.headers, "referer", [referer])
+                if referer is not None:
+                    each.headers["Referer"] = referer
             yield each

@@ -14,6 +14,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from tinyscrapy.errors import NotConfigured, UsageError
 from tinyscrapy.http import Request
+from tinyscrapy.middleware.headertext import header_text
 
 logger = logging.getLogger(__name__)
 
@@ -28,10 +29,11 @@ def referrer_for(policy, source, target):
     """
     The C{Referer} a request to C{target} carries when it comes from the page C{source}.
 
-    @param policy: one of L{POLICIES}; an unknown one counts as L{DEFAULT_POLICY}.
+    @param policy: one of L{POLICIES} (or an alias L{known_policy} reads); an unknown one
+        counts as L{DEFAULT_POLICY}.
     @return: C{str}, or None when no C{Referer} is to be sent.
     """
-    return _Source.of(source).referrer(policy, target)
+    return _Source.of(source).referrer(known_policy(policy) or DEFAULT_POLICY, target)
 
 
 class _Source:
@@ -105,12 +107,37 @@ def _netloc(parts):
     return f"{host}:{port}"
 
 
+class UnknownReferrerPolicy(UsageError, RuntimeError):
+    """C{REFERRER_POLICY} names no policy (Scrapy raises C{RuntimeError}; this is both)."""
+
+
+# "scrapy-default", Scrapy's own default, is no-referrer-when-downgrade that never sends a
+# non-http(s) page: what every policy here does anyway. The empty string is the W3C's
+# "empty" policy, the user agent's default, which Scrapy takes as no-referrer-when-downgrade.
+_ALIASES = {"scrapy-default": DEFAULT_POLICY, "": DEFAULT_POLICY}
+
+
+def known_policy(name):
+    """C{name} as one of L{POLICIES}, or None when it names none."""
+    name = name.strip().lower()
+    return name if name in _KNOWN else _ALIASES.get(name)
+
+
+_KNOWN = frozenset(POLICIES)
+
+
 def policy_of(value, default):
-    """The last policy named in a C{Referrer-Policy} header that we know, else C{default}."""
-    for token in reversed((value or "").split(",")):
-        token = token.strip().lower()
-        if token in POLICIES:
-            return token
+    """
+    The policy a C{Referrer-Policy} header names: its last token that is a policy (an empty
+    token, as in an empty header, is the W3C's empty policy: C{no-referrer-when-downgrade}),
+    else C{default}.
+    """
+    if value is None:
+        return default
+    for token in reversed(header_text(value).split(",")):
+        policy = known_policy(token)
+        if policy is not None:
+            return policy
     return default
 
 
@@ -122,22 +149,20 @@ class RefererMiddleware:
     """
 
     def __init__(self, policy=DEFAULT_POLICY):
-        if policy not in POLICIES:
-            raise ValueError(f"REFERRER_POLICY: unknown policy {policy!r}; "
-                             f"one of {', '.join(POLICIES)}")
-        self.policy = policy
+        known = known_policy(policy) if isinstance(policy, str) else None
+        if known is None:
+            raise UnknownReferrerPolicy(f"Could not load referrer policy {policy!r} "
+                                        f"(REFERRER_POLICY): one of {', '.join(POLICIES)}")
+        self.policy = known
 
     @classmethod
     def from_crawler(cls, crawler):
         settings = crawler.settings
         if not settings.getbool("REFERER_ENABLED"):
             raise NotConfigured("REFERER_ENABLED is off")
-        try:
-            return cls(settings.get("REFERRER_POLICY") or DEFAULT_POLICY)
-        except ValueError as e:
-            raise UsageError(str(e)) from None
+        return cls(settings.get("REFERRER_POLICY") or DEFAULT_POLICY)
 
-    def process_spider_output(self, response, result, spider):
+    def process_spider_output(self, response, result, spider=None):
         if response is None:  # an errback's output: no page to refer from
             return result
         return self._set_referer(response, result)
@@ -148,8 +173,10 @@ class RefererMiddleware:
         for each in result:
             if isinstance(each, Request) and (each._headers is None
                                               or "Referer" not in each._headers):
-                policy = each._meta.get("referrer_policy", page_policy) if each._meta \
-                    else page_policy
+                policy = page_policy
+                if each._meta and each._meta.get("referrer_policy") is not None:
+                    # a policy the meta names wrongly falls back to the crawl's, as in Scrapy
+                    policy = known_policy(str(each._meta["referrer_policy"])) or self.policy
                 referer = source.referrer(policy, each.url)
                 if referer is not None:
                     each.headers["Referer"] = referer

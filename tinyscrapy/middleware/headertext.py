@@ -29,3 +29,22 @@ def drop_header(headers, name):
         del headers[name]
     except KeyError:
         dict.pop(headers, name.lower(), None)
+
+
+def set_raw(headers, name, raw):
+    """
+    Set C{name} so that the wire carries the bytes C{raw}.
+
+    The Scrapy-like L{Headers} keeps bytes as given. The older one keeps C{str}, which
+    twisted sends UTF-8 encoded: there the value is C{raw} read as UTF-8 (what is not UTF-8
+    cannot be sent byte for byte through it, and is replaced).
+    """
+    headers[name] = raw
+    if isinstance(headers.get(name), str):
+        headers[name] = raw.decode("utf-8", "replace")
+
+
+def header_wire(value):
+    """The bytes the wire carries for a request header value: bytes as they are, C{str}
+    UTF-8 encoded (as twisted encodes it)."""
+    return value.encode("utf-8") if isinstance(value, str) else bytes(value)

@@ -96,9 +96,13 @@ class _Redirects:
             meta.pop(key, None)
         meta.update(redirect_times=times, redirect_urls=chain, _redirect_fingerprints=seen,
                     redirect_reasons=list(meta.get("redirect_reasons", ())) + [reason])
+        changes = {}
+        if getattr(request, "cookies", None):
+            changes["cookies"] = None  # in the jar already, for the host that was asked
         hop = request.replace(url=url, method="GET" if to_get else request.method,
                               body=b"" if to_get else request.body, meta=meta,
-                              dont_filter=False, priority=request.priority + self.priority_adjust)
+                              dont_filter=False, priority=request.priority + self.priority_adjust,
+                              **changes)
         if request_fingerprint(hop) in seen:
             if "Set-Cookie" not in response.headers:
                 self.stats.inc_value("redirect/loop")

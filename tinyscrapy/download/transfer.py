@@ -29,6 +29,31 @@ from tinyscrapy.http import Headers, HttpResponse
 logger = logging.getLogger("tinyscrapy.download.fetcher")
 
 
+class HeaderLineTooLong(Exception):
+    """A status or header line of the response is longer than twisted reads (not retried:
+    the same server sends the same line again)."""
+
+
+def _line_too_long(parser, line):
+    """
+    twisted's C{LineReceiver.lineLengthExceeded} for the HTTP client's parser. twisted only
+    closes the connection, and the request fails as "Connection was closed cleanly" (so it
+    was retried as a lost connection); raising here makes it fail with the reason instead
+    (twisted's client protocol closes the connection and wraps this in its
+    C{ResponseFailed} or C{ResponseNeverReceived}; L{Transfer.cb_done} unwraps it).
+    """
+    raise HeaderLineTooLong(f"a response status or header line is longer than "
+                            f"{parser.MAX_LENGTH} bytes (twisted's limit)")
+
+
+def _report_long_lines():
+    from twisted.web._newclient import HTTPClientParser
+    HTTPClientParser.lineLengthExceeded = _line_too_long
+
+
+_report_long_lines()
+
+
 class Transfer:
     """
     One download: its connection, its timer, its body.
@@ -204,8 +229,16 @@ class Transfer:
         elif self.timed_out is not None:
             result.errback(self.timed_out)
         else:
-            result.errback(tls_error(outcome) or outcome)
+            result.errback(tls_error(outcome) or _line_error(outcome) or outcome)
         return None
+
+
+def _line_error(failure):
+    """The L{HeaderLineTooLong} inside twisted's C{ResponseFailed} (and its kin), or None."""
+    for reason in getattr(failure.value, "reasons", ()):
+        if reason.check(HeaderLineTooLong):
+            return reason
+    return None
 
 
 _HEADER_NAMES = {}

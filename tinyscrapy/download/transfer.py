@@ -34,6 +34,10 @@ class HeaderLineTooLong(Exception):
     the same server sends the same line again)."""
 
 
+class _Truncated(Exception):
+    """The body crossed the limit of a transfer that keeps its beginning instead."""
+
+
 def _line_too_long(parser, line):
     """
     twisted's C{LineReceiver.lineLengthExceeded} for the HTTP client's parser. twisted only
@@ -68,7 +72,7 @@ class Transfer:
 
     __slots__ = ("fetcher", "request", "maxsize", "warnsize", "deferred", "result",
                  "connection", "timer", "timed_out", "decoder", "chunks", "wire", "size",
-                 "failed", "warned")
+                 "failed", "warned", "truncate")
 
     def __init__(self, fetcher, request, meta):
         self.fetcher = fetcher
@@ -76,9 +80,12 @@ class Transfer:
         if meta:
             self.maxsize = meta.get("download_maxsize", fetcher.maxsize)
             self.warnsize = meta.get("download_warnsize", fetcher.warnsize)
+            # keep the first maxsize bytes instead of failing (robots.txt, as Google reads it)
+            self.truncate = meta.get("download_truncate", False)
         else:
             self.maxsize = fetcher.maxsize
             self.warnsize = fetcher.warnsize
+            self.truncate = False
         self.deferred = self.result = self.connection = self.timer = self.timed_out = None
         self.decoder = None
         self.chunks = []
@@ -105,7 +112,7 @@ class Transfer:
         """
         declared = response.length
         if declared is not UNKNOWN_LENGTH:
-            if self.maxsize and declared > self.maxsize:
+            if self.maxsize and declared > self.maxsize and not self.truncate:
                 self.abort()
                 raise ResponseTooLarge(
                     f"Content-Length {declared} is larger than the limit {self.maxsize}")
@@ -126,6 +133,8 @@ class Transfer:
         from treq import collect
         d = collect(response, self.collect)
         d.addCallback(self.cb_body, response.code, headers)
+        if self.truncate:
+            d.addErrback(self._eb_truncated, response.code, headers)
         return d
 
     def collect(self, data):
@@ -142,6 +151,8 @@ class Transfer:
             if self.decoder is None:
                 self.size += len(data)
                 if self.maxsize and self.size > self.maxsize:
+                    if self.truncate:
+                        self.chunks.append(data)  # cut to maxsize in _eb_truncated
                     raise ResponseTooLarge(
                         f"body is larger than the limit {self.maxsize} "
                         f"(cut at {self.size} bytes)")
@@ -150,6 +161,12 @@ class Transfer:
                 pieces = self.decoder.feed(data)
                 self.size = self.decoder.size
                 self.chunks.extend(pieces)
+        except ResponseTooLarge:
+            self.failed = True
+            self.abort()
+            if self.truncate:  # what was read so far is the response: at most maxsize
+                raise _Truncated() from None
+            raise
         except Exception:
             self.failed = True
             self.abort()
@@ -169,6 +186,16 @@ class Transfer:
             stats.inc_value("httpcompression/response_count")
             stats.inc_value("httpcompression/response_bytes", len(body))
         return HttpResponse(self.request.url, status, headers, body, self.request)
+
+    def _eb_truncated(self, failure, status, headers):
+        """C{meta["download_truncate"]}: the body was cut at the limit; the response is
+        its first C{maxsize} bytes (or fewer, decoded)."""
+        failure.trap(_Truncated)
+        if self.decoder is None and self.chunks:
+            kept = b"".join(self.chunks)[:self.maxsize]
+            self.chunks = [kept]
+        self.decoder = None
+        return self.cb_body(None, status, headers)
 
     def _warn(self, size, verb):
         self.warned = True

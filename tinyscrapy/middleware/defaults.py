@@ -22,7 +22,7 @@ class DefaultHeadersMiddleware:
     def from_crawler(cls, crawler):
         return cls(crawler.settings.getdict("DEFAULT_REQUEST_HEADERS"))
 
-    def process_request(self, request, spider):
+    def process_request(self, request, spider=None):
         headers = request.headers
         for name, value in self.headers:
             if name not in headers:
@@ -36,14 +36,20 @@ class UserAgentMiddleware:
     out who is crawling.
     """
 
+    crawler = None
+
     def __init__(self, user_agent):
         self.user_agent = user_agent
 
     @classmethod
     def from_crawler(cls, crawler):
-        return cls(crawler.settings.get("USER_AGENT") or default_user_agent())
+        middleware = cls(crawler.settings.get("USER_AGENT") or default_user_agent())
+        middleware.crawler = crawler
+        return middleware
 
-    def process_request(self, request, spider):
+    def process_request(self, request, spider=None):
+        if spider is None and self.crawler is not None:
+            spider = self.crawler.spider
         headers = request.headers
         if "User-Agent" not in headers:
             headers["User-Agent"] = getattr(spider, "user_agent", None) or self.user_agent

@@ -97,7 +97,7 @@ class RobotsTxtMiddleware:
 
     # every request
 
-    def process_request(self, request, spider):
+    def process_request(self, request, spider=None):
         """
         @return: None when the rules are known and allow C{request} now, else a Deferred
             firing with None (allowed, after the crawl delay) or errbacking with
@@ -112,7 +112,7 @@ class RobotsTxtMiddleware:
         rules = self.rules.get(origin, _Fetching)
         if rules is _Fetching:  # first request to this origin
             self.rules[origin] = _Fetching()
-            self._fetch_robots(origin, spider)
+            self._fetch_robots(origin, spider or self.crawler.spider)
             # read again: a robots.txt answered at once (by the HTTP cache) is already known
             rules = self.rules[origin]
         if isinstance(rules, _Fetching):

@@ -107,7 +107,7 @@ class RedirectCrawlTests(unittest.TestCase):
 
     @defer.inlineCallbacks
     def test_non_http_targets_are_refused(self):
-        """Redirects to file:, data: and ftp: go nowhere; each is counted as InvalidUrl."""
+        """Redirects to file:, data: and ftp: go nowhere: the 3xx goes on, as in Scrapy."""
         paths = {"/file": "file:///etc/passwd", "/data": "data:text/html,<p>hi</p>",
                  "/ftp": "ftp://127.0.0.1/x"}
         for path, target in paths.items():
@@ -117,8 +117,18 @@ class RedirectCrawlTests(unittest.TestCase):
         spider = crawler.spider
         self.assertEqual(spider.responses, [])
         self.assertEqual(sorted(self.server.hits), ["/data", "/file", "/ftp"])
-        self.assertEqual(crawler.stats.get_value("ledger/dropped/InvalidUrl"), 3)
-        self.assertEqual(crawler.stats.get_value("ledger/missing"), 0)
+        stats = crawler.stats
+        self.assertEqual(stats.get_value("redirect/refused_scheme"), 3)
+        self.assertEqual(stats.get_value("httperror/response_ignored_status_count/302"), 3)
+        self.assertEqual(stats.get_value("ledger/missing"), 0)
+
+        def make(spider):
+            return [Request(self.server.url("/file"), meta={"handle_httpstatus_list": [302]},
+                            dont_filter=True)]
+
+        crawler = yield self.crawl(make=make)
+        response, = crawler.spider.responses
+        self.assertEqual(response.status, 302)
 
     @defer.inlineCallbacks
     def test_offsite_target_is_dropped(self):
@@ -278,6 +288,19 @@ class RedirectUnitTests(unittest.TestCase):
         self.assertEqual(hop.meta["k"], "v")
         self.assertFalse(hop.dont_filter)
 
+    def test_redirect_ttl_and_max_redirect_times(self):
+        """meta redirect_ttl bounds one chain; max_redirect_times is Scrapy's attribute."""
+        request = Request("http://a.example/0", meta={"redirect_ttl": 1})
+        hop = self.mw.process_response(request, self.response(request, 302, "/1"), Spider())
+        self.assertEqual(hop.meta["redirect_ttl"], 0)
+        with self.assertRaises(TooManyRedirects):
+            self.mw.process_response(hop, self.response(hop, 302, "/2"), Spider())
+        self.mw.max_redirect_times = 1
+        hop = self.mw.process_response(Request("http://a.example/0"),
+                                       self.response(request, 302, "/1"), Spider())
+        with self.assertRaises(TooManyRedirects):
+            self.mw.process_response(hop, self.response(hop, 302, "/2"), Spider())
+
     def test_missing_location_is_a_response(self):
         """A 302 without Location goes on as a response."""
         request = Request("http://a.example/x")
@@ -292,14 +315,21 @@ class RedirectUnitTests(unittest.TestCase):
         self.assertEqual(hop.url, "https://b.example/caf%C3%A9")
 
     def test_hop_to_another_origin_drops_credentials(self):
-        """Authorization and Cookie are dropped on a hop to another host, port or scheme."""
+        """Authorization is dropped on a hop to another host, port or scheme; Cookie on one
+        to another host or from https to http (as in Scrapy)."""
         headers = {"Authorization": "Basic eA==", "Cookie": "a=1"}
-        for target in ("http://b.example/", "http://a.example:8080/", "https://a.example/"):
+        cookie_kept = {"http://b.example/": False, "http://a.example:8080/": True,
+                       "https://a.example/": True}
+        for target, kept in cookie_kept.items():
             request = Request("http://a.example/x", headers=headers)
             hop = self.mw.process_response(request, self.response(request, 302, target),
                                            Spider())
             self.assertNotIn("Authorization", hop.headers)
-            self.assertNotIn("Cookie", hop.headers)
+            self.assertEqual("Cookie" in hop.headers, kept, target)
+        secure = Request("https://a.example/x", headers=headers)
+        hop = self.mw.process_response(secure, self.response(secure, 302, "http://a.example/"),
+                                       Spider())
+        self.assertNotIn("Cookie", hop.headers)
         hop = self.mw.process_response(request, self.response(request, 302, "/y"), Spider())
         self.assertEqual(hop.headers["Authorization"], "Basic eA==")
 

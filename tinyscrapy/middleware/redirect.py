@@ -5,17 +5,21 @@ C{<meta http-equiv="refresh">} points elsewhere).
 
 Neither follows a redirect itself. Each returns the next hop as a new L{Request}; the engine
 offers it to the frontier like any new request (L{tinyscrapy.engine.ExecutionEngine.crawl}):
-only http and https (never C{file:}, C{data:}, C{ftp:}), allowed domains, depth, URL
-length, the duplicate filter, and robots.txt in the downloader middlewares. The request
+allowed domains, depth, URL length, the duplicate filter, and robots.txt in the downloader
+middlewares. Only http and https targets are hops: a C{Location} (or a refresh) to
+C{file:}, C{data:}, C{ftp:} is not followed, and the response goes on as it is, as in
+Scrapy (counted in C{redirect/refused_scheme}, C{metarefresh/refused_scheme}). The request
 ledger keeps one entry for the whole chain. Along the way:
 
     - 303, and 301 or 302 after a POST, become a GET without a body; 307 and 308 keep the
       method and body;
-    - C{Authorization} and C{Cookie} headers are dropped when the origin (scheme, host,
-      port) changes (the cookies middleware then sends what the jar holds for the new host),
-      and C{Referer} is recomputed under the referrer policy;
+    - C{Authorization} is dropped when the origin (scheme, host, port) changes, C{Cookie}
+      when the host changes or the scheme goes anywhere but to https, as in Scrapy (the
+      cookies middleware then sends what the jar holds for the new URL), and C{Referer} is
+      recomputed under the referrer policy;
     - the chain is kept in C{meta}: C{redirect_urls} (every URL before this one),
-      C{redirect_reasons} (status codes, or C{"meta refresh"}) and C{redirect_times};
+      C{redirect_reasons} (status codes, or C{"meta refresh"}), C{redirect_times}, and
+      Scrapy's C{redirect_ttl} (the hops left; set it on a request to allow fewer);
     - a hop back to a URL already in the chain is a L{RedirectLoop}, and more than
       C{REDIRECT_MAX_TIMES} hops is L{TooManyRedirects}: both reach the errback. A hop back
       is allowed when the response set a cookie (a site checking that cookies work often
@@ -51,7 +55,7 @@ class _Redirects:
     enabled_setting = "REDIRECT_ENABLED"
 
     def __init__(self, settings, stats):
-        self.max_times = settings.getint("REDIRECT_MAX_TIMES")
+        self.max_redirect_times = settings.getint("REDIRECT_MAX_TIMES")  # Scrapy's name
         self.priority_adjust = settings.getint("REDIRECT_PRIORITY_ADJUST")
         self.referrer_policy = None  # None: leave Referer alone
         if settings.getbool("REFERER_ENABLED"):
@@ -94,8 +98,10 @@ class _Redirects:
         seen = list(meta.get("_redirect_fingerprints", ())) + [request_fingerprint(request)]
         for key in ("retry_times", "not_before"):  # a new URL gets its own retries
             meta.pop(key, None)
+        ttl = meta.get("redirect_ttl", self.max_redirect_times)  # Scrapy's hop budget
         meta.update(redirect_times=times, redirect_urls=chain, _redirect_fingerprints=seen,
-                    redirect_reasons=list(meta.get("redirect_reasons", ())) + [reason])
+                    redirect_reasons=list(meta.get("redirect_reasons", ())) + [reason],
+                    redirect_ttl=ttl - 1)
         changes = {}
         if getattr(request, "cookies", None):
             changes["cookies"] = None  # in the jar already, for the host that was asked
@@ -108,10 +114,10 @@ class _Redirects:
                 self.stats.inc_value("redirect/loop")
                 raise RedirectLoop(f"redirect loop: {' -> '.join(chain + [url])}")
             hop.dont_filter = True  # the same URL again, but with a new cookie
-        if times > self.max_times:
+        if times > self.max_redirect_times or not ttl:
             self.stats.inc_value("redirect/max_reached")
-            raise TooManyRedirects(f"more than REDIRECT_MAX_TIMES={self.max_times} "
-                                   f"redirects, from {chain[0]}")
+            raise TooManyRedirects(f"more than REDIRECT_MAX_TIMES={self.max_redirect_times} "
+                                   f"redirects (or meta redirect_ttl), from {chain[0]}")
         self._adjust_headers(request, hop, to_get)
         self.stats.inc_value("redirect/count")
         self.stats.inc_value(f"redirect/reason_count/{reason}")
@@ -127,6 +133,8 @@ class _Redirects:
         old, new = _origin(request.url), _origin(hop.url)
         if old != new or new is None:
             drop_header(headers, "Authorization")
+        # as Scrapy: a Cookie header follows the same host, and an upgrade to https
+        if new is None or old is None or old[1] != new[1] or new[0] not in (old[0], "https"):
             drop_header(headers, "Cookie")
         if (new is None or old[0] != new[0]) and hop.meta.pop("_scheme_proxy", None):
             # the proxy came from the environment for the old scheme: choose again
@@ -190,6 +198,14 @@ class RedirectMiddleware(_Redirects):
             return response
         url = _location_url(request, response)
         if url is None:
+            return response
+        scheme = url.partition(":")[0].lower()
+        if scheme not in ("http", "https"):
+            # file:, data:, ftp:...: never followed; the 3xx goes on, as in Scrapy (to the
+            # HTTP-error rule, or to a spider that handles the status)
+            self.stats.inc_value("redirect/refused_scheme")
+            logger.info("Not following the redirect of <%s> to %s: only http and https "
+                        "targets are followed", response.url, url[:200])
             return response
         status = response.status
         to_get = (status == 303 and request.method != "HEAD") or \

@@ -304,8 +304,8 @@ class ProxyMiddlewareUnitTests(unittest.TestCase):
 
     def test_environment_by_scheme(self):
         """http_proxy for http URLs, HTTPS_PROXY (upper case) for https, no_proxy respected."""
-        mw = HttpProxyMiddleware({"http_proxy": "http://u:p@p1:3128",
-                                  "HTTPS_PROXY": "p2:8080", "no_proxy": ".internal"})
+        mw = HttpProxyMiddleware(environ={"http_proxy": "http://u:p@p1:3128",
+                                          "HTTPS_PROXY": "p2:8080", "no_proxy": ".internal"})
         plain = self.process(mw, "http://example.com/")
         self.assertEqual(plain.meta["proxy"], "http://p1:3128")
         self.assertEqual(plain.headers["Proxy-Authorization"],
@@ -317,7 +317,7 @@ class ProxyMiddlewareUnitTests(unittest.TestCase):
 
     def test_changed_proxy_loses_the_old_credentials(self):
         """A request moved to another proxy does not carry the first proxy's credentials."""
-        mw = HttpProxyMiddleware({})
+        mw = HttpProxyMiddleware(environ={})
         request = self.process(mw, "http://example.com/", proxy="http://u:p@p1:3128")
         self.assertIn("Proxy-Authorization", request.headers)
         request.meta["proxy"] = "http://p2:3128"

@@ -38,7 +38,7 @@ class HttpProxyMiddleware:
         as with urllib's C{proxy_bypass}).
     """
 
-    def __init__(self, environ=None, auth_encoding="latin-1"):
+    def __init__(self, auth_encoding="latin-1", environ=None):
         self.environ = os.environ if environ is None else environ
         self.auth_encoding = auth_encoding
         self.proxies = {}

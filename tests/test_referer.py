@@ -7,7 +7,13 @@ from twisted.internet import defer
 from twisted.trial import unittest
 
 from tinyscrapy.errors import UsageError
-from tinyscrapy.middleware.referer import RefererMiddleware, policy_of
+from tinyscrapy.middleware.referer import (
+    OriginPolicy,
+    RefererMiddleware,
+    ReferrerPolicy,
+    policy_of,
+    referrer_for,
+)
 
 from .helpers import crawl
 from .recording import Recorder
@@ -84,6 +90,41 @@ class RefererPolicyCrawlTests(unittest.TestCase):
         self.assertEqual(self.referer(), start)
 
 
+class Fixed(ReferrerPolicy):
+    """A policy of one's own: always the same referrer."""
+
+    name = "fixed"
+
+    def referrer(self, response_url, request_url):
+        return "http://fixed.example/"
+
+
+class PolicyClassCrawlTests(unittest.TestCase):
+    """REFERRER_POLICY as a class or a dotted path, as Scrapy allows."""
+
+    def setUp(self):
+        self.server = TestServer().start()
+        self.addCleanup(self.server.stop)
+        self.server.add("/echo", Echo())
+
+    def referer(self):
+        seen, = [r.headers.get("referer") for r in self.server.requests if r.path == "/echo"]
+        return seen
+
+    @defer.inlineCallbacks
+    def test_scrapy_path_own_class_and_class_object(self):
+        """Scrapy's path of OriginPolicy, a project's own class path, and a class work."""
+        start = self.server.add_page("/page", links=["/echo"])
+        for policy, expected in (
+                ("scrapy.spidermiddlewares.referer.OriginPolicy", self.server.url("/")),
+                ("tests.test_referer.Fixed", "http://fixed.example/"),
+                (OriginPolicy, self.server.url("/"))):
+            self.server.requests.clear()
+            yield crawl(Recorder, {"REFERRER_POLICY": policy}, start_urls=[start],
+                        follow=True)
+            self.assertEqual(self.referer(), expected, policy)
+
+
 class PolicyOfTests(unittest.TestCase):
     """Reading a Referrer-Policy header."""
 
@@ -94,3 +135,12 @@ class PolicyOfTests(unittest.TestCase):
         self.assertEqual(policy_of("", "unsafe-url"), "no-referrer-when-downgrade")
         self.assertEqual(policy_of(None, "unsafe-url"), "unsafe-url")
         self.assertEqual(RefererMiddleware("Same-Origin").policy, "same-origin")
+
+    def test_values_as_scrapy_gives_them(self):
+        """No slash added to an empty path, the host's case kept, default ports dropped."""
+        self.assertEqual(referrer_for("unsafe-url", "http://Example.com", "http://a/"),
+                         "http://Example.com")
+        self.assertEqual(referrer_for("unsafe-url", "https://u:p@e.com:443/p?q#f", "http://a/"),
+                         "https://e.com/p?q")
+        self.assertEqual(referrer_for("origin", "http://e.com:8080/p?q", "http://a/"),
+                         "http://e.com:8080/")

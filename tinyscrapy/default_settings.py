@@ -87,7 +87,7 @@ DEFAULTS = {
     "COOKIES_MAX_PER_DOMAIN": 50,
     "COOKIES_MAX_PER_JAR": 3000,
     "REFERER_ENABLED": True,
-    "REFERRER_POLICY": "no-referrer-when-downgrade",
+    "REFERRER_POLICY": "scrapy-default",
     "HTTPPROXY_ENABLED": True,
     "HTTPPROXY_AUTH_ENCODING": "latin-1",
     "HTTPCACHE_ENABLED": False,
@@ -165,6 +165,7 @@ KINDS = {
     "SCHEDULER_REDIS_KEY": str,
     "TRACE_FILE": str,
     "PROGRESS": None,  # "auto" or a boolean: checked by tinyscrapy.observe.progress
+    "REFERRER_POLICY": None,  # a name, a class or its path: checked by the referer middleware
     "STATS_CLASS": PATH,
     "FEED_EXPORT_FIELDS": list,
     "FEED_EXPORT_ENCODING": str,

@@ -3,6 +3,7 @@ The built-in middlewares called as Scrapy 2.19 calls them (and as code written f
 without the C{spider} argument, which Scrapy deprecates. The crawler's spider is used.
 """
 
+from twisted.internet import defer
 from twisted.trial import unittest
 
 from tinyscrapy import Request, Spider
@@ -18,6 +19,8 @@ from tinyscrapy.middleware.redirect import MetaRefreshMiddleware, RedirectMiddle
 from tinyscrapy.middleware.referer import RefererMiddleware
 from tinyscrapy.middleware.retry import RetryMiddleware
 from tinyscrapy.settings import Settings
+
+from .helpers import crawl
 
 
 class Polite(Spider):
@@ -79,3 +82,29 @@ class SpiderlessCallTests(unittest.TestCase):
         link = Request("http://example.com/next")
         out = list(self.build(RefererMiddleware).process_spider_output(response, [link]))
         self.assertEqual(header_text(out[0].headers.get("Referer")), request.url)
+
+
+class UserAgentCrawlTests(unittest.TestCase):
+    """The User-Agent a server sees, as Scrapy decides it."""
+
+    def setUp(self):
+        from .servers import Echo, TestServer
+        self.server = TestServer().start()
+        self.addCleanup(self.server.stop)
+        self.echo = self.server.add("/echo", Echo())
+
+    def seen(self):
+        return [r.headers.get("user-agent") for r in self.server.requests]
+
+    @defer.inlineCallbacks
+    def test_spider_setting_and_empty(self):
+        """The spider's user_agent wins over USER_AGENT; USER_AGENT="" sends none."""
+        from .recording import Recorder
+
+        class Named(Recorder):
+            user_agent = "named-bot/2"
+
+        yield crawl(Named, {"USER_AGENT": "setting-bot/1"}, start_urls=[self.echo + "?a"])
+        yield crawl(Recorder, {"USER_AGENT": "setting-bot/1"}, start_urls=[self.echo + "?b"])
+        yield crawl(Recorder, {"USER_AGENT": ""}, start_urls=[self.echo + "?c"])
+        self.assertEqual(self.seen(), ["named-bot/2", "setting-bot/1", None])

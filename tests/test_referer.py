@@ -6,6 +6,7 @@ crawls: what the server saw is the evidence.
 from twisted.internet import defer
 from twisted.trial import unittest
 
+from tinyscrapy import Request
 from tinyscrapy.errors import UsageError
 from tinyscrapy.middleware.referer import (
     OriginPolicy,
@@ -80,6 +81,20 @@ class RefererPolicyCrawlTests(unittest.TestCase):
         self.assertIsInstance(error, UsageError)
         self.assertIn("Could not load referrer policy 'sometimes'", str(error))
         self.assertEqual(self.server.requests, [])
+
+    @defer.inlineCallbacks
+    def test_own_referer_is_kept(self):
+        """A request the spider gives its own Referer keeps it."""
+        start = self.server.add_page("/page", links=["/echo"])
+
+        class OwnReferer(Recorder):
+            def parse(self, response):
+                self.responses.append(response)
+                yield Request(test.server.url("/echo"), headers={"Referer": "http://mine/"})
+
+        test = self
+        yield crawl(OwnReferer, start_urls=[start])
+        self.assertEqual(self.referer(), "http://mine/")
 
     @defer.inlineCallbacks
     def test_scrapy_default_is_accepted(self):

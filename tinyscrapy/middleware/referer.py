@@ -338,7 +338,7 @@ class RefererMiddleware:
             tls = page.tls_protected(source)
         for each in result:
             if isinstance(each, Request) and (each._headers is None
-                                              or "Referer" not in each._headers):
+                                              or "Referer" not in each.headers):
                 if each._meta and each._meta.get("referrer_policy") is not None:
                     referer = self.policy_for(response, each).referrer(source, each.url)
                 elif downgrade_only:

@@ -11,7 +11,7 @@ from tinyscrapy.middleware.cookies import CookiesMiddleware
 
 from .helpers import crawl
 from .recording import Recorder
-from .servers import Echo, TestServer
+from .servers import Echo, Redirect, TestServer, _Leaf, _respond
 
 
 def cookies_seen(server, path):
@@ -167,7 +167,247 @@ class CookieUnitTests(unittest.TestCase):
         self.mw.process_request(hop, self.spider)
         self.assertEqual(hop.headers["Cookie"], "a=2")
 
+    def test_given_cookies_on_https_are_secure_by_default(self):
+        """cookies= on an https request are Secure unless secure=False is given."""
+        self.mw.process_request(with_cookies("https://example.com/", {"s": "1"}), self.spider)
+        self.mw.process_request(
+            with_cookies("https://example.com/", [{"name": "p", "value": "2",
+                                                   "secure": False}]), self.spider)
+        self.assertEqual(self.sent("http://example.com/"), "p=2")
+        self.assertEqual(names_in(self.sent("https://example.com/")), {"s", "p"})
+
+    def test_debug_lines(self):
+        """COOKIES_DEBUG logs what is sent and received, in Scrapy's words."""
+        mw = CookiesMiddleware(debug=True)
+        request = Request("http://example.com/")
+        response = HttpResponse(request.url, 200, {"Set-Cookie": "a=1; Path=/"}, b"", request)
+        with self.assertLogs("tinyscrapy.middleware.cookies", "DEBUG") as logs:
+            mw.process_response(request, response)
+            mw.process_request(Request("http://example.com/x"))
+        self.assertEqual([r.getMessage() for r in logs.records],
+                         ["Received cookies from: <200 http://example.com/>\n"
+                          "Set-Cookie: a=1; Path=/\n",
+                          "Sending cookies to: <GET http://example.com/x>\nCookie: a=1\n"])
+
     def test_dotless_host(self):
         """localhost keeps its cookies like any host."""
         self.receive("http://localhost:8080/", "a=1; Path=/")
         self.assertEqual(self.sent("http://localhost:8080/x"), "a=1")
+
+
+class _CookieRequest(Request):
+    """A Request carrying C{cookies=} for the tests, while L{Request} has no such argument
+    (the request issue adds it; L{with_cookies} then uses L{Request} itself)."""
+
+    __slots__ = ("cookies",)
+
+    def __init__(self, url, cookies=None, **kwargs):
+        super().__init__(url, **kwargs)
+        self.cookies = cookies
+
+    def replace(self, **changes):
+        changes.setdefault("cookies", self.cookies)
+        return super().replace(**changes)
+
+
+def with_cookies(url, cookies, **kwargs):
+    """C{Request(url, cookies=cookies, **kwargs)}."""
+    try:
+        return Request(url, cookies=cookies, **kwargs)
+    except TypeError:
+        return _CookieRequest(url, cookies=cookies, **kwargs)
+
+
+class SetMany(_Leaf):
+    """A page that sets C{count} cookies C{c0..}, each with a C{size}-byte value."""
+
+    def __init__(self, count, size=1, prefix="c"):
+        super().__init__()
+        self.count, self.size, self.prefix = count, size, prefix
+
+    def render(self, request):
+        for i in range(self.count):
+            request.addCookie(f"{self.prefix}{i}", "v" * self.size, path="/")
+        return _respond(request, b"<html><body><a href='/check'>next</a></body></html>")
+
+
+def names_in(header):
+    """The cookie names in a Cookie header (a set; None is empty)."""
+    if not header:
+        return set()
+    return {pair.strip().partition("=")[0] for pair in header.split(";")}
+
+
+class RequestCookiesTests(unittest.TestCase):
+    """Request(cookies=...) as Scrapy's cookies middleware handles it, in real crawls."""
+
+    def setUp(self):
+        self.server = TestServer().start()
+        self.addCleanup(self.server.stop)
+        self.other = TestServer("127.0.0.2").start()
+        self.addCleanup(self.other.stop)
+        for server in (self.server, self.other):
+            server.add("/check", Echo())
+            server.add("/private/check", Echo())
+
+    @defer.inlineCallbacks
+    def test_dict_cookies_are_sent_and_kept_for_the_host(self):
+        """cookies={...} go with the request and with later requests to that host only."""
+        start = self.server.add_page("/", links=["/check", self.other.url("/check")])
+
+        def make(spider):
+            return [with_cookies(start, {"lang": "en", "n": 3}, dont_filter=True)]
+
+        yield crawl(Recorder, make=make, follow=True)
+        self.assertEqual(cookies_seen(self.server, "/"), ["lang=en; n=3"])
+        self.assertEqual(cookies_seen(self.server, "/check"), ["lang=en; n=3"])
+        self.assertEqual(cookies_seen(self.other, "/check"), [None])
+
+    @defer.inlineCallbacks
+    def test_list_cookies_with_path(self):
+        """A list of dicts: a cookie with path=/private goes under /private only."""
+        cookies = [{"name": "all", "value": "1"},
+                   {"name": "priv", "value": "2", "path": "/private"},
+                   {"name": "broken"}]
+        start = self.server.add_page("/", links=["/check", "/private/check"])
+
+        def make(spider):
+            return [with_cookies(start, cookies, dont_filter=True)]
+
+        yield crawl(Recorder, make=make, follow=True)
+        self.assertEqual(cookies_seen(self.server, "/"), ["all=1"])
+        self.assertEqual(cookies_seen(self.server, "/check"), ["all=1"])
+        self.assertEqual(names_in(cookies_seen(self.server, "/private/check")[0]),
+                         {"all", "priv"})
+
+    @defer.inlineCallbacks
+    def test_values_are_sent_utf8_encoded(self):
+        """A str, UTF-8 bytes or latin-1 bytes value all arrive as UTF-8 bytes."""
+        def make(spider):
+            return [with_cookies(self.server.url(f"/check?{i}"), {"c": value},
+                                 meta={"cookiejar": i})
+                    for i, value in enumerate(("\u00e1", b"\xc3\xa1", b"\xe1"))]
+
+        yield crawl(Recorder, make=make)
+        seen = sorted((r.path, r.headers.get("cookie")) for r in self.server.requests)
+        # the server reads header bytes as latin-1: "\xc3\xa1" is the UTF-8 of "\xe1"
+        self.assertEqual([cookie for _, cookie in seen], ["c=\u00c3\u00a1"] * 3)
+
+    @defer.inlineCallbacks
+    def test_cookiejars_keep_given_cookies_apart(self):
+        """cookies= given under meta cookiejar "a" are not sent with jar "b"."""
+        server = self.server
+
+        class Two(Spider):
+            name = "two"
+
+            def start_requests(self):
+                yield with_cookies(server.url("/check?a1"), {"who": "a"},
+                                   meta={"cookiejar": "a"})
+
+            def parse(self, response):
+                if response.url.endswith("a1"):
+                    yield Request(server.url("/check?a2"), meta={"cookiejar": "a"})
+                    yield Request(server.url("/check?b"), meta={"cookiejar": "b"})
+
+        yield crawl(Two)
+        seen = {r.path: r.headers.get("cookie") for r in server.requests}
+        self.assertEqual(seen, {"/check?a1": "who=a", "/check?a2": "who=a", "/check?b": None})
+
+    @defer.inlineCallbacks
+    def test_dont_merge_cookies(self):
+        """dont_merge_cookies: its cookies= are not sent, its own header is, nothing is kept."""
+        self.server.add_page("/sets", headers={"Set-Cookie": "srv=1; Path=/"})
+
+        def make(spider):
+            return [with_cookies(self.server.url("/check?given"), {"given": "1"},
+                                 meta={"dont_merge_cookies": True}),
+                    Request(self.server.url("/check?own"), headers={"Cookie": "own=1"},
+                            meta={"dont_merge_cookies": True}),
+                    Request(self.server.url("/sets"), meta={"dont_merge_cookies": True})]
+
+        yield crawl(Recorder, make=make)
+        yield crawl(Recorder, start_urls=[self.server.url("/check?after")])
+        seen = {r.path: r.headers.get("cookie") for r in self.server.requests}
+        self.assertEqual(seen["/check?given"], None)
+        self.assertEqual(seen["/check?own"], "own=1")
+        self.assertEqual(seen["/check?after"], None)
+
+    @defer.inlineCallbacks
+    def test_redirect_to_another_host_carries_no_given_cookie(self):
+        """cookies= given for 127.0.0.1 do not follow a redirect to 127.0.0.2."""
+        start = self.server.add("/away", Redirect(self.other.url("/check")))
+
+        def make(spider):
+            return [with_cookies(start, {"secret": "1"})]
+
+        crawler = yield crawl(Recorder, make=make)
+        self.assertEqual(len(crawler.spider.responses), 1)
+        self.assertEqual(cookies_seen(self.server, "/away"), ["secret=1"])
+        self.assertEqual(cookies_seen(self.other, "/check"), [None])
+
+
+class CookieBoundsTests(unittest.TestCase):
+    """A hostile server cannot make the jar (or the Cookie header) grow without bound."""
+
+    def setUp(self):
+        self.server = TestServer().start()
+        self.addCleanup(self.server.stop)
+        self.other = TestServer("127.0.0.2").start()
+        self.addCleanup(self.other.stop)
+        for server in (self.server, self.other):
+            server.add("/check", Echo())
+
+    @defer.inlineCallbacks
+    def test_ten_thousand_cookies_keep_fifty(self):
+        """10,000 Set-Cookie headers: the next request carries 50 cookies; 9,950 counted."""
+        start = self.server.add("/flood", SetMany(10000))
+        with self.assertLogs("tinyscrapy.middleware.cookies", "WARNING") as logs:
+            crawler = yield crawl(Recorder, start_urls=[start], follow=True)
+        cookie, = cookies_seen(self.server, "/check")
+        self.assertEqual(len(names_in(cookie)), 50)
+        self.assertLess(len(cookie), 1000)
+        stats = crawler.stats
+        self.assertEqual(stats.get_value("cookies/dropped/domain_full"), 9950)
+        self.assertEqual(stats.get_value("cookies/dropped"), 9950)
+        self.assertEqual(len(logs.records), 1)
+        self.assertIn(start, logs.records[0].getMessage())
+
+    @defer.inlineCallbacks
+    def test_cookie_over_the_size_limit_is_refused(self):
+        """A 5,000-byte cookie is not kept; a small one from the same page is."""
+        class BigAndSmall(_Leaf):
+            def render(self, request):
+                request.addCookie("big", "x" * 5000, path="/")
+                request.addCookie("small", "1", path="/")
+                return _respond(request, b"<html><body><a href='/check'>c</a></body></html>")
+
+        start = self.server.add("/big", BigAndSmall())
+        with self.assertLogs("tinyscrapy.middleware.cookies", "WARNING"):
+            crawler = yield crawl(Recorder, start_urls=[start], follow=True)
+        self.assertEqual(cookies_seen(self.server, "/check"), ["small=1"])
+        self.assertEqual(crawler.stats.get_value("cookies/dropped/too_large"), 1)
+
+    @defer.inlineCallbacks
+    def test_jar_bound_across_hosts(self):
+        """COOKIES_MAX_PER_JAR bounds the jar over all hosts; a replacement still gets in."""
+        first = self.server.add_page("/", links=[self.other.url("/many")],
+                                     headers={"Set-Cookie": "a0=1; Path=/"})
+        self.server.add("/many", SetMany(4, prefix="a"))
+        self.other.add("/many", SetMany(4, prefix="b"))
+
+        class Chain(Recorder):
+            def parse(self, response):
+                self.responses.append(response)
+                if response.url == first:  # all of 127.0.0.1's cookies first
+                    yield Request(test.server.url("/many"))
+                elif response.url == test.server.url("/many"):
+                    yield Request(test.other.url("/many"))
+                elif response.url == test.other.url("/many"):
+                    yield Request(test.other.url("/check"))
+
+        test = self
+        with self.assertLogs("tinyscrapy.middleware.cookies", "WARNING"):
+            crawler = yield crawl(Chain, {"COOKIES_MAX_PER_JAR": 6}, start_urls=[first])
+        self.assertEqual(names_in(cookies_seen(self.other, "/check")[0]), {"b0", "b1"})
+        self.assertEqual(crawler.stats.get_value("cookies/dropped/jar_full"), 2)

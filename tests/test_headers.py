@@ -103,10 +103,12 @@ class ReferrerPolicyTests(unittest.TestCase):
             got = tuple(referrer_for(policy, page, target) for target in (same, cross, down))
             self.assertEqual(got, values, policy)
 
-    def test_only_http_pages_refer(self):
-        """file: and data: pages are never sent as a referrer."""
-        self.assertIsNone(referrer_for("unsafe-url", "file:///etc/passwd", "http://a/"))
+    def test_local_pages_do_not_refer(self):
+        """data: pages never refer; file: pages not under the default policy (Scrapy's)."""
         self.assertIsNone(referrer_for("unsafe-url", "data:text/html,x", "http://a/"))
+        self.assertIsNone(referrer_for("scrapy-default", "file:///etc/passwd", "http://a/"))
+        self.assertEqual(referrer_for("unsafe-url", "file:///etc/passwd", "http://a/"),
+                         "file:///etc/passwd")
 
 
 class DocumentedTests(unittest.TestCase):

@@ -235,3 +235,85 @@ class LinkCrawlTests(unittest.TestCase):
         self.assertIsNone(stats.get_value("ledger/dropped"))
         self.assertGreater(stats.get_value("dupefilter/skipped_early"), 0)
         self.assertEqual(stats.get_value("ledger/missing"), 0)
+
+
+SCANNED = """<html><body>
+<a href="/a.html">a</a>
+<a href="http://127.0.0.1:abc/bad-port.html">bad port</a>
+<a href="http://127.0.0.1:99999/big-port.html">big port</a>
+<a href="http://127.0.0.1:8080/good-port.html">good port</a>
+<img src="/img.html">
+<div data-url="/div.html">div</div>
+<link href="/link.html">
+</body></html>
+"""
+
+XHTML = """<?xml version="1.0"?>
+<html xmlns="http://www.w3.org/1999/xhtml"><body>
+<p><a href="/x1.html">one</a></p><map><area href="/x2.html"/></map>
+</body></html>
+"""
+
+
+def _path(url):
+    """C{url} less its scheme and authority."""
+    return "/" + url.split("/", 3)[3]
+
+
+class ScannedPagesTests(unittest.TestCase):
+    """Tags, attributes, XHTML and ports, on pages fetched from a real server."""
+
+    def setUp(self):
+        self.server = TestServer().start()
+        self.addCleanup(self.server.stop)
+
+    @defer.inlineCallbacks
+    def fetch(self, path, body, content_type="text/html; charset=utf-8"):
+        """The response a crawl got for C{body} served at C{path}."""
+        from .recording import Recorder
+        from .servers import Page
+        url = self.server.add(path, Page(body, content_type=content_type))
+        crawler = yield crawl(Recorder, start_urls=[url])
+        response, = crawler.spider.responses
+        return response
+
+    def paths(self, extractor, response):
+        """The paths of the links, and of the URLs of the fast path (they must agree)."""
+        links = [_path(link.url) for link in extractor.extract_links(response)]
+        urls = [_path(url) for url in extractor.extract_urls(response)]
+        self.assertEqual(links, urls)
+        return links
+
+    @defer.inlineCallbacks
+    def test_tags_none_and_attrs_none_scan_nothing(self):
+        """tags=None or attrs=None: no links, as in Scrapy."""
+        response = yield self.fetch("/page", SCANNED)
+        self.assertEqual(self.paths(LinkExtractor(tags=None), response), [])
+        self.assertEqual(self.paths(LinkExtractor(attrs=None), response), [])
+
+    @defer.inlineCallbacks
+    def test_wildcards_and_denied_names(self):
+        """tags="*" / attrs="*" scan everything; deny_tags and deny_attrs take some out."""
+        response = yield self.fetch("/page", SCANNED)
+        everything = self.paths(LinkExtractor(tags="*", attrs="*"), response)
+        self.assertEqual(everything, ["/a.html", "/good-port.html", "/img.html", "/div.html",
+                                      "/link.html"])
+        self.assertEqual(self.paths(LinkExtractor(tags="*", attrs=("href", "src"),
+                                                  deny_tags="a"), response),
+                         ["/img.html", "/link.html"])
+        self.assertEqual(self.paths(LinkExtractor(tags="*", attrs="*", deny_attrs="href"),
+                                    response), ["/img.html", "/div.html"])
+
+    @defer.inlineCallbacks
+    def test_non_numeric_or_out_of_range_port_is_dropped(self):
+        """http://host:abc/ and http://host:99999/ make no link; :8080 does."""
+        response = yield self.fetch("/page", SCANNED)
+        self.assertEqual(self.paths(LinkExtractor(), response),
+                         ["/a.html", "/good-port.html"])
+
+    @defer.inlineCallbacks
+    def test_xhtml_served_as_text_xml(self):
+        """An XHTML page served as text/xml has its <a> and <area> links."""
+        response = yield self.fetch("/x", XHTML, content_type="text/xml")
+        self.assertEqual(self.paths(LinkExtractor(), response), ["/x1.html", "/x2.html"])
+        self.assertEqual(self.paths(LinkExtractor(tags="area"), response), ["/x2.html"])

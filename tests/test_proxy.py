@@ -123,6 +123,61 @@ class ForwardProxyTests(unittest.TestCase):
         self.assertEqual(self.server.hits["/echo"], 1)
 
 
+class ProxyAsWrittenTests(unittest.TestCase):
+    """meta["proxy"] as written, the auth encoding for the environment's proxies, and
+    no_proxy read on each request."""
+
+    def setUp(self):
+        no_proxy = {name: None for name in ("http_proxy", "https_proxy", "no_proxy",
+                                            "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY")}
+        set_environment(self, **no_proxy)
+        self.server = TestServer().start()
+        self.addCleanup(self.server.stop)
+        self.proxy = ForwardProxy()
+        self.addCleanup(self.proxy.stop)
+        self.echo = self.server.add("/echo", Echo())
+
+    @defer.inlineCallbacks
+    def test_meta_proxy_is_kept_as_written(self):
+        """meta proxy "127.0.0.1:PORT" (no scheme) is used and stays as the spider wrote it."""
+        written = f"127.0.0.1:{self.proxy.port}"
+
+        def make(spider):
+            return [Request(self.echo, meta={"proxy": written})]
+
+        crawler = yield crawl(Recorder, make=make)
+        response, = crawler.spider.responses
+        self.assertEqual(response.meta["proxy"], written)
+        self.assertEqual([r.path for r in self.proxy.requests], [self.echo])
+
+    @defer.inlineCallbacks
+    def test_auth_encoding_applies_to_the_environment(self):
+        """HTTPPROXY_AUTH_ENCODING=utf-8 encodes the credentials of http_proxy too."""
+        url = f"http://us%C3%A9r:p%C3%A1ss@127.0.0.1:{self.proxy.port}"
+        set_environment(self, http_proxy=url)
+        yield crawl(Recorder, {"HTTPPROXY_AUTH_ENCODING": "utf-8"}, start_urls=[self.echo])
+        seen, = self.proxy.requests
+        expected = "Basic " + base64.b64encode("usér:páss".encode("utf-8")).decode()
+        self.assertEqual(seen.headers["proxy-authorization"], expected)
+
+    @defer.inlineCallbacks
+    def test_no_proxy_is_read_on_each_request(self):
+        """no_proxy set during the crawl sends the next request direct."""
+        set_environment(self, http_proxy=self.proxy.url())
+        test = self
+
+        class Changer(Recorder):
+            def parse(self, response):
+                self.responses.append(response)
+                if len(self.responses) == 1:
+                    os.environ["no_proxy"] = "127.0.0.1"
+                    yield Request(test.echo + "?after", errback=self.errback)
+
+        yield crawl(Changer, start_urls=[self.echo + "?before"])
+        self.assertEqual([r.path for r in self.proxy.requests], [self.echo + "?before"])
+        self.assertEqual(sorted(self.server.hits), ["/echo?after", "/echo?before"])
+
+
 class ConnectTunnelTests(unittest.TestCase):
     """https URLs through a CONNECT proxy."""
 
@@ -249,8 +304,8 @@ class ProxyMiddlewareUnitTests(unittest.TestCase):
 
     def test_environment_by_scheme(self):
         """http_proxy for http URLs, HTTPS_PROXY (upper case) for https, no_proxy respected."""
-        mw = HttpProxyMiddleware({"http_proxy": "http://u:p@p1:3128",
-                                  "HTTPS_PROXY": "p2:8080", "no_proxy": ".internal"})
+        mw = HttpProxyMiddleware(environ={"http_proxy": "http://u:p@p1:3128",
+                                          "HTTPS_PROXY": "p2:8080", "no_proxy": ".internal"})
         plain = self.process(mw, "http://example.com/")
         self.assertEqual(plain.meta["proxy"], "http://p1:3128")
         self.assertEqual(plain.headers["Proxy-Authorization"],
@@ -262,7 +317,7 @@ class ProxyMiddlewareUnitTests(unittest.TestCase):
 
     def test_changed_proxy_loses_the_old_credentials(self):
         """A request moved to another proxy does not carry the first proxy's credentials."""
-        mw = HttpProxyMiddleware({})
+        mw = HttpProxyMiddleware(environ={})
         request = self.process(mw, "http://example.com/", proxy="http://u:p@p1:3128")
         self.assertIn("Proxy-Authorization", request.headers)
         request.meta["proxy"] = "http://p2:3128"

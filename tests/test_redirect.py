@@ -107,7 +107,7 @@ class RedirectCrawlTests(unittest.TestCase):
 
     @defer.inlineCallbacks
     def test_non_http_targets_are_refused(self):
-        """Redirects to file:, data: and ftp: go nowhere; each is counted as InvalidUrl."""
+        """Redirects to file:, data: and ftp: go nowhere: the 3xx goes on, as in Scrapy."""
         paths = {"/file": "file:///etc/passwd", "/data": "data:text/html,<p>hi</p>",
                  "/ftp": "ftp://127.0.0.1/x"}
         for path, target in paths.items():
@@ -117,8 +117,18 @@ class RedirectCrawlTests(unittest.TestCase):
         spider = crawler.spider
         self.assertEqual(spider.responses, [])
         self.assertEqual(sorted(self.server.hits), ["/data", "/file", "/ftp"])
-        self.assertEqual(crawler.stats.get_value("ledger/dropped/InvalidUrl"), 3)
-        self.assertEqual(crawler.stats.get_value("ledger/missing"), 0)
+        stats = crawler.stats
+        self.assertEqual(stats.get_value("redirect/refused_scheme"), 3)
+        self.assertEqual(stats.get_value("httperror/response_ignored_status_count/302"), 3)
+        self.assertEqual(stats.get_value("ledger/missing"), 0)
+
+        def make(spider):
+            return [Request(self.server.url("/file"), meta={"handle_httpstatus_list": [302]},
+                            dont_filter=True)]
+
+        crawler = yield self.crawl(make=make)
+        response, = crawler.spider.responses
+        self.assertEqual(response.status, 302)
 
     @defer.inlineCallbacks
     def test_offsite_target_is_dropped(self):
@@ -278,6 +288,19 @@ class RedirectUnitTests(unittest.TestCase):
         self.assertEqual(hop.meta["k"], "v")
         self.assertFalse(hop.dont_filter)
 
+    def test_redirect_ttl_and_max_redirect_times(self):
+        """meta redirect_ttl bounds one chain; max_redirect_times is Scrapy's attribute."""
+        request = Request("http://a.example/0", meta={"redirect_ttl": 1})
+        hop = self.mw.process_response(request, self.response(request, 302, "/1"), Spider())
+        self.assertEqual(hop.meta["redirect_ttl"], 0)
+        with self.assertRaises(TooManyRedirects):
+            self.mw.process_response(hop, self.response(hop, 302, "/2"), Spider())
+        self.mw.max_redirect_times = 1
+        hop = self.mw.process_response(Request("http://a.example/0"),
+                                       self.response(request, 302, "/1"), Spider())
+        with self.assertRaises(TooManyRedirects):
+            self.mw.process_response(hop, self.response(hop, 302, "/2"), Spider())
+
     def test_missing_location_is_a_response(self):
         """A 302 without Location goes on as a response."""
         request = Request("http://a.example/x")
@@ -292,14 +315,21 @@ class RedirectUnitTests(unittest.TestCase):
         self.assertEqual(hop.url, "https://b.example/caf%C3%A9")
 
     def test_hop_to_another_origin_drops_credentials(self):
-        """Authorization and Cookie are dropped on a hop to another host, port or scheme."""
+        """Authorization is dropped on a hop to another host, port or scheme; Cookie on one
+        to another host or from https to http (as in Scrapy)."""
         headers = {"Authorization": "Basic eA==", "Cookie": "a=1"}
-        for target in ("http://b.example/", "http://a.example:8080/", "https://a.example/"):
+        cookie_kept = {"http://b.example/": False, "http://a.example:8080/": True,
+                       "https://a.example/": True}
+        for target, kept in cookie_kept.items():
             request = Request("http://a.example/x", headers=headers)
             hop = self.mw.process_response(request, self.response(request, 302, target),
                                            Spider())
             self.assertNotIn("Authorization", hop.headers)
-            self.assertNotIn("Cookie", hop.headers)
+            self.assertEqual("Cookie" in hop.headers, kept, target)
+        secure = Request("https://a.example/x", headers=headers)
+        hop = self.mw.process_response(secure, self.response(secure, 302, "http://a.example/"),
+                                       Spider())
+        self.assertNotIn("Cookie", hop.headers)
         hop = self.mw.process_response(request, self.response(request, 302, "/y"), Spider())
         self.assertEqual(hop.headers["Authorization"], "Basic eA==")
 
@@ -338,3 +368,88 @@ class RedirectUnitTests(unittest.TestCase):
         broken = HttpResponse(request.url, 200, {"Content-Type": "text/html"}, bad, request)
         self.assertIs(mw.process_response(request, broken, Spider()), broken)
 
+
+
+class LocationCrawlTests(unittest.TestCase):
+    """How a Location header is read, as Scrapy reads it, in whole crawls."""
+
+    def setUp(self):
+        self.server = TestServer().start()
+        self.addCleanup(self.server.stop)
+
+    @defer.inlineCallbacks
+    def test_latin1_location_is_sent_as_its_bytes(self):
+        """Location: /a\\xe7\\xe3o (latin-1) is fetched as /a%E7%E3o, not re-encoded as UTF-8."""
+        start = self.server.add("/moved", Page(b"", 302, headers={"location": b"/a\xe7\xe3o"}))
+        self.server.add_page("/a%E7%E3o")
+        crawler = yield crawl(Recorder, start_urls=[start])
+        self.assertEqual([r.url for r in crawler.spider.responses],
+                         [self.server.url("/a%E7%E3o")])
+        self.assertEqual(self.server.hits["/a%E7%E3o"], 1)
+
+    @defer.inlineCallbacks
+    def test_fragment_is_carried_to_a_target_without_one(self):
+        """/from#part -> /to arrives as /to#part; a target's own fragment wins."""
+        self.server.add("/from", Redirect("/to"))
+        self.server.add("/other", Redirect("/own#own"))
+        self.server.add_page("/to")
+        self.server.add_page("/own")
+
+        def make(spider):
+            return [Request(self.server.url(path), dont_filter=True)
+                    for path in ("/from#part", "/other#part")]
+
+        crawler = yield crawl(Recorder, make=make)
+        self.assertEqual(sorted(r.url for r in crawler.spider.responses),
+                         [self.server.url("/own#own"), self.server.url("/to#part")])
+
+    @defer.inlineCallbacks
+    def test_triple_slash_location_names_a_host(self):
+        """Location: ///127.0.0.1:PORT/to is http://127.0.0.1:PORT/to, as in Scrapy."""
+        target = "///127.0.0.1:%d/to" % self.server.port
+        start = self.server.add("/moved", Redirect(target))
+        self.server.add_page("/to")
+        crawler = yield crawl(Recorder, start_urls=[start])
+        self.assertEqual([r.url for r in crawler.spider.responses], [self.server.url("/to")])
+
+
+class MetaRefreshCrawlTests(unittest.TestCase):
+    """Meta refresh edge cases, in whole crawls."""
+
+    def setUp(self):
+        self.server = TestServer().start()
+        self.addCleanup(self.server.stop)
+
+    @defer.inlineCallbacks
+    def test_refresh_to_file_keeps_the_page(self):
+        """A refresh to file: is not followed: the page reaches the spider, the target is
+        counted."""
+        start = self.server.add("/refresh", MetaRefresh("file:///etc/passwd"))
+        crawler = yield crawl(Recorder, start_urls=[start])
+        self.assertEqual([r.url for r in crawler.spider.responses], [start])
+        stats = crawler.stats
+        self.assertEqual(stats.get_value("metarefresh/refused_scheme"), 1)
+        self.assertEqual(stats.get_value("metarefresh/refused_scheme/file"), 1)
+        self.assertEqual(stats.get_value("ledger/dropped/InvalidUrl"), None)
+
+    @defer.inlineCallbacks
+    def test_refresh_inside_noscript_is_ignored_by_default(self):
+        """A refresh inside <noscript> is not followed (METAREFRESH_IGNORE_TAGS default)."""
+        body = ('<html><head><noscript><meta http-equiv="refresh" content="0; url=/to">'
+                '</noscript></head><body>page</body></html>')
+        start = self.server.add("/page", Page(body))
+        self.server.add_page("/to")
+        crawler = yield crawl(Recorder, start_urls=[start])
+        self.assertEqual([r.url for r in crawler.spider.responses], [start])
+        self.assertEqual(self.server.hits["/to"], 0)
+        crawler = yield crawl(Recorder, {"METAREFRESH_IGNORE_TAGS": []}, start_urls=[start])
+        self.assertEqual([r.url for r in crawler.spider.responses], [self.server.url("/to")])
+
+    @defer.inlineCallbacks
+    def test_refresh_at_the_maximum_delay_is_not_followed(self):
+        """A refresh of exactly METAREFRESH_MAXDELAY seconds is a page (Scrapy: below it)."""
+        start = self.server.add("/slow", MetaRefresh("/to", delay=5))
+        self.server.add_page("/to")
+        crawler = yield crawl(Recorder, {"METAREFRESH_MAXDELAY": 5}, start_urls=[start])
+        self.assertEqual([r.url for r in crawler.spider.responses], [start])
+        self.assertEqual(self.server.hits["/to"], 0)

@@ -3,8 +3,11 @@ robots.txt: obeyed, fetched once per origin without holding up other hosts, miss
 broken ones allow all, Crawl-delay observed at the server.
 """
 
+import logging
+
 from twisted.internet import defer
 from twisted.trial import unittest
+from twisted.web.server import NOT_DONE_YET
 
 from tinyscrapy import Request, Spider
 from tinyscrapy.crawler import Crawler
@@ -13,6 +16,7 @@ from tinyscrapy.scope.robots import RobotsTxtMiddleware
 from tinyscrapy.settings import Settings
 
 from .helpers import crawl
+from .logs import capture_logs
 from .servers import Delay, Drop, NoAnswer, Redirect, Robots, Status, TestServer
 from .test_scope import REDIRECTS, LinkSpider
 
@@ -181,6 +185,60 @@ class RobotsTests(unittest.TestCase):
         start = self.server.add_page("/")
         yield crawl(LinkSpider, start_urls=[start])
         self.assertEqual(dict(self.server.hits), {"/": 1})
+
+
+class ChunkedRobots(Robots):
+    """A robots.txt sent chunked (no Content-Length), in one write."""
+
+    def render(self, request):
+        request.setHeader("content-type", "text/plain; charset=utf-8")
+        request.write(self.text.encode("utf-8"))
+        request.finish()
+        return NOT_DONE_YET
+
+
+class LargeRobotsTests(unittest.TestCase):
+    """A robots.txt over 500 KiB: its first 500 KiB apply, as Google documents."""
+
+    @defer.inlineCallbacks
+    def test_first_500_kib_apply(self):
+        """3 MB robots.txt files (declared length, or chunked): the first rules hold, a
+        rule after 500 KiB does not, the cut is counted and logged once per origin."""
+        text = ("User-agent: *\nDisallow: /private\n" + "# padding line\n" * 40000
+                + "Disallow: /late\n" + "# more\n" * 200000)
+        servers = []
+        for resource in (Robots(text), ChunkedRobots(text)):
+            server = TestServer().start()
+            self.addCleanup(server.stop)
+            server.add("/robots.txt", resource)
+            server.add_page("/", links=["/private/x", "/late", "/open"])
+            for path in ("/private/x", "/late", "/open"):
+                server.add_page(path)
+            servers.append(server)
+        logs = capture_logs(self, "tinyscrapy.scope.robots")
+        crawler = yield crawl(LinkSpider, OBEY, start_urls=[s.url("/") for s in servers])
+        for server in servers:
+            self.assertEqual(_paths(server), {"/", "/late", "/open"})
+        self.assertEqual(crawler.stats.get_value("robotstxt/truncated"), 2)
+        self.assertEqual(crawler.stats.get_value("robotstxt/forbidden"), 2)
+        warnings = [m for m in logs.messages(logging.WARNING) if "500 KiB" in m]
+        self.assertEqual(len(warnings), 2)
+
+    @defer.inlineCallbacks
+    def test_exactly_500_kib_is_not_cut(self):
+        """A robots.txt of exactly 500 KiB is read whole, and no cut is counted."""
+        head = "User-agent: *\nDisallow: /private\n"
+        tail = "Disallow: /last\n"
+        padding = "#" * (500 * 1024 - len(head) - len(tail) - 1) + "\n"
+        server = TestServer().start()
+        self.addCleanup(server.stop)
+        server.add("/robots.txt", Robots(head + padding + tail))
+        server.add_page("/", links=["/last", "/open"])
+        server.add_page("/last")
+        server.add_page("/open")
+        crawler = yield crawl(LinkSpider, OBEY, start_urls=[server.url("/")])
+        self.assertEqual(_paths(server), {"/", "/open"})
+        self.assertIsNone(crawler.stats.get_value("robotstxt/truncated"))
 
 
 class RobotsUnitTests(unittest.TestCase):

@@ -246,8 +246,8 @@ class StartLogTests(unittest.TestCase):
         text = logs.text()
         self.assertIn("'DEPTH_LIMIT': 4", text)
         self.assertIn("enabled item pipelines: tests.test_settings.Recorder", text)
-        self.assertIn("enabled downloader middlewares: "
-                      "tinyscrapy.middleware.defaults.DefaultHeadersMiddleware", text)
+        self.assertRegex(text, r"enabled downloader middlewares: .*"
+                               r"tinyscrapy\.middleware\.defaults\.DefaultHeadersMiddleware")
         self.assertIn("enabled spider middlewares: none", text)
         self.assertIn("enabled extensions:", text)
         self.assertEqual(Recorder.built[0].value, 7)

@@ -41,6 +41,7 @@ DEFAULTS = {
     "DOWNLOADER_MIDDLEWARES": {},
     "DOWNLOADER_MIDDLEWARES_BASE": {
         "tinyscrapy.scope.robots.RobotsTxtMiddleware": 100,
+        "tinyscrapy.middleware.httpauth.HttpAuthMiddleware": 300,
         "tinyscrapy.middleware.defaults.DefaultHeadersMiddleware": 400,
         "tinyscrapy.middleware.defaults.UserAgentMiddleware": 500,
         "tinyscrapy.middleware.retry.RetryMiddleware": 550,
@@ -51,12 +52,15 @@ DEFAULTS = {
         "tinyscrapy.middleware.httpcache.HttpCacheMiddleware": 900,
     },
     # redirects, retries, cookies, referer, proxies, the HTTP cache (docs/middlewares.md)
+    "HTTPAUTH_USER": "",
+    "HTTPAUTH_PASS": "",
+    "HTTPAUTH_DOMAIN": None,
     "REDIRECT_ENABLED": True,
     "REDIRECT_MAX_TIMES": 20,
     "REDIRECT_PRIORITY_ADJUST": 2,
     "METAREFRESH_ENABLED": True,
     "METAREFRESH_MAXDELAY": 100,
-    "METAREFRESH_IGNORE_TAGS": [],
+    "METAREFRESH_IGNORE_TAGS": ["noscript"],
     "RETRY_ENABLED": True,
     "RETRY_TIMES": 2,
     "RETRY_HTTP_CODES": [500, 502, 503, 504, 522, 524, 408, 429],
@@ -79,8 +83,11 @@ DEFAULTS = {
     ],
     "COOKIES_ENABLED": True,
     "COOKIES_DEBUG": False,
+    "COOKIES_MAX_SIZE": 4096,
+    "COOKIES_MAX_PER_DOMAIN": 50,
+    "COOKIES_MAX_PER_JAR": 3000,
     "REFERER_ENABLED": True,
-    "REFERRER_POLICY": "no-referrer-when-downgrade",
+    "REFERRER_POLICY": "scrapy-default",
     "HTTPPROXY_ENABLED": True,
     "HTTPPROXY_AUTH_ENCODING": "latin-1",
     "HTTPCACHE_ENABLED": False,
@@ -148,6 +155,8 @@ PATHS = "paths"
 # The kind of value a setting holds when its default does not tell (None, or a path).
 KINDS = {
     "USER_AGENT": str,
+    "HTTPAUTH_USER": str,
+    "HTTPAUTH_PASS": str,
     "DOWNLOAD_CA_BUNDLE": str,
     "SCHEDULER": PATH,
     "RETRY_EXCEPTIONS": PATHS,
@@ -157,6 +166,7 @@ KINDS = {
     "SCHEDULER_REDIS_KEY": str,
     "TRACE_FILE": str,
     "PROGRESS": None,  # "auto" or a boolean: checked by tinyscrapy.observe.progress
+    "REFERRER_POLICY": None,  # a name, a class or its path: checked by the referer middleware
     "STATS_CLASS": PATH,
     "FEED_EXPORT_FIELDS": None,  # a list, or a dict of field to column name
     "FEED_EXPORT_ENCODING": str,

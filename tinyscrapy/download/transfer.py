@@ -9,8 +9,9 @@ L{HttpResponse}: its whole-download timer, its size limits, its decoding, its er
       collect(chunk)             every read of the body (treq.collect): count, cut at
                                  C{DOWNLOAD_MAXSIZE}, decode, send C{bytes_received}
       cb_body(...)               the body is complete: the L{HttpResponse}
-      eb_body(...)               a C{bytes_received} receiver raised L{StopDownload}: the
-                                 partial L{HttpResponse}
+      eb_body(...)               a C{bytes_received} receiver raised L{StopDownload}, or a
+                                 C{download_truncate} body crossed the limit: the partial
+                                 L{HttpResponse}
     cb_done(outcome)             last: stop the timer, count the bytes, name the error,
                                  fire the caller's Deferred
 
@@ -39,6 +40,35 @@ from tinyscrapy.signals import bytes_received, headers_received
 logger = logging.getLogger("tinyscrapy.download.fetcher")
 
 
+class HeaderLineTooLong(Exception):
+    """A status or header line of the response is longer than twisted reads (not retried:
+    the same server sends the same line again)."""
+
+
+class _Truncated(Exception):
+    """The body crossed the limit of a transfer that keeps its beginning instead."""
+
+
+def _line_too_long(parser, line):
+    """
+    twisted's C{LineReceiver.lineLengthExceeded} for the HTTP client's parser. twisted only
+    closes the connection, and the request fails as "Connection was closed cleanly" (so it
+    was retried as a lost connection); raising here makes it fail with the reason instead
+    (twisted's client protocol closes the connection and wraps this in its
+    C{ResponseFailed} or C{ResponseNeverReceived}; L{Transfer.cb_done} unwraps it).
+    """
+    raise HeaderLineTooLong(f"a response status or header line is longer than "
+                            f"{parser.MAX_LENGTH} bytes (twisted's limit)")
+
+
+def _report_long_lines():
+    from twisted.web._newclient import HTTPClientParser
+    HTTPClientParser.lineLengthExceeded = _line_too_long
+
+
+_report_long_lines()
+
+
 class Transfer:
     """
     One download: its connection, its timer, its body.
@@ -53,7 +83,7 @@ class Transfer:
 
     __slots__ = ("fetcher", "request", "maxsize", "warnsize", "deferred", "result",
                  "connection", "timer", "timed_out", "decoder", "chunks", "wire", "size",
-                 "failed", "warned", "stopped")
+                 "failed", "warned", "stopped", "truncate")
 
     def __init__(self, fetcher, request, meta):
         self.fetcher = fetcher
@@ -61,9 +91,12 @@ class Transfer:
         if meta:
             self.maxsize = meta.get("download_maxsize", fetcher.maxsize)
             self.warnsize = meta.get("download_warnsize", fetcher.warnsize)
+            # keep the first maxsize bytes instead of failing (robots.txt, as Google reads it)
+            self.truncate = meta.get("download_truncate", False)
         else:
             self.maxsize = fetcher.maxsize
             self.warnsize = fetcher.warnsize
+            self.truncate = False
         self.deferred = self.result = self.connection = self.timer = self.timed_out = None
         self.decoder = None
         self.chunks = []
@@ -91,7 +124,7 @@ class Transfer:
         """
         declared = response.length
         if declared is not UNKNOWN_LENGTH:
-            if self.maxsize and declared > self.maxsize:
+            if self.maxsize and declared > self.maxsize and not self.truncate:
                 self.abort()
                 raise ResponseTooLarge(
                     f"Content-Length {declared} is larger than the limit {self.maxsize}")
@@ -137,6 +170,8 @@ class Transfer:
             if self.decoder is None:
                 self.size += len(data)
                 if self.maxsize and self.size > self.maxsize:
+                    if self.truncate:
+                        self.chunks.append(data)  # cut to maxsize in _eb_truncated
                     raise ResponseTooLarge(
                         f"body is larger than the limit {self.maxsize} "
                         f"(cut at {self.size} bytes)")
@@ -150,6 +185,12 @@ class Transfer:
                 self.stopped = _send(signals, bytes_received, self.request, data=data)
                 if self.stopped is not None:
                     raise self.stopped
+        except ResponseTooLarge:
+            self.failed = True
+            self.abort()
+            if self.truncate:  # what was read so far is the response: at most maxsize
+                raise _Truncated() from None
+            raise
         except Exception:
             self.failed = True
             self.abort()
@@ -171,10 +212,16 @@ class Transfer:
         return HttpResponse(self.request.url, status, headers, body, self.request)
 
     def eb_body(self, failure, status, headers):
-        """Reading the body failed: pass it on, unless a receiver stopped the download."""
-        if self.stopped is None or failure.value is not self.stopped:
-            return failure
-        return self._stopped(self.stopped, status, headers)
+        """
+        Reading the body failed: pass it on, unless a receiver stopped the download (the
+        partial response), or the body crossed the limit of a transfer that keeps its
+        beginning (C{meta["download_truncate"]}: the first C{maxsize} bytes).
+        """
+        if self.stopped is not None and failure.value is self.stopped:
+            return self._stopped(self.stopped, status, headers)
+        if self.truncate and failure.check(_Truncated):
+            return self._truncated(status, headers)
+        return failure
 
     def _stopped(self, stop, status, headers):
         """
@@ -190,6 +237,15 @@ class Transfer:
             stop.response = response
             raise stop
         return response
+
+    def _truncated(self, status, headers):
+        """C{meta["download_truncate"]}: the body was cut at the limit; the response is
+        its first C{maxsize} bytes (or fewer, decoded)."""
+        if self.decoder is None and self.chunks:
+            kept = b"".join(self.chunks)[:self.maxsize]
+            self.chunks = [kept]
+        self.decoder = None
+        return self.cb_body(None, status, headers)
 
     def _warn(self, size, verb):
         self.warned = True
@@ -250,7 +306,7 @@ class Transfer:
         elif self.timed_out is not None:
             result.errback(self.timed_out)
         else:
-            result.errback(tls_error(outcome) or outcome)
+            result.errback(tls_error(outcome) or _line_error(outcome) or outcome)
         return None
 
 
@@ -261,6 +317,14 @@ def _send(signals, signal, request, **kwargs):
     for _, result in signals.send(signal, request=request, spider=spider, **kwargs):
         if isinstance(result, StopDownload):
             return result
+    return None
+
+
+def _line_error(failure):
+    """The L{HeaderLineTooLong} inside twisted's C{ResponseFailed} (and its kin), or None."""
+    for reason in getattr(failure.value, "reasons", ()):
+        if reason.check(HeaderLineTooLong):
+            return reason
     return None
 
 

@@ -8,22 +8,44 @@ tree, so L{HttpResponse.root} builds the tree here, and L{HttpResponse.selector}
 this same tree in a parsel C{Selector} when a callback first asks for one.
 """
 
+import logging
+
 from lxml import etree
 from lxml.html import HTMLParser
 
+logger = logging.getLogger(__name__)
 
-def parse_html(text, base_url):
+
+def parse_html(text, base_url, flags=None):
     """
     The root element of C{text}, as C{parsel.Selector(text=text, type="html")} builds it:
     NUL characters dropped, surrounding space stripped, an empty document read as
     C{<html/>}, lxml's recovering parser with C{huge_tree}.
 
+    libxml2 stops parsing at a nesting depth of 2,048 elements, even with C{huge_tree}
+    (its hard limit), and everything after that point is missing from the tree: the links
+    below it too. That is said once, here (each response parses its page once), as a
+    WARNING naming the page, and C{"html_depth_truncated"} is added to C{flags} when given
+    (the response's flags).
+
     @param text: the decoded page (C{str}).
     @param base_url: the URL relative links in the tree resolve against.
+    @param flags: a list to mark a cut tree in, or None.
     """
     body = text.strip().replace("\x00", "").encode("utf-8") or b"<html/>"
     parser = HTMLParser(recover=True, encoding="utf-8", huge_tree=True)
     root = etree.fromstring(body, parser=parser, base_url=base_url)
     if root is None:  # only comments, say
         root = etree.fromstring(b"<html/>", parser=parser, base_url=base_url)
+    error = parser.error_log.last_error  # the depth limit is fatal: the last error
+    if error is not None and error.type == _RESOURCE_LIMIT and "depth" in error.message:
+        logger.warning("<%s> nests HTML elements deeper than %d: the page after that point "
+                       "(line %d) is not parsed, and its links are not seen", base_url,
+                       MAX_DEPTH, error.line)
+        if flags is not None:
+            flags.append("html_depth_truncated")
     return root
+
+
+MAX_DEPTH = 2048  # libxml2's limit with XML_PARSE_HUGE (256 without)
+_RESOURCE_LIMIT = etree.ErrorTypes.ERR_RESOURCE_LIMIT

@@ -22,7 +22,7 @@ class DefaultHeadersMiddleware:
     def from_crawler(cls, crawler):
         return cls(crawler.settings.getdict("DEFAULT_REQUEST_HEADERS"))
 
-    def process_request(self, request, spider):
+    def process_request(self, request, spider=None):
         headers = request.headers
         for name, value in self.headers:
             if name not in headers:
@@ -33,17 +33,37 @@ class UserAgentMiddleware:
     """
     Set C{User-Agent} on every request that lacks one: the spider's C{user_agent}
     attribute, else C{USER_AGENT}, else L{default_user_agent}, so a site's operator can find
-    out who is crawling.
+    out who is crawling. As in Scrapy, C{USER_AGENT = ""} (or a spider's
+    C{user_agent = None}) sends none.
+
+    @ivar user_agent: the value sent, or None for none; L{spider_opened} takes the
+        spider's.
     """
 
-    def __init__(self, user_agent):
+    crawler = None
+
+    def __init__(self, user_agent=None):
         self.user_agent = user_agent
+        self._spider_read = False
 
     @classmethod
     def from_crawler(cls, crawler):
-        return cls(crawler.settings.get("USER_AGENT") or default_user_agent())
+        configured = crawler.settings.get("USER_AGENT")
+        middleware = cls(default_user_agent() if configured is None else configured or None)
+        middleware.crawler = crawler
+        if crawler.spider is not None:
+            middleware.spider_opened(crawler.spider)
+        return middleware
 
-    def process_request(self, request, spider):
-        headers = request.headers
-        if "User-Agent" not in headers:
-            headers["User-Agent"] = getattr(spider, "user_agent", None) or self.user_agent
+    def spider_opened(self, spider):
+        """Use the spider's C{user_agent} attribute, when it has one."""
+        self.user_agent = getattr(spider, "user_agent", self.user_agent)
+        self._spider_read = True
+
+    def process_request(self, request, spider=None):
+        if not self._spider_read:
+            spider = spider if spider is not None else getattr(self.crawler, "spider", None)
+            if spider is not None:
+                self.spider_opened(spider)
+        if self.user_agent and "User-Agent" not in request.headers:
+            request.headers["User-Agent"] = self.user_agent

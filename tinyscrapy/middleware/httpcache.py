@@ -124,11 +124,12 @@ class HttpCacheMiddleware:
         crawler.signals.connect(middleware.spider_closed, signals.spider_closed)
         return middleware
 
-    def process_request(self, request, spider):
+    def process_request(self, request, spider=None):
         """
         @return: the cached L{HttpResponse}, or None to download C{request}.
         @raise NotCached: nothing cached and C{HTTPCACHE_IGNORE_MISSING} is on.
         """
+        spider = spider or self.crawler.spider
         if not self._cacheable(request):
             return None
         fingerprint = self._fingerprint(request)
@@ -159,8 +160,9 @@ class HttpCacheMiddleware:
         self.stats.inc_value("httpcache/miss")
         return None
 
-    def process_response(self, request, response, spider):
+    def process_response(self, request, response, spider=None):
         """Store C{response} unless it came from the cache or its status is ignored."""
+        spider = spider or self.crawler.spider
         if "cached" in response.flags or not self._cacheable(request):
             return response
         if response.status in self.ignore_codes:

@@ -1,10 +1,12 @@
 """
 L{HttpProxyMiddleware}: which proxy a request goes through, and with which credentials.
 
-    - C{meta["proxy"]} names a proxy for one request (C{http://user:pass@host:port});
-      C{meta["proxy"] = None} sends it direct whatever the environment says.
+    - C{meta["proxy"]} names a proxy for one request (C{http://user:pass@host:port}); it is
+      kept as written, less its credentials. C{meta["proxy"] = None} sends it direct
+      whatever the environment says.
     - Otherwise the environment's C{http_proxy} / C{https_proxy} (by the URL's scheme) apply,
-      except for the hosts C{no_proxy} names, exactly as in urllib, requests and Scrapy
+      except for the hosts C{no_proxy} names (read on each request), as in urllib, requests
+      and Scrapy
       (loopback hosts too: with a proxy in the environment, add C{127.0.0.1,localhost} to
       C{no_proxy} to crawl local sites directly). The proxies found are logged at start, so
       an environment variable never changes a crawl silently.
@@ -22,6 +24,7 @@ from urllib.request import proxy_bypass_environment
 
 from tinyscrapy.download.tunnel import parse_proxy
 from tinyscrapy.errors import NotConfigured
+from tinyscrapy.middleware.headertext import drop_header
 
 logger = logging.getLogger(__name__)
 
@@ -31,25 +34,27 @@ class HttpProxyMiddleware:
 
     @ivar proxies: scheme to C{(proxy URL without credentials, Proxy-Authorization or None)},
         from the environment.
-    @ivar no_proxy: the environment's C{no_proxy}.
+    @ivar environ: where C{no_proxy} is read, on each request (so a change is seen at once,
+        as with urllib's C{proxy_bypass}).
     """
 
-    def __init__(self, environ=None, auth_encoding="latin-1"):
-        environ = os.environ if environ is None else environ
+    def __init__(self, auth_encoding="latin-1", environ=None):
+        self.environ = os.environ if environ is None else environ
         self.auth_encoding = auth_encoding
         self.proxies = {}
         for scheme in ("http", "https"):
-            url = _env(environ, f"{scheme}_proxy")
+            url = _env(self.environ, f"{scheme}_proxy")
             if url:
                 try:
-                    _, _, _, auth, clean = parse_proxy(url)
-                except ValueError:
-                    logger.warning("ignoring %s_proxy: not an http(s) proxy URL", scheme)
+                    _, _, _, auth, _ = parse_proxy(url, auth_encoding)
+                except (ValueError, UnicodeError):
+                    logger.warning("ignoring %s_proxy: not an http(s) proxy URL (or its "
+                                   "credentials are not %s)", scheme, auth_encoding)
                     continue
+                clean = _without_credentials(url if "://" in url else "http://" + url)
                 self.proxies[scheme] = (clean, auth)
                 logger.info("%s URLs go through the proxy %s (from %s_proxy)",
                             scheme, clean, scheme)
-        self.no_proxy = _env(environ, "no_proxy") or ""
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -58,44 +63,63 @@ class HttpProxyMiddleware:
             raise NotConfigured("HTTPPROXY_ENABLED is off")
         return cls(auth_encoding=settings.get("HTTPPROXY_AUTH_ENCODING") or "latin-1")
 
-    def process_request(self, request, spider):
+    def process_request(self, request, spider=None):
+        if not self.proxies and not request._meta and not request._headers:
+            return  # nothing to choose, nothing to drop: no dicts made
         meta = request.meta
+        proxy, auth = None, None
         if "proxy" in meta:
             if meta["proxy"] is not None:
-                self._use(request, meta["proxy"], None)
+                proxy, auth = self._from_meta(meta["proxy"])
         elif self.proxies:
             scheme, netloc = _scheme_netloc(request.url)
             found = self.proxies.get(scheme)
             if found is not None and not self._bypass(netloc):
-                self._use(request, *found)
+                proxy, auth = found
                 meta["_scheme_proxy"] = True
-        if meta.get("proxy") is None and "_auth_proxy" in meta:
-            # no proxy any more: its credentials must not go anywhere
-            meta.pop("_auth_proxy")
-            dict.pop(request.headers, "proxy-authorization", None)
+        self._set(request, meta, proxy, auth)
 
-    def _use(self, request, proxy, auth):
-        """Send C{request} through C{proxy}; C{auth} (or the URL's credentials) to it."""
-        meta = request.meta
+    def _from_meta(self, proxy):
+        """C{(meta["proxy"] as written, less any credentials; Proxy-Authorization or None)}."""
         try:
-            _, _, _, url_auth, clean = parse_proxy(proxy, self.auth_encoding)
-        except ValueError:
-            return  # the fetcher reports the bad meta["proxy"] with the URL
-        auth = url_auth or auth
+            _, _, _, auth, _ = parse_proxy(proxy, self.auth_encoding)
+        except (ValueError, UnicodeError):
+            return proxy, None  # the fetcher reports the bad meta["proxy"] with the URL
+        return (_without_credentials(proxy) if auth else proxy), auth
+
+    def _set(self, request, meta, proxy, auth):
+        """Put C{proxy} in meta, and send C{auth} (or the spider's own header) to it only."""
+        if proxy is not None:
+            meta["proxy"] = proxy
+        elif meta.get("proxy") is not None:
+            meta["proxy"] = None
         headers = request.headers
         if auth:
             headers["Proxy-Authorization"] = auth
-            meta["_auth_proxy"] = clean
-        elif meta.get("_auth_proxy") not in (None, clean):
-            # credentials for another proxy (the proxy changed): never send them here
-            dict.pop(headers, "proxy-authorization", None)
-            meta.pop("_auth_proxy")
-        meta["proxy"] = clean
+            meta["_auth_proxy"] = proxy
+        elif "_auth_proxy" in meta:
+            if proxy != meta["_auth_proxy"]:
+                # credentials for another proxy (or for none): never send them here
+                drop_header(headers, "Proxy-Authorization")
+                del meta["_auth_proxy"]
+        elif "Proxy-Authorization" in headers:
+            if proxy is not None:
+                meta["_auth_proxy"] = proxy  # the spider's own header, for this proxy
+            else:
+                drop_header(headers, "Proxy-Authorization")
 
     def _bypass(self, netloc):
-        """True when C{no_proxy} names the host (or C{*})."""
-        return bool(self.no_proxy) and bool(
-            proxy_bypass_environment(netloc, {"no": self.no_proxy}))
+        """True when the environment's C{no_proxy}, read now, names the host (or C{*})."""
+        no_proxy = _env(self.environ, "no_proxy")
+        return bool(no_proxy) and bool(proxy_bypass_environment(netloc, {"no": no_proxy}))
+
+
+def _without_credentials(url):
+    """C{url} less its C{user:pass@} part (and any path), as Scrapy keeps C{meta["proxy"]}."""
+    if "://" not in url:
+        return url.rpartition("@")[2].partition("/")[0]
+    scheme, _, rest = url.partition("://")
+    return f"{scheme}://{rest.partition('/')[0].rpartition('@')[2]}"
 
 
 def _env(environ, name):

@@ -5,17 +5,21 @@ C{<meta http-equiv="refresh">} points elsewhere).
 
 Neither follows a redirect itself. Each returns the next hop as a new L{Request}; the engine
 offers it to the frontier like any new request (L{tinyscrapy.engine.ExecutionEngine.crawl}):
-only http and https (never C{file:}, C{data:}, C{ftp:}), allowed domains, depth, URL
-length, the duplicate filter, and robots.txt in the downloader middlewares. The request
+allowed domains, depth, URL length, the duplicate filter, and robots.txt in the downloader
+middlewares. Only http and https targets are hops: a C{Location} (or a refresh) to
+C{file:}, C{data:}, C{ftp:} is not followed, and the response goes on as it is, as in
+Scrapy (counted in C{redirect/refused_scheme}, C{metarefresh/refused_scheme}). The request
 ledger keeps one entry for the whole chain. Along the way:
 
     - 303, and 301 or 302 after a POST, become a GET without a body; 307 and 308 keep the
       method and body;
-    - C{Authorization} and C{Cookie} headers are dropped when the origin (scheme, host,
-      port) changes (the cookies middleware then sends what the jar holds for the new host),
-      and C{Referer} is recomputed under the referrer policy;
+    - C{Authorization} is dropped when the origin (scheme, host, port) changes, C{Cookie}
+      when the host changes or the scheme goes anywhere but to https, as in Scrapy (the
+      cookies middleware then sends what the jar holds for the new URL), and C{Referer} is
+      recomputed under the referrer policy;
     - the chain is kept in C{meta}: C{redirect_urls} (every URL before this one),
-      C{redirect_reasons} (status codes, or C{"meta refresh"}) and C{redirect_times};
+      C{redirect_reasons} (status codes, or C{"meta refresh"}), C{redirect_times}, and
+      Scrapy's C{redirect_ttl} (the hops left; set it on a request to allow fewer);
     - a hop back to a URL already in the chain is a L{RedirectLoop}, and more than
       C{REDIRECT_MAX_TIMES} hops is L{TooManyRedirects}: both reach the errback. A hop back
       is allowed when the response set a cookie (a site checking that cookies work often
@@ -31,6 +35,7 @@ import re
 from urllib.parse import urljoin, urlsplit
 
 from tinyscrapy.errors import NotConfigured, RedirectLoop, TooManyRedirects
+from tinyscrapy.middleware.headertext import drop_header, header_bytes, header_text
 from tinyscrapy.middleware.referer import DEFAULT_POLICY, referrer_for
 from tinyscrapy.scope.fingerprint import canonical_url, request_fingerprint
 
@@ -50,18 +55,22 @@ class _Redirects:
     enabled_setting = "REDIRECT_ENABLED"
 
     def __init__(self, settings, stats):
-        self.max_times = settings.getint("REDIRECT_MAX_TIMES")
+        self.max_redirect_times = settings.getint("REDIRECT_MAX_TIMES")  # Scrapy's name
         self.priority_adjust = settings.getint("REDIRECT_PRIORITY_ADJUST")
         self.referrer_policy = None  # None: leave Referer alone
         if settings.getbool("REFERER_ENABLED"):
             self.referrer_policy = settings.get("REFERRER_POLICY") or DEFAULT_POLICY
         self.stats = stats
 
+    crawler = None
+
     @classmethod
     def from_crawler(cls, crawler):
         if not crawler.settings.getbool(cls.enabled_setting):
             raise NotConfigured(f"{cls.enabled_setting} is off")
-        return cls(crawler.settings, crawler.stats)
+        middleware = cls(crawler.settings, crawler.stats)
+        middleware.crawler = crawler
+        return middleware
 
     def _allowed(self, request, response, spider):
         """False when the spider or the request asked to see this response as it is."""
@@ -70,6 +79,8 @@ class _Redirects:
         if meta and (meta.get("dont_redirect") or meta.get("handle_httpstatus_all")
                      or status in meta.get("handle_httpstatus_list", ())):
             return False
+        if spider is None and self.crawler is not None:
+            spider = self.crawler.spider
         return status not in getattr(spider, "handle_httpstatus_list", ())
 
     def _redirect(self, request, response, url, reason, to_get):
@@ -87,20 +98,26 @@ class _Redirects:
         seen = list(meta.get("_redirect_fingerprints", ())) + [request_fingerprint(request)]
         for key in ("retry_times", "not_before"):  # a new URL gets its own retries
             meta.pop(key, None)
+        ttl = meta.get("redirect_ttl", self.max_redirect_times)  # Scrapy's hop budget
         meta.update(redirect_times=times, redirect_urls=chain, _redirect_fingerprints=seen,
-                    redirect_reasons=list(meta.get("redirect_reasons", ())) + [reason])
+                    redirect_reasons=list(meta.get("redirect_reasons", ())) + [reason],
+                    redirect_ttl=ttl - 1)
+        changes = {}
+        if getattr(request, "cookies", None):
+            changes["cookies"] = None  # in the jar already, for the host that was asked
         hop = request.replace(url=url, method="GET" if to_get else request.method,
                               body=b"" if to_get else request.body, meta=meta,
-                              dont_filter=False, priority=request.priority + self.priority_adjust)
+                              dont_filter=False, priority=request.priority + self.priority_adjust,
+                              **changes)
         if request_fingerprint(hop) in seen:
             if "Set-Cookie" not in response.headers:
                 self.stats.inc_value("redirect/loop")
                 raise RedirectLoop(f"redirect loop: {' -> '.join(chain + [url])}")
             hop.dont_filter = True  # the same URL again, but with a new cookie
-        if times > self.max_times:
+        if times > self.max_redirect_times or not ttl:
             self.stats.inc_value("redirect/max_reached")
-            raise TooManyRedirects(f"more than REDIRECT_MAX_TIMES={self.max_times} "
-                                   f"redirects, from {chain[0]}")
+            raise TooManyRedirects(f"more than REDIRECT_MAX_TIMES={self.max_redirect_times} "
+                                   f"redirects (or meta redirect_ttl), from {chain[0]}")
         self._adjust_headers(request, hop, to_get)
         self.stats.inc_value("redirect/count")
         self.stats.inc_value(f"redirect/reason_count/{reason}")
@@ -112,21 +129,24 @@ class _Redirects:
         headers = hop.headers
         if to_get:
             for name in _BODY_HEADERS:
-                dict.pop(headers, name, None)
+                drop_header(headers, name)
         old, new = _origin(request.url), _origin(hop.url)
         if old != new or new is None:
-            dict.pop(headers, "authorization", None)
-            dict.pop(headers, "cookie", None)
+            drop_header(headers, "Authorization")
+        # as Scrapy: a Cookie header follows the same host, and an upgrade to https
+        if new is None or old is None or old[1] != new[1] or new[0] not in (old[0], "https"):
+            drop_header(headers, "Cookie")
         if (new is None or old[0] != new[0]) and hop.meta.pop("_scheme_proxy", None):
             # the proxy came from the environment for the old scheme: choose again
             hop.meta.pop("proxy", None)
-            dict.pop(headers, "proxy-authorization", None)
-        referer = headers.get("Referer")
+            hop.meta.pop("_auth_proxy", None)
+            drop_header(headers, "Proxy-Authorization")
+        referer = header_text(headers.get("Referer"))
         if referer is not None and self.referrer_policy is not None:
             policy = hop.meta.get("referrer_policy", self.referrer_policy)
             referer = referrer_for(policy, referer, hop.url)
             if referer is None:
-                dict.pop(headers, "referer", None)
+                drop_header(headers, "Referer")
             else:
                 headers["Referer"] = referer
 
@@ -142,31 +162,50 @@ def _origin(url):
 
 
 def _location_url(request, response):
-    """The absolute URL of the C{Location} header, or None when there is none (or it is
-    not a URL)."""
+    """
+    The absolute URL of the C{Location} header, or None when there is none (or it is not a
+    URL). As in Scrapy: the bytes sent are percent-encoded as they are (a latin-1 C{\\xe7}
+    stays C{%E7}, UTF-8 stays UTF-8), C{//host/path} and C{///host/path} take the request's
+    scheme, and a target without a C{#fragment} keeps the request's.
+    """
     location = response.headers.get("Location")
-    if location is None or not location.strip():
+    if location is None:
         return None
-    location = location.strip()
-    try:  # headers arrive as latin-1; a UTF-8 Location reads back as what was sent
-        location = location.encode("latin-1").decode("utf-8")
-    except (UnicodeEncodeError, UnicodeDecodeError):
-        pass
+    location = header_bytes(location).strip()
+    if not location:
+        return None
+    from w3lib.url import safe_url_string
     try:
-        return urljoin(request.url, location)
+        url = safe_url_string(location)
+        if location.startswith(b"//"):
+            url = urlsplit(request.url).scheme + "://" + url.lstrip("/")
+        url = urljoin(request.url, url)
+        if "#" not in url:
+            fragment = urlsplit(request.url).fragment
+            if fragment:
+                url = f"{url}#{fragment}"
     except ValueError:  # "http://[bad": the 3xx goes on, to the HTTP-error rule
         return None
+    return url
 
 
 class RedirectMiddleware(_Redirects):
     """Follow HTTP redirects: 301, 302, 303, 307 and 308 with a C{Location} header."""
 
-    def process_response(self, request, response, spider):
+    def process_response(self, request, response, spider=None):
         if response.status not in REDIRECT_CODES or not self._allowed(request, response,
                                                                        spider):
             return response
         url = _location_url(request, response)
         if url is None:
+            return response
+        scheme = url.partition(":")[0].lower()
+        if scheme not in ("http", "https"):
+            # file:, data:, ftp:...: never followed; the 3xx goes on, as in Scrapy (to the
+            # HTTP-error rule, or to a spider that handles the status)
+            self.stats.inc_value("redirect/refused_scheme")
+            logger.info("Not following the redirect of <%s> to %s: only http and https "
+                        "targets are followed", response.url, url[:200])
             return response
         status = response.status
         to_get = (status == 303 and request.method != "HEAD") or \
@@ -187,17 +226,26 @@ class MetaRefreshMiddleware(_Redirects):
         self.max_delay = settings.getfloat("METAREFRESH_MAXDELAY")
         self.ignore_tags = tuple(settings.getlist("METAREFRESH_IGNORE_TAGS"))
 
-    def process_response(self, request, response, spider):
+    def process_response(self, request, response, spider=None):
         if request.method == "HEAD" or (request._meta and request._meta.get("dont_redirect")):
             return response
         url = self._refresh_url(response)
         if url is None or canonical_url(url) == canonical_url(response.url):
             return response
+        scheme = url.partition(":")[0].lower()
+        if scheme not in ("http", "https"):
+            # file:, data:, javascript:...: never followed, and the page itself is kept
+            self.stats.inc_value("metarefresh/refused_scheme")
+            self.stats.inc_value(f"metarefresh/refused_scheme/{scheme[:16] or 'none'}")
+            logger.info("Ignoring the meta refresh of <%s> to %s: only http and https "
+                        "targets are followed", response.url, url[:200])
+            return response
         return self._redirect(request, response, url, "meta refresh", to_get=True)
 
     def _refresh_url(self, response):
         """The URL a refresh within C{max_delay} points to, or None."""
-        content_type = (response.headers.get("Content-Type") or "text/html").lower()
+        content_type = (header_text(response.headers.get("Content-Type"))
+                        or "text/html").lower()
         if "html" not in content_type:
             return None
         lowered = response.body.lower()  # a copy, but ~6x faster than a re.I search
@@ -212,7 +260,7 @@ class MetaRefreshMiddleware(_Redirects):
                                           ignore_tags=self.ignore_tags)
         except ValueError:  # a refresh URL that does not parse: the page is a page
             return None
-        if url is None or delay > self.max_delay:
+        if url is None or delay >= self.max_delay:  # as Scrapy: below the maximum
             return None
         return url
 

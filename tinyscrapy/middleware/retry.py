@@ -30,6 +30,7 @@ from http.client import responses
 
 from tinyscrapy.components import load_object
 from tinyscrapy.errors import NotConfigured, TunnelError, UsageError
+from tinyscrapy.middleware.headertext import header_text
 
 logger = logging.getLogger(__name__)
 
@@ -66,14 +67,14 @@ class RetryMiddleware:
         settings = crawler.settings
         return cls(settings, crawler.stats, crawler.reactor, exception_classes(settings))
 
-    def process_response(self, request, response, spider):
+    def process_response(self, request, response, spider=None):
         if response.status not in self.http_codes or _dont_retry(request):
             return response
         reason = f"{response.status} {responses.get(response.status, 'Unknown Status')}"
         wait = None
-        retry_after = response.headers.get("Retry-After")
+        retry_after = header_text(response.headers.get("Retry-After"))
         if retry_after is not None:
-            wait = retry_after_seconds(retry_after, response.headers.get("Date"))
+            wait = retry_after_seconds(retry_after, header_text(response.headers.get("Date")))
             if wait is not None and wait > self.retry_after_max:
                 self.stats.inc_value("retry/retry_after_too_long")
                 logger.info("Not retrying %r: Retry-After %s is more than RETRY_AFTER_MAX=%s",
@@ -81,7 +82,7 @@ class RetryMiddleware:
                 return response
         return self._retry(request, reason, wait) or response
 
-    def process_exception(self, request, exception, spider):
+    def process_exception(self, request, exception, spider=None):
         if not isinstance(exception, self.exceptions) or _dont_retry(request):
             return None
         if isinstance(exception, TunnelError) and (exception.status or 500) < 500:

@@ -9,11 +9,15 @@ or, with the early duplicate check of L{HttpResponse.follow_all}::
 
     yield from response.follow_all(extractor.extract_links(response), self.parse_item)
 
-What it does to each C{<a href>} and C{<area href>} (the C{tags} and C{attrs} it scans):
+What it does to each C{<a href>} and C{<area href>} (the C{tags} and C{attrs} it scans; as in
+Scrapy, C{"*"} scans every tag or attribute, C{deny_tags} and C{deny_attrs} take some out
+again, C{tags=None} or C{attrs=None} scans nothing, and the XHTML namespace of a page served
+as XML is ignored, so C{text/xml} XHTML has its C{<a href>} links too):
 HTML whitespace stripped, resolved against C{<base href>} or the page URL, then kept only
 if it is http(s) (C{javascript:}, C{mailto:}, C{tel:}, C{data:}, C{file:} and the like
 never make a link), it matches an C{allow} pattern (when there are any) and no C{deny}
-pattern, its host is in C{allow_domains} (when given) and not in C{deny_domains}, its
+pattern, its host is in C{allow_domains} (when given) and not in C{deny_domains}, its port
+(if any) is a number from 0 to 65535 (C{http://host:abc/} is no link, as in Scrapy), its
 extension is not in C{deny_extensions} (default L{IGNORED_EXTENSIONS}: images, archives,
 audio, video, office documents, ...), and its text matches C{restrict_text} (when given).
 With C{unique} (the default), a URL is kept once, compared by canonical URL.
@@ -90,8 +94,12 @@ class LinkExtractor:
     @param deny_domains: hosts (with their subdomains) a link may not point to.
     @param restrict_xpaths: look for links only inside what these XPaths select.
     @param restrict_css: the same with CSS selectors.
-    @param tags: the elements to scan (default C{a} and C{area}).
-    @param attrs: their attributes holding URLs (default C{href}).
+    @param tags: the elements to scan (default C{a} and C{area}; C{"*"}: every element;
+        None: none).
+    @param attrs: their attributes holding URLs (default C{href}; C{"*"}: every attribute;
+        None: none).
+    @param deny_tags: elements never scanned, even with C{tags="*"}.
+    @param deny_attrs: attributes never read, even with C{attrs="*"}.
     @param canonicalize: give each link its canonical URL (sorted query, ...).
     @param unique: keep one link per canonical URL.
     @param process_value: a function applied to each attribute value; None drops it.
@@ -104,15 +112,20 @@ class LinkExtractor:
     def __init__(self, allow=(), deny=(), allow_domains=(), deny_domains=(),
                  restrict_xpaths=(), tags=("a", "area"), attrs=("href",), canonicalize=False,
                  unique=True, process_value=None, deny_extensions=None, restrict_css=(),
-                 strip=True, restrict_text=None):
+                 strip=True, restrict_text=None, deny_tags=(), deny_attrs=()):
         self.allow_res = _compile_all(allow)
         self.deny_res = _compile_all(deny)
         self.allow_domains = _domains(allow_domains)
         self.deny_domains = _domains(deny_domains)
         self.restrict_xpaths = tuple(_as_list(restrict_xpaths))
         self.restrict_css = tuple(_as_list(restrict_css))
-        self.tags = tuple(tag.lower() for tag in _as_list(tags))
-        self.attrs = tuple(_as_list(attrs))
+        self.tags = tuple(dict.fromkeys(_as_list(tags)))
+        self.attrs = tuple(dict.fromkeys(_as_list(attrs)))
+        self.deny_tags = frozenset(_as_list(deny_tags))
+        self.deny_attrs = frozenset(_as_list(deny_attrs))
+        # "*" (or a denied name) needs every element or attribute looked at by name
+        self._every_tag = "*" in self.tags or bool(self.deny_tags)
+        self._every_attr = "*" in self.attrs or bool(self.deny_attrs)
         self.canonicalize = canonicalize
         self.unique = unique
         self.process_value = process_value
@@ -125,7 +138,8 @@ class LinkExtractor:
         # extract_urls reads the attribute values with one XPath query when nothing else
         # (restrictions, a value hook, a text filter) needs the elements themselves
         self._plain = not (self.restrict_xpaths or self.restrict_css or process_value
-                           or self.restrict_text) and all(
+                           or self.restrict_text or self._every_tag
+                           or self._every_attr) and all(
             re.fullmatch(r"[a-z][a-z0-9]*", name) for name in self.tags + self.attrs)
         self._plain_xpath = " | ".join(f"//{tag}/@{attr}" for tag in self.tags
                                        for attr in self.attrs) or "/nothing"
@@ -135,7 +149,7 @@ class LinkExtractor:
         @param response: an L{HttpResponse}; one that is not text has no links.
         @return: a list of L{Link}, in document order.
         """
-        if not response.is_text:
+        if not response.is_text or not self.tags or not self.attrs:
             return []
         links = []
         keys = set()
@@ -160,10 +174,10 @@ class LinkExtractor:
 
         @return: a list of absolute URLs without fragments, in document order.
         """
-        if not self._plain:
-            return [link.url for link in self.extract_links(response)]
         if not response.is_text:
             return []
+        if not self._plain or _namespaced(response.root):
+            return [link.url for link in self.extract_links(response)]
         urls = []
         keys = set() if self.unique else None
         strip, canonicalize = self.strip, self.canonicalize
@@ -196,15 +210,36 @@ class LinkExtractor:
         for root in roots:
             if not hasattr(root, "iter"):  # an attribute or text node was selected
                 continue
-            for element in root.iter(*self.tags):
+            for element in self._elements(root):
                 if overlapping is not None:  # nested restrictions: scan each element once
                     if element in overlapping:
                         continue
                     overlapping.add(element)
+                if self._every_attr:
+                    for name, value in element.items():
+                        if name not in self.deny_attrs and ("*" in self.attrs
+                                                            or name in self.attrs):
+                            yield element, value
+                    continue
                 for attr in self.attrs:
                     value = element.get(attr)
                     if value is not None:
                         yield element, value
+
+    def _elements(self, root):
+        """The elements under C{root} whose tag is scanned, in document order (a tag in the
+        XHTML namespace counts by its local name)."""
+        if not self._every_tag and not _namespaced(root):
+            yield from root.iter(*self.tags)
+            return
+        from lxml.etree import Element
+        every = "*" in self.tags
+        for element in root.iter(Element):
+            tag = element.tag
+            if tag[:1] == "{" and tag.startswith(_XHTML):
+                tag = tag[len(_XHTML):]
+            if tag not in self.deny_tags and (every or tag in self.tags):
+                yield element
 
     def _make_link(self, response, element, value):
         if self.strip:
@@ -295,12 +330,37 @@ def _host(url):
     return match.group(1).lower() if match else ""
 
 
+_XHTML = "{http://www.w3.org/1999/xhtml}"
+
+
+def _namespaced(root):
+    """True when C{root}'s tag is namespaced (XHTML parsed as XML, say)."""
+    tag = getattr(root, "tag", None)
+    return isinstance(tag, str) and tag[:1] == "{"
+
+
 def _valid_host(url):
-    """False for an absolute URL whose host is missing or a broken IPv6 address."""
+    """False for an absolute URL whose host is missing or a broken IPv6 address, or whose
+    port is not a number from 0 to 65535."""
     start = url.find("//") + 2
     if start >= len(url) or url[start] in "/?#":
         return False
-    return url[start] != "[" or "]" in url
+    if url[start] == "[" and "]" not in url:
+        return False
+    end = len(url)
+    for mark in "/?#":
+        found = url.find(mark, start)
+        if found != -1 and found < end:
+            end = found
+    netloc = url[start:end]
+    if ":" not in netloc:
+        return True
+    hostport = netloc.rpartition("@")[2]
+    port = hostport.rpartition("]")[2] if hostport.startswith("[") else hostport
+    if ":" not in port:
+        return True
+    port = port.rpartition(":")[2]
+    return port == "" or (port.isdigit() and port.isascii() and int(port) <= 65535)
 
 
 def _extension(url):

@@ -12,10 +12,12 @@ C{User-Agent} the crawl sends):
       request as C{dropped/RobotsDisallowed}, the stats as C{robotstxt/forbidden}. A
       redirect target is a new download, so it is checked too.
 
-A robots.txt that is missing, answers with an error status, times out, is too large or
-does not parse allows everything (as Scrapy does). Its fetch follows redirects (up to
-five); it is counted under C{robotstxt/...} in the stats, never as a page, an item or a
-ledger entry. C{meta["dont_obey_robotstxt"]} exempts one request.
+A robots.txt that is missing, answers with an error status, times out or does not parse
+allows everything (as Scrapy does). One larger than 500 KiB is read as Google reads it: the
+rules in its first 500 KiB apply (up to the last whole line), the rest is never downloaded,
+and the cut is counted (C{robotstxt/truncated}) and logged once for the origin. Its fetch
+follows redirects (up to five); it is counted under C{robotstxt/...} in the stats, never as
+a page, an item or a ledger entry. C{meta["dont_obey_robotstxt"]} exempts one request.
 
 C{Crawl-delay}: the delay of each host is kept in L{RobotsTxtMiddleware.crawl_delays}
 (also C{crawler.robots_delays}; read it with L{RobotsTxtMiddleware.crawl_delay}) for the
@@ -95,7 +97,7 @@ class RobotsTxtMiddleware:
 
     # every request
 
-    def process_request(self, request, spider):
+    def process_request(self, request, spider=None):
         """
         @return: None when the rules are known and allow C{request} now, else a Deferred
             firing with None (allowed, after the crawl delay) or errbacking with
@@ -110,7 +112,7 @@ class RobotsTxtMiddleware:
         rules = self.rules.get(origin, _Fetching)
         if rules is _Fetching:  # first request to this origin
             self.rules[origin] = _Fetching()
-            self._fetch_robots(origin, spider)
+            self._fetch_robots(origin, spider or self.crawler.spider)
             # read again: a robots.txt answered at once (by the HTTP cache) is already known
             rules = self.rules[origin]
         if isinstance(rules, _Fetching):
@@ -156,7 +158,9 @@ class RobotsTxtMiddleware:
         Download C{origin}'s robots.txt; the rules are stored and the waiting requests
         released in L{_cb_robots_done}.
         """
-        meta = {"dont_obey_robotstxt": True, "download_maxsize": 4 * PARSE_LIMIT}
+        # one byte over the limit tells a cut robots.txt from one of exactly 500 KiB
+        meta = {"dont_obey_robotstxt": True, "download_maxsize": PARSE_LIMIT + 1,
+                "download_truncate": True}
         if self.timeout:
             meta["download_timeout"] = self.timeout
         request = Request(origin + "/robots.txt", meta=meta, dont_filter=True)
@@ -195,7 +199,16 @@ class RobotsTxtMiddleware:
     def _parse(self, response, origin):
         from protego import Protego
 
-        text = response.body[:PARSE_LIMIT].decode("utf-8", "replace")
+        body = response.body
+        if len(body) > PARSE_LIMIT:
+            # as Google: the rules in the first 500 KiB apply, and what follows is ignored;
+            # a line cut in the middle is dropped (half a path would forbid too much)
+            body = body[:body.rfind(b"\n", 0, PARSE_LIMIT) + 1]
+            self.stats.inc_value("robotstxt/truncated")
+            logger.warning("robots.txt of %s is larger than %d KiB: applying the rules in "
+                           "its first %d KiB only", origin, PARSE_LIMIT // 1024,
+                           PARSE_LIMIT // 1024)
+        text = body.decode("utf-8", "replace")
         try:
             rules = Protego.parse(text)
             delay = rules.crawl_delay(self.user_agent)

@@ -1,0 +1,161 @@
+"""
+Referrer policies from the page's header, the request's meta and the settings, in real
+crawls: what the server saw is the evidence.
+"""
+
+from twisted.internet import defer
+from twisted.trial import unittest
+
+from tinyscrapy import Request
+from tinyscrapy.errors import UsageError
+from tinyscrapy.middleware.referer import (
+    OriginPolicy,
+    RefererMiddleware,
+    ReferrerPolicy,
+    policy_of,
+    referrer_for,
+)
+
+from .helpers import crawl
+from .recording import Recorder
+from .servers import Echo, TestServer
+
+
+class MetaFollower(Recorder):
+    """Follows each link with C{meta["referrer_policy"]} set to C{link_policy}."""
+
+    link_policy = None
+
+    def parse(self, response):
+        self.responses.append(response)
+        for href in response.css("a::attr(href)").getall():
+            yield response.follow(href, meta={"referrer_policy": self.link_policy})
+
+
+class RefererPolicyCrawlTests(unittest.TestCase):
+    """The policy a followed link is sent under."""
+
+    def setUp(self):
+        self.server = TestServer().start()
+        self.addCleanup(self.server.stop)
+        self.server.add("/echo", Echo())
+
+    def referer(self, path="/echo"):
+        seen, = [r.headers.get("referer") for r in self.server.requests if r.path == path]
+        return seen
+
+    @defer.inlineCallbacks
+    def test_empty_header_is_the_default_policy(self):
+        """Referrer-Policy: (empty) means no-referrer-when-downgrade, whatever the crawl's."""
+        start = self.server.add_page("/page", links=["/echo"], headers={"Referrer-Policy": ""})
+        yield crawl(Recorder, {"REFERRER_POLICY": "no-referrer"}, start_urls=[start],
+                    follow=True)
+        self.assertEqual(self.referer(), start)
+
+    @defer.inlineCallbacks
+    def test_unknown_header_falls_back_to_the_crawl_policy(self):
+        """An unknown Referrer-Policy token is skipped: the last known one, else the crawl's."""
+        self.server.add_page("/a", links=["/echo?a"], headers={"Referrer-Policy": "bogus"})
+        self.server.add_page("/b", links=["/echo?b"],
+                             headers={"Referrer-Policy": "unsafe-url, bogus"})
+        yield crawl(Recorder, {"REFERRER_POLICY": "no-referrer"}, follow=True,
+                    start_urls=[self.server.url("/a"), self.server.url("/b")])
+        self.assertIsNone(self.referer("/echo?a"))
+        self.assertEqual(self.referer("/echo?b"), self.server.url("/b"))
+
+    @defer.inlineCallbacks
+    def test_misspelt_meta_policy_falls_back_to_the_crawl_policy(self):
+        """meta referrer_policy that names no policy: the crawl's policy, as in Scrapy."""
+        start = self.server.add_page("/page", links=["/echo"])
+        yield crawl(MetaFollower, {"REFERRER_POLICY": "no-referrer"}, start_urls=[start],
+                    link_policy="no-refferer-when-downgrade")
+        self.assertIsNone(self.referer())
+
+    def test_unknown_setting_raises_what_scrapy_raises(self):
+        """REFERRER_POLICY that names no policy stops the start: RuntimeError, one line."""
+        d = crawl(Recorder, {"REFERRER_POLICY": "sometimes"},
+                  start_urls=[self.server.url("/echo")])
+        return self.assertFailure(d, RuntimeError).addCallback(self._check_refused)
+
+    def _check_refused(self, error):
+        self.assertIsInstance(error, UsageError)
+        self.assertIn("Could not load referrer policy 'sometimes'", str(error))
+        self.assertEqual(self.server.requests, [])
+
+    @defer.inlineCallbacks
+    def test_own_referer_is_kept(self):
+        """A request the spider gives its own Referer keeps it."""
+        start = self.server.add_page("/page", links=["/echo"])
+
+        class OwnReferer(Recorder):
+            def parse(self, response):
+                self.responses.append(response)
+                yield Request(test.server.url("/echo"), headers={"Referer": "http://mine/"})
+
+        test = self
+        yield crawl(OwnReferer, start_urls=[start])
+        self.assertEqual(self.referer(), "http://mine/")
+
+    @defer.inlineCallbacks
+    def test_scrapy_default_is_accepted(self):
+        """REFERRER_POLICY="scrapy-default" (Scrapy's default) sends the page's URL."""
+        start = self.server.add_page("/page", links=["/echo"])
+        yield crawl(Recorder, {"REFERRER_POLICY": "scrapy-default"}, start_urls=[start],
+                    follow=True)
+        self.assertEqual(self.referer(), start)
+
+
+class Fixed(ReferrerPolicy):
+    """A policy of one's own: always the same referrer."""
+
+    name = "fixed"
+
+    def referrer(self, response_url, request_url):
+        return "http://fixed.example/"
+
+
+class PolicyClassCrawlTests(unittest.TestCase):
+    """REFERRER_POLICY as a class or a dotted path, as Scrapy allows."""
+
+    def setUp(self):
+        self.server = TestServer().start()
+        self.addCleanup(self.server.stop)
+        self.server.add("/echo", Echo())
+
+    def referer(self):
+        seen, = [r.headers.get("referer") for r in self.server.requests if r.path == "/echo"]
+        return seen
+
+    @defer.inlineCallbacks
+    def test_scrapy_path_own_class_and_class_object(self):
+        """Scrapy's path of OriginPolicy, a project's own class path, and a class work."""
+        start = self.server.add_page("/page", links=["/echo"])
+        for policy, expected in (
+                ("scrapy.spidermiddlewares.referer.OriginPolicy", self.server.url("/")),
+                ("tests.test_referer.Fixed", "http://fixed.example/"),
+                (OriginPolicy, self.server.url("/"))):
+            self.server.requests.clear()
+            yield crawl(Recorder, {"REFERRER_POLICY": policy}, start_urls=[start],
+                        follow=True)
+            self.assertEqual(self.referer(), expected, policy)
+
+
+class PolicyOfTests(unittest.TestCase):
+    """Reading a Referrer-Policy header."""
+
+    def test_header_values(self):
+        """Last known token wins; bytes work; empty is the W3C empty policy."""
+        self.assertEqual(policy_of(b"origin", "unsafe-url"), "origin")
+        self.assertEqual(policy_of("same-origin, Origin", "unsafe-url"), "origin")
+        self.assertEqual(policy_of("", "unsafe-url"), "no-referrer-when-downgrade")
+        self.assertEqual(policy_of(None, "unsafe-url"), "unsafe-url")
+        self.assertEqual(RefererMiddleware("Same-Origin").policy, "same-origin")
+
+    def test_values_as_scrapy_gives_them(self):
+        """No slash added to an empty path, the host's case kept, default ports dropped."""
+        self.assertEqual(referrer_for("unsafe-url", "http://Example.com", "http://a/"),
+                         "http://Example.com")
+        self.assertEqual(referrer_for("unsafe-url", "https://u:p@e.com:443/p?q#f", "http://a/"),
+                         "https://e.com/p?q")
+        self.assertEqual(referrer_for("origin", "http://e.com:8080/p?q", "http://a/"),
+                         "http://e.com:8080/")

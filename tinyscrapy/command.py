@@ -169,16 +169,10 @@ def feed_format(path):
 
 
 def configure_logging(level, fmt):
-    """Log to stderr at C{level}; Twisted's own log goes through the same handler."""
-    level_value = logging.getLevelName(str(level).upper())
-    if not isinstance(level_value, int):
-        raise UsageError(f"unknown log level {level!r}")
-    logging.basicConfig(level=level_value, format=fmt, stream=sys.stderr, force=True)
-    # Twisted announces every connection factory at INFO; keep that for DEBUG runs
-    logging.getLogger("twisted").setLevel(max(level_value, logging.WARNING)
-                                          if level_value > logging.DEBUG else level_value)
-    from twisted.python import log
-    log.PythonLoggingObserver().start()
+    """Log to stderr at C{level}; Twisted's own log goes through the same handler
+    (L{tinyscrapy.observe.logconfig.configure_logging}, Scrapy's way)."""
+    from tinyscrapy.observe.logconfig import configure_logging as configure
+    configure({"LOG_LEVEL": level, "LOG_FORMAT": fmt})
 
 
 def main(argv=None):

@@ -1,5 +1,7 @@
 """
-L{Crawler} (one spider, one engine) and L{CrawlerProcess} (many crawlers, one reactor).
+L{Crawler} (one spider, one engine) and L{CrawlerProcess} (many crawlers, one reactor);
+L{CrawlerRunner} (L{tinyscrapy.runner.crawlerrunner}) for a script that runs its own
+reactor.
 
 TinyScrapy's shape::
 
@@ -29,8 +31,11 @@ from tinyscrapy.components import build, build_ordered, load_object
 from tinyscrapy.errors import UsageError
 from tinyscrapy.observe.ledger import RequestLedger
 from tinyscrapy.observe.stats import StatsCollector
+from tinyscrapy.runner.crawlerrunner import CrawlerRunner
+from tinyscrapy.runner.reactors import apply_reactor_setting
 from tinyscrapy.settings import Settings
 from tinyscrapy.signals import SignalBus
+from tinyscrapy.startrequests import start_of
 
 logger = logging.getLogger(__name__)
 
@@ -38,9 +43,13 @@ logger = logging.getLogger(__name__)
 _CREDENTIALS = re.compile(r"(://[^/@:]*:)[^/@]*@")
 
 
-def _default_reactor():
-    from twisted.internet import reactor
-    return reactor
+def _as_settings(settings):
+    """A L{Settings} from a L{Settings}, a plain dict (a script's), or None."""
+    if settings is None:
+        return Settings()
+    if isinstance(settings, Settings):
+        return settings
+    return Settings(settings)
 
 
 class Crawler:
@@ -56,10 +65,15 @@ class Crawler:
 
     def __init__(self, spidercls, settings=None, reactor=None):
         self.spidercls = spidercls
-        self.settings = settings.copy() if settings is not None else Settings()
-        self.settings.update(getattr(spidercls, "custom_settings", None) or {}, "spider")
+        self.settings = _as_settings(settings).copy()
+        update_settings = getattr(spidercls, "update_settings", None)
+        if update_settings is not None:  # custom_settings, or the spider's own code
+            update_settings(self.settings)
+        else:
+            self.settings.update(getattr(spidercls, "custom_settings", None) or {}, "spider")
         self.settings.validate()  # a bad value stops the start here, with one line
-        self.reactor = reactor or _default_reactor()
+        # TWISTED_REACTOR (custom_settings included) is installed here, if nothing was yet
+        self.reactor = reactor or apply_reactor_setting(self.settings)
         self.signals = SignalBus()
         self.stats = build(load_object(self.settings.get("STATS_CLASS", StatsCollector)), self)
         self.ledger = RequestLedger(self.stats)
@@ -75,17 +89,20 @@ class Crawler:
         """
         Make the spider and the engine, and run the crawl to its end.
 
+        The spider's C{from_crawler} may still change C{self.settings}; they are frozen
+        right after it.
+
         @return: a Deferred that fires with the finish reason.
         """
-        self.settings.freeze()
         self.spider = self.spidercls.from_crawler(self, *args, **kwargs)
+        self.settings.validate()
+        self.settings.freeze()
         self.engine = self._create_engine()
         self._log_start()
         self.stats.open_spider(self.spider)
         yield self.engine.scraper.open_spider(self.spider)
-        start_requests = self.engine.scraper.spidermw.wrap_start_requests(
-            self.spider.start_requests(), self.spider)
-        yield self.engine.open_spider(self.spider, start_requests)
+        start = start_of(self.spider, self.engine.scraper.spidermw)  # start() or start_requests()
+        yield self.engine.open_spider(self.spider, start)
         self._opened = True
         if self._stop_reason is not None:  # stopped (Ctrl-C) while it was opening
             self.engine.close_spider(self._stop_reason)
@@ -165,27 +182,53 @@ class CrawlerProcess:
     """
     Runs several crawlers in one reactor and stops it when all of them have finished.
 
+    The script idiom of Scrapy::
+
+        process = CrawlerProcess(settings={"FEEDS": {"items.json": {"format": "json"}}})
+        process.crawl(MySpider, category="books")
+        process.start()   # runs the reactor until every crawl has finished
+
     @ivar crawlers: every L{Crawler} started.
     @ivar usage_error: a L{UsageError} a crawl failed with while it opened, or None; the
         command prints it as one line and exits 2.
     """
 
-    def __init__(self, settings=None, reactor=None):
-        self.settings = settings if settings is not None else Settings()
-        self.reactor = reactor or _default_reactor()
+    def __init__(self, settings=None, install_root_handler=True, reactor=None):
+        """
+        @param settings: a L{Settings} or a plain dict (the C{project} layer).
+        @param install_root_handler: set up logging as Scrapy does (stderr or C{LOG_FILE},
+            at C{LOG_LEVEL}); False leaves the root logger to the script.
+        @param reactor: the reactor; None: the one C{TWISTED_REACTOR} names, installed when
+            the first crawl is made (so a spider's C{custom_settings} may name it).
+        """
+        from tinyscrapy.observe.logconfig import configure_logging
+        self.settings = _as_settings(settings)
+        configure_logging(self.settings, install_root_handler)
+        self._reactor = reactor
         self.crawlers = set()
         self._active = set()
         self.failed = False
         self.forced = False
         self.usage_error = None
 
+    @property
+    def reactor(self):
+        """The reactor the crawls run in (installed from C{TWISTED_REACTOR} on first use)."""
+        if self._reactor is None:
+            self._reactor = apply_reactor_setting(self.settings)
+        return self._reactor
+
     def crawl(self, spidercls, *args, **kwargs):
         """
-        Start a crawl of C{spidercls} (a class or a dotted path).
+        Start a crawl of C{spidercls} (a class, a dotted path, or a L{Crawler}).
 
         @return: the crawler's Deferred, also kept in C{_active}.
         """
-        crawler = Crawler(load_object(spidercls), self.settings, self.reactor)
+        if isinstance(spidercls, Crawler):
+            crawler = spidercls
+        else:
+            crawler = Crawler(load_object(spidercls), self.settings, self._reactor)
+        self._reactor = crawler.reactor
         self.crawlers.add(crawler)
         d = crawler.crawl(*args, **kwargs)
         _raise_now(d)
@@ -248,3 +291,6 @@ class CrawlerProcess:
             self.reactor.stop()
         except ReactorNotRunning:
             pass
+
+
+__all__ = ["Crawler", "CrawlerProcess", "CrawlerRunner"]

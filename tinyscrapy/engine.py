@@ -96,7 +96,7 @@ class ExecutionEngine:
             turn is scheduled.
         """
         self.spider = spider
-        self._start_requests = StartRequests(start_requests, spider, self.crawler.stats)
+        self._start_requests = StartRequests(start_requests, self)
         d = maybeDeferred(self.scheduler.open, spider)
         d.addCallback(self._cb_scheduler_opened)
         return d
@@ -139,7 +139,7 @@ class ExecutionEngine:
         """The scheduler's next request; when it has none ready, feed it start requests."""
         request = self.scheduler.next_request()
         pulled = 0
-        while request is None and not self._start_requests.exhausted:
+        while request is None and self._start_requests.ready():
             if pulled == self._start_batch:  # a million duplicate start URLs: yield now
                 self._wake()
                 break

@@ -18,18 +18,23 @@ PACKAGE = os.path.join(ROOT, "tinyscrapy")
 SCRAPY_PATHS = {
     "tinyscrapy": ["Spider", "Request", "FormRequest", "Selector", "signals"],
     "tinyscrapy.http": ["Request", "HttpResponse", "FormRequest", "JsonRequest", "Headers"],
-    "tinyscrapy.spiders": ["Spider", "CrawlSpider", "Rule"],
+    "tinyscrapy.spiders": ["Spider", "CrawlSpider", "Rule", "SitemapSpider"],
     "tinyscrapy.linkextractors": ["LinkExtractor"],
     "tinyscrapy.exceptions": ["DropItem", "IgnoreRequest", "CloseSpider", "NotConfigured"],
     "tinyscrapy.selector": ["Selector", "SelectorList"],
-    "tinyscrapy.crawler": ["CrawlerProcess", "Crawler"],
+    "tinyscrapy.crawler": ["CrawlerProcess", "Crawler", "CrawlerRunner"],
+    "tinyscrapy.utils.log": ["configure_logging"],
+    "tinyscrapy.utils.defer": ["deferred_to_future", "maybe_deferred_to_future"],
+    "tinyscrapy.utils.reactor": ["install_reactor", "is_asyncio_reactor_installed"],
+    "tinyscrapy.utils.sitemap": ["Sitemap", "sitemap_urls_from_robots"],
     "tinyscrapy.signals": ["spider_closed", "item_scraped"],
     "tinyscrapy.settings": ["Settings"],
 }
 
 # modules that only re-export: their bodies hold imports, __all__ and docstrings
 FACES = ["__init__.py", "exceptions.py", "http/__init__.py", "spiders/__init__.py",
-         "linkextractors/__init__.py", "selector/__init__.py"]
+         "linkextractors/__init__.py", "selector/__init__.py", "utils/__init__.py",
+         "utils/log.py", "utils/defer.py", "utils/reactor.py", "utils/sitemap.py"]
 
 
 def modules():

@@ -95,6 +95,15 @@ class AwaitsAsyncio(Pages):
         return {"page": "never"}
 
 
+class AddsOne:
+    """A Scrapy 2.13 spider middleware: process_start wraps the start, adds a request."""
+
+    async def process_start(self, start):
+        async for each in start:
+            yield each
+        yield Request(AddsOne.extra)
+
+
 def _nothing():
     return None
 
@@ -130,6 +139,15 @@ class StartTests(unittest.TestCase):
         _, items = yield run(SyncOnly, base=self.base)
         self.assertEqual(list(self.server.hits), ["/a"])
         self.assertIn({"from": "start_requests"}, items)
+
+    @defer.inlineCallbacks
+    def test_process_start_middleware(self):
+        """A middleware's process_start wraps start() and start_requests() alike."""
+        AddsOne.extra = self.base + "b"
+        middlewares = {"SPIDER_MIDDLEWARES": {AddsOne: 100}}
+        yield run(Both, middlewares, base=self.base)
+        yield run(SyncOnly, middlewares, base=self.base)
+        self.assertEqual(dict(self.server.hits), {"/new": 1, "/b": 2, "/a": 1})
 
     @defer.inlineCallbacks
     def test_default_start_reads_start_urls(self):

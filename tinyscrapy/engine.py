@@ -4,7 +4,8 @@ L{ExecutionEngine}: TinyScrapy's loop, read top to bottom in the order things ha
 The map of every Deferred hop (reviews check it against the code below):
 
     1. L{ExecutionEngine.open_spider} opens the scheduler (it may return a Deferred: a
-       remote frontier connecting), keeps the spider's start requests as a lazy iterator,
+       remote frontier connecting), keeps the spider's start requests as a lazy iterator
+       (an C{async def start()} that awaits fires a Deferred that wakes the loop),
        starts the heartbeat, and schedules the first turn with C{reactor.callLater(0,
        _next_request)}. It returns a Deferred that fires with None once all that is done.
     2. L{ExecutionEngine._next_request} is one turn of the loop. While fewer than C{max}

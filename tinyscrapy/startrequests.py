@@ -33,9 +33,10 @@ _EXHAUSTED = object()
 
 def start_of(spider, spidermw):
     """
-    The spider's start: C{start()} if its class overrides it, else C{start_requests()},
-    wrapped by the spider middlewares' C{process_start} (an async one) or
-    C{process_start_requests} (a synchronous one).
+    The spider's start: C{start()} if its class overrides it, else C{start_requests()}.
+    A synchronous start goes through the spider middlewares' C{process_start_requests};
+    an async one, or one that a middleware with only C{process_start} must see, goes
+    through their C{process_start(start)} (Scrapy 2.13's hook).
 
     @return: an iterable or an async iterator of requests and items.
     """
@@ -47,13 +48,23 @@ def start_of(spider, spidermw):
         source = spider.start_requests()
     if source is None:
         return ()
-    if hasattr(source, "__aiter__"):
-        for mw in reversed(spidermw.middlewares):
-            hook = getattr(mw[1], "process_start", None)
-            if hook is not None:
-                source = hook(source)
-        return source
-    return spidermw.wrap_start_requests(source, spider)
+    if not hasattr(source, "__aiter__"):
+        source = spidermw.wrap_start_requests(source, spider)
+    # Scrapy 2.13's async hook; the nearest the spider (the highest order) wraps first
+    hooks = [mw.process_start for _, mw in reversed(spidermw.middlewares)
+             if getattr(mw, "process_start", None) is not None
+             and (hasattr(source, "__aiter__") or not hasattr(mw, "process_start_requests"))]
+    if hooks and not hasattr(source, "__aiter__"):
+        source = _as_async(source)
+    for hook in hooks:
+        source = hook(source)
+    return source
+
+
+async def _as_async(iterable):
+    """A synchronous start as an async iterator, for C{process_start} hooks."""
+    for each in iterable:
+        yield each
 
 
 class StartRequests:

@@ -184,6 +184,15 @@ class ScriptTests(unittest.TestCase):
         self.assertEqual(self.items(), [{"url": self.base + "a", "asyncio": True}])
 
     @defer.inlineCallbacks
+    def test_asyncio_reactor_for_the_demo_spiders(self):
+        """run -s TWISTED_REACTOR=...: installed before the demo site is served."""
+        code, _, err = yield run_command(reactor, [
+            "run", "-s", "TWISTED_REACTOR=twisted.internet.asyncioreactor."
+            "AsyncioSelectorReactor", "-s", "CLOSESPIDER_ITEMCOUNT=5", "-O", self.out])
+        self.assertEqual(code, 0, err)
+        self.assertGreaterEqual(len(self.items()), 10)
+
+    @defer.inlineCallbacks
     def test_unknown_scrapy_component_is_a_usage_error(self):
         """A scrapy.* component path with no equivalent: one line, exit 2."""
         spider = self.write("pages.py", SPIDER)

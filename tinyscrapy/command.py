@@ -88,6 +88,8 @@ class Command:
         self.apply_options()
         spargs = dict(_pairs(self.args.spargs, "-a"))
         spargs.update(extra_args or {})
+        from tinyscrapy.runner.reactors import install_for
+        install_for(self.settings, spider_classes)  # TWISTED_REACTOR, before the demo site
         demo_url = self._serve_demo_if_needed(spider_classes, spargs)
         process = CrawlerProcess(self.settings)
         for spidercls in spider_classes:

@@ -96,6 +96,23 @@ def apply_reactor_setting(settings):
     return reactor
 
 
+def install_for(settings, spider_classes):
+    """
+    Install the reactor the crawl of C{spider_classes} asks for, before a command imports
+    the reactor for anything else (the demo site): C{TWISTED_REACTOR} from C{settings},
+    unless the first spider's C{custom_settings} set it (and C{-s} did not).
+    """
+    if _installed() is not None or not spider_classes:
+        return
+    merged = settings.copy()
+    update_settings = getattr(spider_classes[0], "update_settings", None)
+    if update_settings is not None:
+        update_settings(merged)
+    path = merged.get("TWISTED_REACTOR")
+    if path:
+        install_reactor(path, merged.get("ASYNCIO_EVENT_LOOP"))
+
+
 def deferred_from_coro(coro):
     """
     Run a coroutine (a callback's, a hook's, a pull of C{start()}) and wrap it as a

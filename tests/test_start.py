@@ -230,3 +230,25 @@ class LazyStartTests(unittest.TestCase):
         clock.advance(0)
         clock.advance(0)
         self.assertEqual(engine.start().result, "finished")
+
+    def test_closing_while_start_awaits(self):
+        """A crawl closed while start() awaits closes; what start() yields later is
+        dropped."""
+        gate = defer.Deferred()
+
+        class Waits(Spider):
+            name = "waits"
+
+            async def start(self):
+                await gate
+                yield Request("http://127.0.0.1/late")
+
+        engine, clock, downloader, _ = make_engine(Waits)
+        clock.advance(0)
+        engine.close_spider("shutdown")
+        clock.advance(0)
+        self.assertEqual(engine.start().result, "shutdown")
+        gate.callback(None)
+        clock.advance(0)
+        self.assertFalse(engine.scheduler.has_pending_requests())
+        self.assertEqual(downloader.fetched, [])

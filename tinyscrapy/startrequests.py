@@ -119,8 +119,8 @@ class StartRequests:
     def _cb_pulled(self, output, crawl):
         """The async start yielded C{output} (or ended)."""
         self.waiting = False
-        if output is _EXHAUSTED:
-            self.exhausted = True
+        if output is _EXHAUSTED or self.engine.closing_reason is not None:
+            self.exhausted = True  # ended, or the crawl closed while it awaited
         else:
             self._route(output, crawl)
         if not self._feeding:

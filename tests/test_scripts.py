@@ -57,6 +57,23 @@ runner.join().addBoth(stop)
 reactor.run()
 """
 
+QUIET_SCRIPT = SPIDER + """
+from tinyscrapy.crawler import CrawlerProcess
+
+
+class QuietSpider(PagesSpider):
+    custom_settings = {"LOG_LEVEL": "WARNING"}
+
+    def parse(self, response):
+        self.logger.warning("warned %s", response.url)
+        return super().parse(response)
+
+
+process = CrawlerProcess(settings={"LOG_FILE": LOGPATH})
+process.crawl(QuietSpider, base=BASE)
+process.start()
+"""
+
 ASYNCIO_SPIDER = """
 import asyncio
 
@@ -134,11 +151,12 @@ class ScriptTests(unittest.TestCase):
         self.tmp = os.path.abspath(self.mktemp())
         os.makedirs(self.tmp)
         self.out = os.path.join(self.tmp, "items.jsonl")
+        self.log = os.path.join(self.tmp, "crawl.log")
 
     def write(self, name, text):
         path = os.path.join(self.tmp, name)
         text = textwrap.dedent(text).replace("OUT", repr(self.out)).replace(
-            "BASE", repr(self.base))
+            "BASE", repr(self.base)).replace("LOGPATH", repr(self.log))
         with open(path, "w") as f:
             f.write(text)
         return path
@@ -156,6 +174,17 @@ class ScriptTests(unittest.TestCase):
         self.assertEqual(self.items(), [{"url": self.base + "a", "tag": "from-kwargs"}])
         self.assertIn(f"[pages] INFO: parsed {self.base}a", err)
         self.assertIn("[tinyscrapy.crawler] INFO:", err)
+
+    @defer.inlineCallbacks
+    def test_log_file_and_a_spiders_log_level(self):
+        """LOG_FILE takes the log off stderr; a spider's custom_settings LOG_LEVEL rules."""
+        code, _, err = yield run_script(self.write("script.py", QUIET_SCRIPT))
+        self.assertEqual(code, 0, err)
+        with open(self.log) as f:
+            log = f.read()
+        self.assertIn(f"[pages] WARNING: warned {self.base}a", log)
+        self.assertNotIn("INFO", log)
+        self.assertNotIn("warned", err)
 
     @defer.inlineCallbacks
     def test_crawler_runner_in_the_scripts_reactor(self):

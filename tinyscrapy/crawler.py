@@ -30,6 +30,7 @@ from twisted.python.failure import Failure
 from tinyscrapy.components import build, build_ordered, load_object
 from tinyscrapy.errors import UsageError
 from tinyscrapy.observe.ledger import RequestLedger
+from tinyscrapy.observe.logconfig import configure_logging, update_root_handler
 from tinyscrapy.observe.stats import StatsCollector
 from tinyscrapy.runner.crawlerrunner import CrawlerRunner
 from tinyscrapy.runner.reactors import apply_reactor_setting
@@ -97,6 +98,7 @@ class Crawler:
         self.spider = self.spidercls.from_crawler(self, *args, **kwargs)
         self.settings.validate()
         self.settings.freeze()
+        update_root_handler(self.settings)  # custom_settings LOG_LEVEL, as in Scrapy
         self.engine = self._create_engine()
         self._log_start()
         self.stats.open_spider(self.spider)
@@ -201,7 +203,6 @@ class CrawlerProcess:
         @param reactor: the reactor; None: the one C{TWISTED_REACTOR} names, installed when
             the first crawl is made (so a spider's C{custom_settings} may name it).
         """
-        from tinyscrapy.observe.logconfig import configure_logging
         self.settings = _as_settings(settings)
         configure_logging(self.settings, install_root_handler)
         self._reactor = reactor

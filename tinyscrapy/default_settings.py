@@ -168,7 +168,7 @@ KINDS = {
     "FEED_EXPORT_FIELDS": list,
     "FEED_EXPORT_ENCODING": str,
     "STATS_FILE": str,
-    "LOG_LEVEL": str,
+    "LOG_LEVEL": None,  # a level name or number (logging.INFO): observe/logconfig.py checks it
     "LOG_FORMAT": str,
     "LOG_DATEFORMAT": str,
     "LOG_FILE": str,

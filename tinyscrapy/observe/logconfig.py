@@ -14,6 +14,7 @@ import sys
 from tinyscrapy.errors import UsageError
 
 _root_handler = None
+_root_config = None
 _twisted_routed = False
 
 
@@ -23,7 +24,7 @@ def configure_logging(settings=None, install_root_handler=True):
 
     @param settings: a L{tinyscrapy.settings.Settings}, a dict of settings, or None (the
         defaults): C{LOG_ENABLED}, C{LOG_LEVEL}, C{LOG_FORMAT}, C{LOG_DATEFORMAT},
-        C{LOG_FILE}, C{LOG_FILE_APPEND}.
+        C{LOG_FILE}, C{LOG_FILE_APPEND}, C{LOG_ENCODING}.
     @param install_root_handler: install (or replace) the root handler.
     @raise UsageError: C{LOG_LEVEL} is not a level name.
     """
@@ -33,30 +34,43 @@ def configure_logging(settings=None, install_root_handler=True):
     _route_twisted()
     if not install_root_handler:
         return
-    global _root_handler
+    global _root_handler, _root_config
+    level = _level(settings.get("LOG_LEVEL"))
+    config = (level, settings.getbool("LOG_ENABLED", True), settings.get("LOG_FILE"),
+              settings.getbool("LOG_FILE_APPEND", True), settings.get("LOG_ENCODING"),
+              settings.get("LOG_FORMAT"), settings.get("LOG_DATEFORMAT"))
+    if _root_handler is not None and config == _root_config:
+        return  # the same handler would be made again: keep it (and its filters)
     root = logging.getLogger()
+    reopened = _root_config is not None and _root_config[2] == config[2]
     if _root_handler is not None:
         root.removeHandler(_root_handler)
         _root_handler.close()
         _root_handler = None
-    level = _level(settings.get("LOG_LEVEL"))
-    if not settings.getbool("LOG_ENABLED", True):
+    level, enabled, path, append, encoding, fmt, datefmt = config
+    if not enabled:
         handler = logging.NullHandler()
-    elif settings.get("LOG_FILE"):
-        mode = "a" if settings.getbool("LOG_FILE_APPEND", True) else "w"
-        handler = logging.FileHandler(settings.get("LOG_FILE"), mode=mode,
-                                      encoding=settings.get("LOG_ENCODING") or "utf-8")
+    elif path:
+        # emptied once at most: the same file again (a crawl's LOG_LEVEL) appends
+        handler = logging.FileHandler(path, mode="a" if append or reopened else "w",
+                                      encoding=encoding or "utf-8")
     else:
         handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter(settings.get("LOG_FORMAT"),
-                                           settings.get("LOG_DATEFORMAT")))
+    handler.setFormatter(logging.Formatter(fmt, datefmt))
     handler.setLevel(level)
     root.setLevel(level)
     root.addHandler(handler)
-    _root_handler = handler
+    _root_handler, _root_config = handler, config
     # Twisted announces every connection factory at INFO; keep that for DEBUG runs
     logging.getLogger("twisted").setLevel(
         max(level, logging.WARNING) if level > logging.DEBUG else level)
+
+
+def update_root_handler(settings):
+    """A crawl's own settings (a spider's C{custom_settings} C{LOG_LEVEL}, say) remake the
+    root handler, as Scrapy's crawler does, when L{configure_logging} installed one."""
+    if _root_handler is not None:
+        configure_logging(settings, install_root_handler=True)
 
 
 def _level(name):

@@ -96,9 +96,7 @@ class Crawler:
         @return: a Deferred that fires with the finish reason.
         """
         self.spider = self.spidercls.from_crawler(self, *args, **kwargs)
-        self.settings.validate()
-        self.settings.freeze()
-        update_root_handler(self.settings)  # custom_settings LOG_LEVEL, as in Scrapy
+        self._apply_settings()
         self.engine = self._create_engine()
         self._log_start()
         self.stats.open_spider(self.spider)
@@ -110,6 +108,14 @@ class Crawler:
             self.engine.close_spider(self._stop_reason)
         reason = yield self.engine.start()
         return reason
+
+    def _apply_settings(self):
+        """The spider is made (its C{from_crawler} may have set settings): check them,
+        freeze them, and let them set the log up (a spider's C{LOG_LEVEL}), as Scrapy's
+        crawler does."""
+        self.settings.validate()
+        self.settings.freeze()
+        update_root_handler(self.settings)
 
     def stop(self, reason="shutdown"):
         """

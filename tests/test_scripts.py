@@ -74,6 +74,40 @@ process.crawl(QuietSpider, base=BASE)
 process.start()
 """
 
+ASYNC_PROCESS_SCRIPT = SPIDER + """
+from tinyscrapy.crawler import AsyncCrawlerProcess
+
+process = AsyncCrawlerProcess(settings={"FEEDS": {OUT: {"format": "jsonlines"}}})
+process.crawl(PagesSpider, base=BASE, tag="async-process")
+process.start()
+"""
+
+ASYNC_RUNNER_SCRIPT = SPIDER + """
+from tinyscrapy.utils.reactor import install_reactor
+
+install_reactor("twisted.internet.asyncioreactor.AsyncioSelectorReactor")
+
+from twisted.internet import reactor
+from tinyscrapy.crawler import AsyncCrawlerRunner
+from tinyscrapy.utils.defer import deferred_from_coro
+
+runner = AsyncCrawlerRunner({"FEEDS": {OUT: {"format": "jsonlines"}}})
+
+
+async def crawl():
+    await runner.crawl(PagesSpider, base=BASE, tag="first")
+    await runner.crawl(PagesSpider, base=BASE, tag="second")  # after the first ended
+    await runner.join()
+
+
+def stop(_):
+    reactor.stop()
+
+
+deferred_from_coro(crawl()).addBoth(stop)
+reactor.run()
+"""
+
 ASYNCIO_SPIDER = """
 import asyncio
 
@@ -200,6 +234,20 @@ class ScriptTests(unittest.TestCase):
         code, _, err = yield run_script(self.write("script.py", ASYNCIO_SCRIPT))
         self.assertEqual(code, 0, err)
         self.assertEqual(self.items(), [{"url": self.base + "a", "asyncio": True}])
+
+    @defer.inlineCallbacks
+    def test_async_crawler_process(self):
+        """AsyncCrawlerProcess installs the asyncio reactor and crawls."""
+        code, _, err = yield run_script(self.write("script.py", ASYNC_PROCESS_SCRIPT))
+        self.assertEqual(code, 0, err)
+        self.assertEqual(self.items(), [{"url": self.base + "a", "tag": "async-process"}])
+
+    @defer.inlineCallbacks
+    def test_async_crawler_runner_in_sequence(self):
+        """AsyncCrawlerRunner: crawl() is awaitable, so crawls run one after another."""
+        code, _, err = yield run_script(self.write("script.py", ASYNC_RUNNER_SCRIPT))
+        self.assertEqual(code, 0, err)
+        self.assertEqual([i["tag"] for i in self.items()], ["first", "second"])
 
     @defer.inlineCallbacks
     def test_asyncio_reactor_from_custom_settings(self):

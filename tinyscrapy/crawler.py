@@ -1,7 +1,8 @@
 """
 L{Crawler} (one spider, one engine) and L{CrawlerProcess} (many crawlers, one reactor);
 L{CrawlerRunner} (L{tinyscrapy.runner.crawlerrunner}) for a script that runs its own
-reactor.
+reactor; Scrapy's coroutine runners C{AsyncCrawlerProcess} and C{AsyncCrawlerRunner}
+(L{tinyscrapy.runner.asyncrunners}).
 
 TinyScrapy's shape::
 
@@ -300,4 +301,13 @@ class CrawlerProcess:
             pass
 
 
-__all__ = ["Crawler", "CrawlerProcess", "CrawlerRunner"]
+def __getattr__(name):
+    """Scrapy's coroutine runners (L{tinyscrapy.runner.asyncrunners}, which subclass the
+    classes here), imported on first use."""
+    if name in ("AsyncCrawlerProcess", "AsyncCrawlerRunner"):
+        from tinyscrapy.runner import asyncrunners
+        return getattr(asyncrunners, name)
+    raise AttributeError(f"module 'tinyscrapy.crawler' has no attribute {name!r}")
+
+
+__all__ = ["Crawler", "CrawlerProcess", "CrawlerRunner"]  # and the two above, lazily

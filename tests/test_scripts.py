@@ -270,6 +270,16 @@ class ScriptTests(unittest.TestCase):
         self.assertGreaterEqual(len(self.items()), 10)
 
     @defer.inlineCallbacks
+    def test_nameless_spider_is_a_usage_error(self):
+        """runspider of a spider without a name: Scrapy's message, one line, exit 2."""
+        spider = self.write("nameless.py", SPIDER.replace('    name = "pages"\n', ""))
+        code, _, err = yield run_command(reactor, ["runspider", spider, "-a",
+                                                   f"base={self.base}"])
+        self.assertEqual(code, 2, err)
+        self.assertEqual(err.strip().splitlines()[-1],
+                         "tinyscrapy: error: PagesSpider must have a name")
+
+    @defer.inlineCallbacks
     def test_unknown_scrapy_component_is_a_usage_error(self):
         """A scrapy.* component path with no equivalent: one line, exit 2."""
         spider = self.write("pages.py", SPIDER)

@@ -11,6 +11,7 @@ which wins when a spider defines both (L{tinyscrapy.startrequests}).
 
 import logging
 
+from tinyscrapy.errors import SpiderWithoutName
 from tinyscrapy.http import Request
 
 
@@ -38,7 +39,7 @@ class Spider:
         if name is not None:
             self.name = name
         elif not self.name:
-            raise ValueError(f"{type(self).__name__} must have a name")
+            raise SpiderWithoutName(f"{type(self).__name__} must have a name")
         for key, value in kwargs.items():
             setattr(self, key, value)
         if isinstance(self.start_urls, str):

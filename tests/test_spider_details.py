@@ -93,10 +93,12 @@ class SpiderTests(unittest.TestCase):
             def update_settings(cls, settings):
                 super().update_settings(settings)
                 settings.set("CONCURRENT_REQUESTS", 3, priority="spider")
+                settings.setdict({"DEPTH_LIMIT": 2}, priority="spider")
         crawler = Crawler(Tuned, Settings({"CONCURRENT_REQUESTS": 8}))
         self.assertEqual(crawler.settings.getint("CONCURRENT_REQUESTS"), 3)
         self.assertEqual(crawler.settings.getfloat("DOWNLOAD_DELAY"), 0.5)
         self.assertEqual(crawler.settings.priority("CONCURRENT_REQUESTS"), "spider")
+        self.assertEqual(crawler.settings.getint("DEPTH_LIMIT"), 2)
 
     @defer.inlineCallbacks
     def test_settings_writable_in_from_crawler(self):
@@ -111,7 +113,7 @@ class SpiderTests(unittest.TestCase):
 
             @classmethod
             def from_crawler(cls, crawler, *args, **kwargs):
-                crawler.settings.set("CONCURRENT_REQUESTS", 2)
+                crawler.settings["CONCURRENT_REQUESTS"] = 2
                 return super().from_crawler(crawler, *args, **kwargs)
 
             def parse(self, response):

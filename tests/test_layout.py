@@ -19,6 +19,8 @@ SCRAPY_PATHS = {
     "tinyscrapy": ["Spider", "Request", "FormRequest", "Selector", "signals"],
     "tinyscrapy.http": ["Request", "HttpResponse", "FormRequest", "JsonRequest", "Headers"],
     "tinyscrapy.spiders": ["Spider", "CrawlSpider", "Rule", "SitemapSpider"],
+    "tinyscrapy.spiders.crawl": ["CrawlSpider", "Rule"],
+    "tinyscrapy.spiders.sitemap": ["SitemapSpider"],
     "tinyscrapy.linkextractors": ["LinkExtractor"],
     "tinyscrapy.exceptions": ["DropItem", "IgnoreRequest", "CloseSpider", "NotConfigured"],
     "tinyscrapy.selector": ["Selector", "SelectorList"],

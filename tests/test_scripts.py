@@ -270,6 +270,19 @@ class ScriptTests(unittest.TestCase):
         self.assertGreaterEqual(len(self.items()), 10)
 
     @defer.inlineCallbacks
+    def test_bad_reactor_is_a_usage_error(self):
+        """TWISTED_REACTOR naming no reactor: one line naming the setting, exit 2."""
+        spider = self.write("pages.py", SPIDER)
+        code, _, err = yield run_command(reactor, [
+            "runspider", spider, "-a", f"base={self.base}", "-s",
+            "TWISTED_REACTOR=twisted.internet.nope.NopeReactor"])
+        self.assertEqual(code, 2, err)
+        self.assertEqual(err.strip().splitlines()[-1],
+                         "tinyscrapy: error: setting TWISTED_REACTOR='twisted.internet.nope."
+                         "NopeReactor': not a reactor that can be installed (its module has "
+                         "no install())")
+
+    @defer.inlineCallbacks
     def test_nameless_spider_is_a_usage_error(self):
         """runspider of a spider without a name: Scrapy's message, one line, exit 2."""
         spider = self.write("nameless.py", SPIDER.replace('    name = "pages"\n', ""))

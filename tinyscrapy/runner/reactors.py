@@ -70,9 +70,13 @@ def install_reactor(path, event_loop_path=None):
         asyncioreactor.install(eventloop=loop)
         return True
     module = path.rpartition(".")[0]
-    installer = load_object(f"{module}.install") if module else None
+    try:
+        installer = load_object(f"{module}.install") if module else None
+    except UsageError:
+        installer = None
     if not callable(installer):
-        raise UsageError(f"setting TWISTED_REACTOR={path!r}: not a reactor that installs")
+        raise UsageError(f"setting TWISTED_REACTOR={path!r}: not a reactor that can be "
+                         f"installed (its module has no install())")
     installer()
     return True
 

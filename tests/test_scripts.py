@@ -293,6 +293,17 @@ class ScriptTests(unittest.TestCase):
                          "tinyscrapy: error: PagesSpider must have a name")
 
     @defer.inlineCallbacks
+    def test_a_spider_that_imports_asyncio_gets_its_reactor(self):
+        """No TWISTED_REACTOR, but the spider's module imports asyncio: it runs on the
+        asyncio reactor, as under Scrapy's default."""
+        spider = self.write("aio.py", ASYNCIO_SPIDER.replace("CUSTOM", "{}"))
+        code, _, err = yield run_command(reactor, ["runspider", spider, "-a",
+                                                   f"base={self.base}", "-O", self.out])
+        self.assertEqual(code, 0, err)
+        self.assertEqual(self.items(), [{"url": self.base + "a", "asyncio": True}])
+        self.assertIn("AsyncioSpider uses asyncio: running on the asyncio reactor", err)
+
+    @defer.inlineCallbacks
     def test_unknown_scrapy_component_is_a_usage_error(self):
         """A scrapy.* component path with no equivalent: one line, exit 2."""
         spider = self.write("pages.py", SPIDER)

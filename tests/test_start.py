@@ -177,6 +177,21 @@ class StartTests(unittest.TestCase):
         self.assertIn(self.base + "a", errors[0].getMessage())
 
 
+class ReactorChoiceTests(unittest.TestCase):
+    """Which reactor a spider asks for when TWISTED_REACTOR is not set."""
+
+    def test_a_module_that_imports_asyncio_asks_for_it(self):
+        """This module imports asyncio: its spiders ask for the asyncio reactor; the
+        embedded spiders do not; TWISTED_REACTOR always wins."""
+        from tinyscrapy.runner.reactors import ASYNCIO_REACTOR, wanted_reactor
+        from tinyscrapy.spiders.sitespider import SiteCrawler
+        self.assertEqual(wanted_reactor(Settings(), AwaitsAsyncio), ASYNCIO_REACTOR)
+        self.assertIsNone(wanted_reactor(Settings(), SiteCrawler))
+        chosen = Settings({"TWISTED_REACTOR": "twisted.internet.pollreactor.PollReactor"})
+        self.assertEqual(wanted_reactor(chosen, AwaitsAsyncio),
+                         "twisted.internet.pollreactor.PollReactor")
+
+
 class LazyStartTests(unittest.TestCase):
     """The engine pulls from start() only as places free up."""
 

@@ -74,8 +74,8 @@ class Crawler:
         else:
             self.settings.update(getattr(spidercls, "custom_settings", None) or {}, "spider")
         self.settings.validate()  # a bad value stops the start here, with one line
-        # TWISTED_REACTOR (custom_settings included) is installed here, if nothing was yet
-        self.reactor = reactor or apply_reactor_setting(self.settings)
+        # the reactor the crawl asks for is installed here, if nothing was yet
+        self.reactor = reactor or apply_reactor_setting(self.settings, spidercls)
         self.signals = SignalBus()
         self.stats = build(load_object(self.settings.get("STATS_CLASS", StatsCollector)), self)
         self.ledger = RequestLedger(self.stats)

@@ -16,11 +16,14 @@ await Deferreds directly, and awaiting asyncio code fails with L{AsyncioReactorN
 which names the setting.
 """
 
+import logging
 import sys
 
 from twisted.internet.defer import Deferred, ensureDeferred
 
 from tinyscrapy.errors import UsageError
+
+logger = logging.getLogger(__name__)
 
 ASYNCIO_REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
 
@@ -81,17 +84,20 @@ def install_reactor(path, event_loop_path=None):
     return True
 
 
-def apply_reactor_setting(settings):
+def apply_reactor_setting(settings, spidercls=None):
     """
-    Install the reactor C{TWISTED_REACTOR} names if none is yet; if one is, check that it
-    is the one asked for.
+    Install the reactor the crawl asks for if none is yet (L{wanted_reactor}); if one is,
+    check that it is the one C{TWISTED_REACTOR} names.
 
+    @param spidercls: the spider class, whose module may ask for the asyncio reactor.
     @return: the reactor.
-    @raise UsageError: another reactor is installed already.
+    @raise UsageError: C{TWISTED_REACTOR} names another reactor than the installed one.
     """
     path = settings.get("TWISTED_REACTOR")
-    if path:
-        install_reactor(path, settings.get("ASYNCIO_EVENT_LOOP"))
+    if _installed() is None:
+        wanted = wanted_reactor(settings, spidercls)
+        if wanted:
+            install_reactor(wanted, settings.get("ASYNCIO_EVENT_LOOP"))
     from twisted.internet import reactor
     if path and reactor_path(reactor) != path:
         raise UsageError(
@@ -102,9 +108,9 @@ def apply_reactor_setting(settings):
 
 def install_for(settings, spider_classes):
     """
-    Install the reactor the crawl of C{spider_classes} asks for, before a command imports
-    the reactor for anything else (the demo site): C{TWISTED_REACTOR} from C{settings},
-    unless the first spider's C{custom_settings} set it (and C{-s} did not).
+    Install the reactor the crawl of C{spider_classes} asks for (L{wanted_reactor}, the
+    first spider's C{custom_settings} included), before a command imports the reactor for
+    anything else (the demo site).
     """
     if _installed() is not None or not spider_classes:
         return
@@ -112,9 +118,48 @@ def install_for(settings, spider_classes):
     update_settings = getattr(spider_classes[0], "update_settings", None)
     if update_settings is not None:
         update_settings(merged)
-    path = merged.get("TWISTED_REACTOR")
+    wanted = wanted_reactor(merged, spider_classes[0])
+    if wanted:
+        install_reactor(wanted, merged.get("ASYNCIO_EVENT_LOOP"))
+
+
+# modules whose use says a spider awaits asyncio code (their top-level package names)
+ASYNCIO_LIBRARIES = frozenset({"asyncio", "aiohttp", "aiofiles", "aiosqlite", "asyncpg",
+                               "motor"})
+
+
+def wanted_reactor(settings, spidercls=None):
+    """
+    The reactor a crawl asks for: C{TWISTED_REACTOR}; when it is not set, the asyncio
+    reactor if the spider's module (or a base class's) imports asyncio or an asyncio
+    library (a spider written for Scrapy, whose default reactor is asyncio's, that awaits
+    asyncio code), else None (Twisted's default reactor).
+    """
+    path = settings.get("TWISTED_REACTOR")
     if path:
-        install_reactor(path, merged.get("ASYNCIO_EVENT_LOOP"))
+        return path
+    if spidercls is not None and uses_asyncio(spidercls):
+        logger.info("%s uses asyncio: running on the asyncio reactor (set TWISTED_REACTOR "
+                    "to choose)", getattr(spidercls, "__name__", spidercls))
+        return ASYNCIO_REACTOR
+    return None
+
+
+def uses_asyncio(spidercls):
+    """True when the module of C{spidercls} or of one of its bases holds asyncio (or an
+    asyncio library, or something taken from one) among its names."""
+    import inspect
+    for cls in getattr(spidercls, "__mro__", ()):
+        module = sys.modules.get(cls.__module__)
+        if module is None or module.__name__ == "builtins" \
+                or module.__name__.startswith("tinyscrapy."):
+            continue
+        for value in vars(module).values():
+            name = value.__name__ if inspect.ismodule(value) else \
+                getattr(value, "__module__", None)
+            if isinstance(name, str) and name.partition(".")[0] in ASYNCIO_LIBRARIES:
+                return True
+    return False
 
 
 def deferred_from_coro(coro):

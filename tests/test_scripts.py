@@ -135,9 +135,25 @@ class AsyncioSpider(scrapy.Spider):
 ASYNCIO_SCRIPT = ASYNCIO_SPIDER.replace("CUSTOM", "{}") + """
 from tinyscrapy.crawler import CrawlerProcess
 
+
+class SleepsBeforeRequests:
+    async def process_request(self, request, spider):
+        await asyncio.sleep(0.01)
+
+
+class SleepsOverOutput:
+    async def process_spider_output(self, response, result, spider):
+        for each in result:
+            await asyncio.sleep(0.01)
+            each["seen_by_middleware"] = True
+            yield each
+
+
 process = CrawlerProcess(settings={
     "FEEDS": {OUT: {"format": "jsonlines"}},
     "TWISTED_REACTOR": "twisted.internet.asyncioreactor.AsyncioSelectorReactor",
+    "DOWNLOADER_MIDDLEWARES": {SleepsBeforeRequests: 10},
+    "SPIDER_MIDDLEWARES": {SleepsOverOutput: 10},
 })
 process.crawl(AsyncioSpider, base=BASE)
 process.start()
@@ -230,10 +246,12 @@ class ScriptTests(unittest.TestCase):
 
     @defer.inlineCallbacks
     def test_asyncio_reactor_from_a_script(self):
-        """TWISTED_REACTOR in the script's settings: start() and callbacks await asyncio."""
+        """TWISTED_REACTOR in the script's settings: start(), callbacks and middlewares
+        await asyncio."""
         code, _, err = yield run_script(self.write("script.py", ASYNCIO_SCRIPT))
         self.assertEqual(code, 0, err)
-        self.assertEqual(self.items(), [{"url": self.base + "a", "asyncio": True}])
+        self.assertEqual(self.items(), [{"url": self.base + "a", "asyncio": True,
+                                         "seen_by_middleware": True}])
 
     @defer.inlineCallbacks
     def test_async_crawler_process(self):

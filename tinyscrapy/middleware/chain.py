@@ -38,6 +38,7 @@ import inspect
 from twisted.internet.defer import Deferred, ensureDeferred
 
 from tinyscrapy.http import HttpResponse, Request
+from tinyscrapy.runner.reactors import deferred_from_coro
 
 
 class MiddlewareError(TypeError):
@@ -45,11 +46,19 @@ class MiddlewareError(TypeError):
 
 
 async def _call(hook, *args):
-    """Call a hook and wait for its result if it is a Deferred or a coroutine."""
+    """Call a hook and wait for its result if it is a Deferred or a coroutine (run as an
+    asyncio Task under the asyncio reactor, so that it may await asyncio code)."""
     result = hook(*args)
+    if inspect.iscoroutine(result):
+        result = deferred_from_coro(result)
     if isinstance(result, Deferred) or inspect.isawaitable(result):
         result = await result
     return result
+
+
+async def _gather(agen):
+    """An async generator's output as a list."""
+    return [each async for each in agen]
 
 
 def _hooks(middlewares, name, reverse=False):
@@ -152,14 +161,15 @@ class SpiderMiddlewareChain:
     async def _wrap_rest(self, index, label, result, response, spider):
         """Wait for the hook number C{index}, then go on with the hooks after it."""
         if inspect.isasyncgen(result):
-            result = [each async for each in result]
+            result = await deferred_from_coro(_gather(result))
         else:
-            result = await result
+            result = await (deferred_from_coro(result) if inspect.iscoroutine(result)
+                            else result)
         _expect_iterable(label, result)
         for label, hook in self._output_hooks[index + 1:]:
             result = await _call(hook, response, result, spider)
             if inspect.isasyncgen(result):
-                result = [each async for each in result]
+                result = await deferred_from_coro(_gather(result))
             _expect_iterable(label, result)
         return result
 

@@ -15,6 +15,7 @@ from tinyscrapy.scheduler import Scheduler
 from tinyscrapy.scraper import Scraper
 from tinyscrapy.settings import Settings
 from tinyscrapy.spider import Spider
+from tinyscrapy.startrequests import start_of
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -92,7 +93,7 @@ def make_engine(spidercls, settings=None, scheduler=None, **spargs):
     engine = ExecutionEngine(crawler, clock, scheduler, downloader, scraper)
     scraper.engine = engine
     crawler.engine = engine
-    engine.open_spider(crawler.spider, crawler.spider.start_requests())
+    engine.open_spider(crawler.spider, start_of(crawler.spider, scraper.spidermw))
     return engine, clock, downloader, crawler
 
 

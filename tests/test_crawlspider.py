@@ -114,6 +114,8 @@ class RuleTests(unittest.TestCase):
         logs = capture_logs(self)
 
         class Overrides(CrawlSpider):
+            name = "overrides"
+
             def parse(self, response):
                 return None
         Overrides()

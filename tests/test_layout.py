@@ -18,11 +18,18 @@ PACKAGE = os.path.join(ROOT, "tinyscrapy")
 SCRAPY_PATHS = {
     "tinyscrapy": ["Spider", "Request", "FormRequest", "Selector", "signals", "Item", "Field"],
     "tinyscrapy.http": ["Request", "HttpResponse", "FormRequest", "JsonRequest", "Headers"],
-    "tinyscrapy.spiders": ["Spider", "CrawlSpider", "Rule"],
+    "tinyscrapy.spiders": ["Spider", "CrawlSpider", "Rule", "SitemapSpider"],
+    "tinyscrapy.spiders.crawl": ["CrawlSpider", "Rule"],
+    "tinyscrapy.spiders.sitemap": ["SitemapSpider"],
     "tinyscrapy.linkextractors": ["LinkExtractor"],
     "tinyscrapy.exceptions": ["DropItem", "IgnoreRequest", "CloseSpider", "NotConfigured"],
     "tinyscrapy.selector": ["Selector", "SelectorList"],
-    "tinyscrapy.crawler": ["CrawlerProcess", "Crawler"],
+    "tinyscrapy.crawler": ["CrawlerProcess", "Crawler", "CrawlerRunner", "AsyncCrawlerProcess",
+                           "AsyncCrawlerRunner"],
+    "tinyscrapy.utils.log": ["configure_logging"],
+    "tinyscrapy.utils.defer": ["deferred_to_future", "maybe_deferred_to_future"],
+    "tinyscrapy.utils.reactor": ["install_reactor", "is_asyncio_reactor_installed"],
+    "tinyscrapy.utils.sitemap": ["Sitemap", "sitemap_urls_from_robots"],
     "tinyscrapy.signals": ["spider_closed", "item_scraped"],
     "tinyscrapy.settings": ["Settings"],
     "tinyscrapy.item": ["Item", "Field"],
@@ -33,7 +40,8 @@ SCRAPY_PATHS = {
 # modules that only re-export: their bodies hold imports, __all__ and docstrings
 FACES = ["__init__.py", "exceptions.py", "http/__init__.py", "spiders/__init__.py",
          "linkextractors/__init__.py", "selector/__init__.py", "item.py",
-         "loader/__init__.py", "loader/processors.py"]
+         "loader/__init__.py", "loader/processors.py", "utils/__init__.py",
+         "utils/log.py", "utils/defer.py", "utils/reactor.py", "utils/sitemap.py"]
 
 
 def modules():

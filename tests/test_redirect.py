@@ -20,6 +20,8 @@ from .helpers import crawl
 from .recording import Recorder
 from .servers import Echo, MetaRefresh, Page, Redirect, Sequence, TestServer, _Leaf, _respond
 
+REDIRECTING = Spider("redirecting")
+
 
 class Endless(_Leaf):
     """Redirects C{?i=N} to C{?i=N+1}, for ever."""
@@ -283,7 +285,7 @@ class RedirectUnitTests(unittest.TestCase):
     def test_hop_keeps_depth_and_raises_priority(self):
         """The hop keeps the request's depth, callback and meta; priority goes up by 2."""
         request = Request("http://a.example/x", depth=3, priority=1, meta={"k": "v"})
-        hop = self.mw.process_response(request, self.response(request, 302, "/y"), Spider())
+        hop = self.mw.process_response(request, self.response(request, 302, "/y"), REDIRECTING)
         self.assertEqual((hop.url, hop.depth, hop.priority), ("http://a.example/y", 3, 3))
         self.assertEqual(hop.meta["k"], "v")
         self.assertFalse(hop.dont_filter)
@@ -291,27 +293,27 @@ class RedirectUnitTests(unittest.TestCase):
     def test_redirect_ttl_and_max_redirect_times(self):
         """meta redirect_ttl bounds one chain; max_redirect_times is Scrapy's attribute."""
         request = Request("http://a.example/0", meta={"redirect_ttl": 1})
-        hop = self.mw.process_response(request, self.response(request, 302, "/1"), Spider())
+        hop = self.mw.process_response(request, self.response(request, 302, "/1"), REDIRECTING)
         self.assertEqual(hop.meta["redirect_ttl"], 0)
         with self.assertRaises(TooManyRedirects):
-            self.mw.process_response(hop, self.response(hop, 302, "/2"), Spider())
+            self.mw.process_response(hop, self.response(hop, 302, "/2"), REDIRECTING)
         self.mw.max_redirect_times = 1
         hop = self.mw.process_response(Request("http://a.example/0"),
-                                       self.response(request, 302, "/1"), Spider())
+                                       self.response(request, 302, "/1"), REDIRECTING)
         with self.assertRaises(TooManyRedirects):
-            self.mw.process_response(hop, self.response(hop, 302, "/2"), Spider())
+            self.mw.process_response(hop, self.response(hop, 302, "/2"), REDIRECTING)
 
     def test_missing_location_is_a_response(self):
         """A 302 without Location goes on as a response."""
         request = Request("http://a.example/x")
         response = HttpResponse(request.url, 302, {}, b"", request)
-        self.assertIs(self.mw.process_response(request, response, Spider()), response)
+        self.assertIs(self.mw.process_response(request, response, REDIRECTING), response)
 
     def test_scheme_relative_and_utf8_location(self):
         """//host/path takes the request's scheme; a UTF-8 Location is read back as sent."""
         request = Request("https://a.example/x")
         hop = self.mw.process_response(
-            request, self.response(request, 301, "//b.example/caf\u00c3\u00a9"), Spider())
+            request, self.response(request, 301, "//b.example/caf\u00c3\u00a9"), REDIRECTING)
         self.assertEqual(hop.url, "https://b.example/caf%C3%A9")
 
     def test_hop_to_another_origin_drops_credentials(self):
@@ -323,27 +325,27 @@ class RedirectUnitTests(unittest.TestCase):
         for target, kept in cookie_kept.items():
             request = Request("http://a.example/x", headers=headers)
             hop = self.mw.process_response(request, self.response(request, 302, target),
-                                           Spider())
+                                           REDIRECTING)
             self.assertNotIn("Authorization", hop.headers)
             self.assertEqual("Cookie" in hop.headers, kept, target)
         secure = Request("https://a.example/x", headers=headers)
         hop = self.mw.process_response(secure, self.response(secure, 302, "http://a.example/"),
-                                       Spider())
+                                       REDIRECTING)
         self.assertNotIn("Cookie", hop.headers)
-        hop = self.mw.process_response(request, self.response(request, 302, "/y"), Spider())
+        hop = self.mw.process_response(request, self.response(request, 302, "/y"), REDIRECTING)
         self.assertEqual(hop.headers["Authorization"], "Basic eA==")
 
     def test_unparsable_location_is_a_response(self):
         """A Location that is not a URL: the 3xx goes on (to the HTTP-error rule)."""
         request = Request("http://a.example/x")
         response = self.response(request, 302, "http://[bad/")
-        self.assertIs(self.mw.process_response(request, response, Spider()), response)
+        self.assertIs(self.mw.process_response(request, response, REDIRECTING), response)
 
     def test_referer_follows_the_policy_across_origins(self):
         """https -> http hop drops the Referer under the default policy."""
         request = Request("https://a.example/x", headers={"Referer": "https://a.example/"})
         hop = self.mw.process_response(
-            request, self.response(request, 302, "http://b.example/"), Spider())
+            request, self.response(request, 302, "http://b.example/"), REDIRECTING)
         self.assertNotIn("Referer", hop.headers)
 
     def test_environment_proxy_dropped_when_the_scheme_changes(self):
@@ -351,7 +353,7 @@ class RedirectUnitTests(unittest.TestCase):
         request = Request("http://a.example/x", headers={"Proxy-Authorization": "Basic eA=="},
                           meta={"proxy": "http://p:3128", "_scheme_proxy": True})
         hop = self.mw.process_response(
-            request, self.response(request, 302, "https://a.example/x"), Spider())
+            request, self.response(request, 302, "https://a.example/x"), REDIRECTING)
         self.assertNotIn("proxy", hop.meta)
         self.assertNotIn("Proxy-Authorization", hop.headers)
 
@@ -362,11 +364,11 @@ class RedirectUnitTests(unittest.TestCase):
         body = b'<meta http-equiv="refresh" content="0; url=/y">'
         plain = HttpResponse(request.url, 200, {"Content-Type": "text/plain"}, body, request)
         html = HttpResponse(request.url, 200, {"Content-Type": "text/html"}, body, request)
-        self.assertIs(mw.process_response(request, plain, Spider()), plain)
-        self.assertEqual(mw.process_response(request, html, Spider()).url, "http://a.example/y")
+        self.assertIs(mw.process_response(request, plain, REDIRECTING), plain)
+        self.assertEqual(mw.process_response(request, html, REDIRECTING).url, "http://a.example/y")
         bad = b'<meta http-equiv="refresh" content="0; url=http://[bad/">'
         broken = HttpResponse(request.url, 200, {"Content-Type": "text/html"}, bad, request)
-        self.assertIs(mw.process_response(request, broken, Spider()), broken)
+        self.assertIs(mw.process_response(request, broken, REDIRECTING), broken)
 
 
 

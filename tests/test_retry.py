@@ -34,6 +34,8 @@ from .servers import (
 
 FAST = {"RETRY_BACKOFF_BASE": 0.05}
 
+RETRYING = Spider("retry")
+
 
 class RetryAfter(_Leaf):
     """A 503 with a C{Retry-After} header."""
@@ -205,26 +207,26 @@ class RetryUnitTests(unittest.TestCase):
         """The retry is dont_filter, counted in meta, lower priority, not before now + wait."""
         request = Request("http://a.example/", priority=5)
         response = HttpResponse(request.url, 502, {}, b"", request)
-        retry = self.mw.process_response(request, response, Spider())
+        retry = self.mw.process_response(request, response, RETRYING)
         self.assertTrue(retry.dont_filter)
         self.assertEqual(retry.meta["retry_times"], 1)
         self.assertEqual(retry.priority, 4)
         self.assertEqual(retry.meta["not_before"], 1001.0)
-        second = self.mw.process_response(retry, response, Spider())
+        second = self.mw.process_response(retry, response, RETRYING)
         self.assertEqual(second.meta["not_before"], 1002.0)
-        self.assertIs(self.mw.process_response(second, response, Spider()), response)
+        self.assertIs(self.mw.process_response(second, response, RETRYING), response)
 
     def test_max_retry_times_in_meta(self):
         """meta max_retry_times replaces RETRY_TIMES."""
         request = Request("http://a.example/", meta={"max_retry_times": 0})
-        self.assertIsNone(self.mw.process_exception(request, error.ConnectionLost(), Spider()))
+        self.assertIsNone(self.mw.process_exception(request, error.ConnectionLost(), RETRYING))
 
     def test_not_retried(self):
         """404 and a non-network exception are not retried."""
         request = Request("http://a.example/")
         response = HttpResponse(request.url, 404, {}, b"", request)
-        self.assertIs(self.mw.process_response(request, response, Spider()), response)
-        self.assertIsNone(self.mw.process_exception(request, KeyError("x"), Spider()))
+        self.assertIs(self.mw.process_response(request, response, RETRYING), response)
+        self.assertIsNone(self.mw.process_exception(request, KeyError("x"), RETRYING))
 
     def test_retry_exceptions_default(self):
         """The default RETRY_EXCEPTIONS, dotted paths, imports as the classes retried
@@ -241,9 +243,9 @@ class RetryUnitTests(unittest.TestCase):
         self.assertEqual(exception_classes(settings), (KeyError, LookupError))
         mw = RetryMiddleware(settings, self.stats, self.clock)
         request = Request("http://a.example/")
-        self.assertEqual(mw.process_exception(request, KeyError("x"), Spider()).url,
+        self.assertEqual(mw.process_exception(request, KeyError("x"), RETRYING).url,
                          request.url)
-        self.assertIsNone(mw.process_exception(request, error.ConnectionLost(), Spider()))
+        self.assertIsNone(mw.process_exception(request, error.ConnectionLost(), RETRYING))
         text = Settings({"RETRY_EXCEPTIONS": "builtins.KeyError, builtins.OSError"})
         self.assertEqual(exception_classes(text), (KeyError, OSError))
 

@@ -88,6 +88,8 @@ class Command:
         self.apply_options()
         spargs = dict(_pairs(self.args.spargs, "-a"))
         spargs.update(extra_args or {})
+        from tinyscrapy.runner.reactors import install_for
+        install_for(self.settings, spider_classes)  # TWISTED_REACTOR, before the demo site
         demo_url = self._serve_demo_if_needed(spider_classes, spargs)
         process = CrawlerProcess(self.settings)
         for spidercls in spider_classes:
@@ -169,16 +171,10 @@ def feed_format(path):
 
 
 def configure_logging(level, fmt):
-    """Log to stderr at C{level}; Twisted's own log goes through the same handler."""
-    level_value = logging.getLevelName(str(level).upper())
-    if not isinstance(level_value, int):
-        raise UsageError(f"unknown log level {level!r}")
-    logging.basicConfig(level=level_value, format=fmt, stream=sys.stderr, force=True)
-    # Twisted announces every connection factory at INFO; keep that for DEBUG runs
-    logging.getLogger("twisted").setLevel(max(level_value, logging.WARNING)
-                                          if level_value > logging.DEBUG else level_value)
-    from twisted.python import log
-    log.PythonLoggingObserver().start()
+    """Log to stderr at C{level}; Twisted's own log goes through the same handler
+    (L{tinyscrapy.observe.logconfig.configure_logging}, Scrapy's way)."""
+    from tinyscrapy.observe.logconfig import configure_logging as configure
+    configure({"LOG_LEVEL": level, "LOG_FORMAT": fmt})
 
 
 def main(argv=None):

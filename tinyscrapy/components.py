@@ -53,12 +53,19 @@ def build(objcls, crawler):
 
 def ordered_paths(settings, name):
     """
-    Merge C{NAME_BASE} and C{NAME}, as Scrapy does: a path set to None is disabled.
+    Merge C{NAME_BASE} and C{NAME}, as Scrapy does: a path set to None is disabled. A path
+    of Scrapy's own (C{scrapy....}) stands for tinyscrapy's equivalent (L{scrapy_path}).
 
     @return: the enabled dotted paths (or objects), lowest order first.
+    @raise UsageError: an order is not a number, or a Scrapy path has no equivalent.
     """
     merged = dict(settings.getdict(name + "_BASE"))
-    merged.update(settings.getdict(name))
+    for path, order in settings.getdict(name).items():
+        if isinstance(path, str) and path.startswith("scrapy."):
+            path = scrapy_path(name, path, order)
+            if path is None:
+                continue
+        merged[path] = order
     enabled = []
     for path, order in merged.items():
         if order is None:
@@ -68,6 +75,42 @@ def ordered_paths(settings, name):
         enabled.append((order, path))
     enabled.sort(key=lambda pair: pair[0])
     return [path for _, path in enabled]
+
+
+_told = set()  # the Scrapy paths already logged: once per process
+
+
+def scrapy_path(setting, path, order):
+    """
+    The tinyscrapy component that Scrapy's C{path} names in C{setting} (logged once).
+
+    @return: a dotted path, or None when there is nothing to build or switch off here.
+    @raise UsageError: C{path} is not a Scrapy built-in tinyscrapy knows, or one it does not
+        have while C{order} asks for it.
+    """
+    from tinyscrapy.middleware.scrapypaths import SCRAPY_PATHS, Absent, BuiltIn
+    target = SCRAPY_PATHS.get(path)
+    if target is None:
+        raise UsageError(f"setting {setting}: {path!r} is not one of Scrapy's built-in "
+                         f"components that tinyscrapy knows (docs/spiders.md)")
+    if isinstance(target, Absent) and order is not None:
+        raise UsageError(f"setting {setting}: {path!r} has no equivalent in tinyscrapy "
+                         f"({target.note})")
+    key = (setting, path, order is None)
+    if key not in _told:
+        _told.add(key)
+        if isinstance(target, str):
+            logger.info("setting %s: Scrapy's %s is tinyscrapy's %s", setting, path, target)
+        elif isinstance(target, BuiltIn) and order is None:
+            logger.warning("setting %s: Scrapy's %s is built into tinyscrapy and is not "
+                           "switched off this way (%s)", setting, path, target.note)
+        elif isinstance(target, BuiltIn):
+            logger.info("setting %s: Scrapy's %s is built into tinyscrapy (%s); its order "
+                        "is ignored", setting, path, target.note)
+        else:
+            logger.info("setting %s: Scrapy's %s: tinyscrapy has none, nothing to switch "
+                        "off", setting, path)
+    return target if isinstance(target, str) else None
 
 
 def build_ordered(crawler, name):

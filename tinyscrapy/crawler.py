@@ -1,5 +1,8 @@
 """
-L{Crawler} (one spider, one engine) and L{CrawlerProcess} (many crawlers, one reactor).
+L{Crawler} (one spider, one engine) and L{CrawlerProcess} (many crawlers, one reactor);
+L{CrawlerRunner} (L{tinyscrapy.runner.crawlerrunner}) for a script that runs its own
+reactor; Scrapy's coroutine runners C{AsyncCrawlerProcess} and C{AsyncCrawlerRunner}
+(L{tinyscrapy.runner.asyncrunners}).
 
 TinyScrapy's shape::
 
@@ -29,9 +32,13 @@ from tinyscrapy import signals
 from tinyscrapy.components import build, build_ordered, load_object
 from tinyscrapy.errors import UsageError
 from tinyscrapy.observe.ledger import RequestLedger
+from tinyscrapy.observe.logconfig import configure_logging, update_root_handler
 from tinyscrapy.observe.stats import StatsCollector
+from tinyscrapy.runner.crawlerrunner import CrawlerRunner
+from tinyscrapy.runner.reactors import apply_reactor_setting
 from tinyscrapy.settings import Settings
 from tinyscrapy.signals import SignalBus
+from tinyscrapy.startrequests import start_of
 
 logger = logging.getLogger(__name__)
 
@@ -39,9 +46,13 @@ logger = logging.getLogger(__name__)
 _CREDENTIALS = re.compile(r"(://[^/@:]*:)[^/@]*@")
 
 
-def _default_reactor():
-    from twisted.internet import reactor
-    return reactor
+def _as_settings(settings):
+    """A L{Settings} from a L{Settings}, a plain dict (a script's), or None."""
+    if settings is None:
+        return Settings()
+    if isinstance(settings, Settings):
+        return settings
+    return Settings(settings)
 
 
 class Crawler:
@@ -57,10 +68,15 @@ class Crawler:
 
     def __init__(self, spidercls, settings=None, reactor=None):
         self.spidercls = spidercls
-        self.settings = settings.copy() if settings is not None else Settings()
-        self.settings.update(getattr(spidercls, "custom_settings", None) or {}, "spider")
+        self.settings = _as_settings(settings).copy()
+        update_settings = getattr(spidercls, "update_settings", None)
+        if update_settings is not None:  # custom_settings, or the spider's own code
+            update_settings(self.settings)
+        else:
+            self.settings.update(getattr(spidercls, "custom_settings", None) or {}, "spider")
         self.settings.validate()  # a bad value stops the start here, with one line
-        self.reactor = reactor or _default_reactor()
+        # the reactor the crawl asks for is installed here, if nothing was yet
+        self.reactor = reactor or apply_reactor_setting(self.settings, spidercls)
         self.signals = SignalBus(self)
         self.stats = build(load_object(self.settings.get("STATS_CLASS", StatsCollector)), self)
         self.ledger = RequestLedger(self.stats)
@@ -76,23 +92,33 @@ class Crawler:
         """
         Make the spider and the engine, and run the crawl to its end.
 
+        The spider's C{from_crawler} may still change C{self.settings}; they are frozen
+        right after it.
+
         @return: a Deferred that fires with the finish reason.
         """
-        self.settings.freeze()
         self.spider = self.spidercls.from_crawler(self, *args, **kwargs)
+        self._apply_settings()
         self.engine = self._create_engine()
         self._log_start()
         self.stats.open_spider(self.spider)
         yield self.engine.scraper.open_spider(self.spider)
         yield self.signals.send_deferred(signals.spider_opened, spider=self.spider)
-        start_requests = self.engine.scraper.spidermw.wrap_start_requests(
-            self.spider.start_requests(), self.spider)
-        yield self.engine.open_spider(self.spider, start_requests)
+        start = start_of(self.spider, self.engine.scraper.spidermw)  # start() or start_requests()
+        yield self.engine.open_spider(self.spider, start)
         self._opened = True
         if self._stop_reason is not None:  # stopped (Ctrl-C) while it was opening
             self.engine.close_spider(self._stop_reason)
         reason = yield self.engine.start()
         return reason
+
+    def _apply_settings(self):
+        """The spider is made (its C{from_crawler} may have set settings): check them,
+        freeze them, and let them set the log up (a spider's C{LOG_LEVEL}), as Scrapy's
+        crawler does."""
+        self.settings.validate()
+        self.settings.freeze()
+        update_root_handler(self.settings)
 
     def stop(self, reason="shutdown"):
         """
@@ -167,27 +193,52 @@ class CrawlerProcess:
     """
     Runs several crawlers in one reactor and stops it when all of them have finished.
 
+    The script idiom of Scrapy::
+
+        process = CrawlerProcess(settings={"FEEDS": {"items.json": {"format": "json"}}})
+        process.crawl(MySpider, category="books")
+        process.start()   # runs the reactor until every crawl has finished
+
     @ivar crawlers: every L{Crawler} started.
     @ivar usage_error: a L{UsageError} a crawl failed with while it opened, or None; the
         command prints it as one line and exits 2.
     """
 
-    def __init__(self, settings=None, reactor=None):
-        self.settings = settings if settings is not None else Settings()
-        self.reactor = reactor or _default_reactor()
+    def __init__(self, settings=None, install_root_handler=True, reactor=None):
+        """
+        @param settings: a L{Settings} or a plain dict (the C{project} layer).
+        @param install_root_handler: set up logging as Scrapy does (stderr or C{LOG_FILE},
+            at C{LOG_LEVEL}); False leaves the root logger to the script.
+        @param reactor: the reactor; None: the one C{TWISTED_REACTOR} names, installed when
+            the first crawl is made (so a spider's C{custom_settings} may name it).
+        """
+        self.settings = _as_settings(settings)
+        configure_logging(self.settings, install_root_handler)
+        self._reactor = reactor
         self.crawlers = set()
         self._active = set()
         self.failed = False
         self.forced = False
         self.usage_error = None
 
+    @property
+    def reactor(self):
+        """The reactor the crawls run in (installed from C{TWISTED_REACTOR} on first use)."""
+        if self._reactor is None:
+            self._reactor = apply_reactor_setting(self.settings)
+        return self._reactor
+
     def crawl(self, spidercls, *args, **kwargs):
         """
-        Start a crawl of C{spidercls} (a class or a dotted path).
+        Start a crawl of C{spidercls} (a class, a dotted path, or a L{Crawler}).
 
         @return: the crawler's Deferred, also kept in C{_active}.
         """
-        crawler = Crawler(load_object(spidercls), self.settings, self.reactor)
+        if isinstance(spidercls, Crawler):
+            crawler = spidercls
+        else:
+            crawler = Crawler(load_object(spidercls), self.settings, self._reactor)
+        self._reactor = crawler.reactor
         self.crawlers.add(crawler)
         d = crawler.crawl(*args, **kwargs)
         _raise_now(d)
@@ -250,3 +301,15 @@ class CrawlerProcess:
             self.reactor.stop()
         except ReactorNotRunning:
             pass
+
+
+def __getattr__(name):
+    """Scrapy's coroutine runners (L{tinyscrapy.runner.asyncrunners}, which subclass the
+    classes here), imported on first use."""
+    if name in ("AsyncCrawlerProcess", "AsyncCrawlerRunner"):
+        from tinyscrapy.runner import asyncrunners
+        return getattr(asyncrunners, name)
+    raise AttributeError(f"module 'tinyscrapy.crawler' has no attribute {name!r}")
+
+
+__all__ = ["Crawler", "CrawlerProcess", "CrawlerRunner"]  # and the two above, lazily

@@ -140,6 +140,14 @@ DEFAULTS = {
     "LOGSTATS_INTERVAL": 60.0,
     "LOG_LEVEL": "INFO",
     "LOG_FORMAT": "%(asctime)s [%(name)s] %(levelname)s: %(message)s",
+    "LOG_DATEFORMAT": None,
+    "LOG_ENABLED": True,
+    "LOG_FILE": None,
+    "LOG_FILE_APPEND": True,
+    "LOG_ENCODING": "utf-8",
+    # the reactor (tinyscrapy.runner.reactors)
+    "TWISTED_REACTOR": None,
+    "ASYNCIO_EVENT_LOOP": None,
     # closing
     "CLOSESPIDER_PAGECOUNT": 0,
     "CLOSESPIDER_ITEMCOUNT": 0,
@@ -171,6 +179,10 @@ KINDS = {
     "FEED_EXPORT_FIELDS": None,  # a list, or a dict of field to column name
     "FEED_EXPORT_ENCODING": str,
     "STATS_FILE": str,
-    "LOG_LEVEL": str,
+    "LOG_LEVEL": None,  # a level name or number (logging.INFO): observe/logconfig.py checks it
     "LOG_FORMAT": str,
+    "LOG_DATEFORMAT": str,
+    "LOG_FILE": str,
+    "TWISTED_REACTOR": str,
+    "ASYNCIO_EVENT_LOOP": str,
 }

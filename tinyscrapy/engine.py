@@ -4,7 +4,8 @@ L{ExecutionEngine}: TinyScrapy's loop, read top to bottom in the order things ha
 The map of every Deferred hop (reviews check it against the code below):
 
     1. L{ExecutionEngine.open_spider} opens the scheduler (it may return a Deferred: a
-       remote frontier connecting), keeps the spider's start requests as a lazy iterator,
+       remote frontier connecting), keeps the spider's start requests as a lazy iterator
+       (an C{async def start()} that awaits fires a Deferred that wakes the loop),
        starts the heartbeat, and schedules the first turn with C{reactor.callLater(0,
        _next_request)}. It returns a Deferred that fires with None once all that is done.
     2. L{ExecutionEngine._next_request} is one turn of the loop. While fewer than C{max}
@@ -97,7 +98,7 @@ class ExecutionEngine:
             turn is scheduled.
         """
         self.spider = spider
-        self._start_requests = StartRequests(start_requests, spider, self.crawler.stats)
+        self._start_requests = StartRequests(start_requests, self)
         d = maybeDeferred(self.scheduler.open, spider)
         d.addCallback(self._cb_scheduler_opened)
         return d
@@ -141,7 +142,7 @@ class ExecutionEngine:
         when there is still none, send C{scheduler_empty} (as Scrapy does)."""
         request = self.scheduler.next_request()
         pulled = 0
-        while request is None and not self._start_requests.exhausted:
+        while request is None and self._start_requests.ready():
             if pulled == self._start_batch:  # a million duplicate start URLs: yield now
                 self._wake()
                 break

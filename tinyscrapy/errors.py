@@ -12,6 +12,11 @@ class UsageError(Exception):
     """The command line or a setting is wrong; the command prints one line and exits 2."""
 
 
+class SpiderWithoutName(UsageError, ValueError):
+    """A spider class sets no C{name} (a C{ValueError}, as Scrapy raises; on the command
+    line, a usage error)."""
+
+
 class NotConfigured(Exception):
     """Raised by a component's C{from_crawler} to switch itself off."""
 

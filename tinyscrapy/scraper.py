@@ -16,7 +16,7 @@ import inspect
 import logging
 from types import GeneratorType
 
-from twisted.internet.defer import Deferred, ensureDeferred, succeed
+from twisted.internet.defer import Deferred, succeed
 from twisted.python.failure import Failure
 
 from tinyscrapy import signals
@@ -31,6 +31,7 @@ from tinyscrapy.errors import (
 from tinyscrapy.http import Request
 from tinyscrapy.items.pipelines import ItemPipelines
 from tinyscrapy.middleware.chain import SpiderMiddlewareChain
+from tinyscrapy.runner.reactors import deferred_from_coro
 from tinyscrapy.scope.filters import Scope
 from tinyscrapy.scope.fingerprint import SeenUrls
 
@@ -140,10 +141,10 @@ class Scraper:
         return self._handle_result(result, response, request, spider)
 
     def _handle_result(self, result, response, request, spider):
-        if inspect.isasyncgen(result):
-            result = ensureDeferred(_collect_async(result))
+        if inspect.isasyncgen(result):  # an asyncio Task under the asyncio reactor
+            result = deferred_from_coro(_collect_async(result))
         elif inspect.iscoroutine(result):
-            result = ensureDeferred(result)
+            result = deferred_from_coro(result)
         if isinstance(result, Deferred):
             result.addCallbacks(self._handle_result, self._spider_error,
                                 callbackArgs=(response, request, spider),

@@ -66,6 +66,14 @@ class Settings:
         for name, value in dict(values).items():
             self.set(name, value, priority)
 
+    def setdict(self, values, priority="project"):
+        """Scrapy's name for L{update} (an C{update_settings} override may call it)."""
+        self.update(values, priority)
+
+    def __setitem__(self, name, value):
+        """C{settings["NAME"] = value}: L{set} at the C{project} priority, as in Scrapy."""
+        self.set(name, value)
+
     def freeze(self):
         """Refuse further changes."""
         self.frozen = True

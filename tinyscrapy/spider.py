@@ -4,10 +4,14 @@ L{Spider}: the user's code. A spider says where to start and what to do with eac
 A callback may return None, an item (a dict, a dataclass or an attrs instance), a
 L{Request}, an iterable or generator of both, a Deferred firing with any of these, or be
 C{async def} (a coroutine, or an async generator).
+
+The start: C{start_requests()} (TinyScrapy's), or C{async def start()} (Scrapy's since 2.13),
+which wins when a spider defines both (L{tinyscrapy.startrequests}).
 """
 
 import logging
 
+from tinyscrapy.errors import SpiderWithoutName
 from tinyscrapy.http import Request
 
 
@@ -15,8 +19,10 @@ class Spider:
     """
     Subclass this. Class attributes are the spider's configuration.
 
-    @cvar name: the spider's name, used in logs, stats and C{%(name)s} feed paths.
-    @cvar start_urls: fetched first when L{start_requests} is not overridden.
+    @cvar name: the spider's name, used in logs, stats and C{%(name)s} feed paths; a spider
+        without one is refused (C{ValueError}, as in Scrapy).
+    @cvar start_urls: fetched first when neither L{start_requests} nor L{start} is
+        overridden (an empty list on the instance when the class sets none).
     @cvar allowed_domains: hosts (and their subdomains) the crawl may visit; empty: any.
     @cvar custom_settings: settings for this spider, above the project's, below C{-s}.
     @cvar handle_httpstatus_list: statuses outside 200-299 that still go to the callback.
@@ -32,12 +38,14 @@ class Spider:
         """Spider arguments (C{-a NAME=VALUE}) become attributes."""
         if name is not None:
             self.name = name
-        elif self.name is None:
-            self.name = type(self).__name__.lower()
+        elif not self.name:
+            raise SpiderWithoutName(f"{type(self).__name__} must have a name")
         for key, value in kwargs.items():
             setattr(self, key, value)
         if isinstance(self.start_urls, str):
             self.start_urls = [self.start_urls]
+        elif self.start_urls is Spider.start_urls:
+            self.start_urls = []
         self.crawler = None
 
     @classmethod
@@ -47,18 +55,40 @@ class Spider:
         spider.crawler = crawler
         return spider
 
+    @classmethod
+    def update_settings(cls, settings):
+        """Put C{custom_settings} into C{settings} (at the C{spider} priority); override to
+        change the crawl's settings in code, as in Scrapy."""
+        settings.update(cls.custom_settings or {}, "spider")
+
     @property
     def settings(self):
         return self.crawler.settings if self.crawler is not None else None
 
     @property
     def logger(self):
-        return logging.getLogger(f"spider.{self.name}")
+        """A logger named after the spider (as Scrapy names it), whose records carry
+        C{spider} in their extra."""
+        return logging.LoggerAdapter(logging.getLogger(self.name), {"spider": self})
+
+    def log(self, message, level=logging.DEBUG, **kwargs):
+        """Log C{message} at C{level} with L{logger} (Scrapy's older helper)."""
+        self.logger.log(level, message, **kwargs)
 
     def start_requests(self):
         """The first requests: one per C{start_urls} entry, made lazily."""
         for url in self.start_urls:
             yield Request(url, dont_filter=True)
+
+    async def start(self):
+        """
+        Scrapy's start (2.13 and later): an async generator of the first requests and
+        items, which may C{await}. Override it, or L{start_requests}; this default is never
+        driven (the engine drives L{start_requests} instead, whose default reads
+        C{start_urls}).
+        """
+        for request in self.start_requests():
+            yield request
 
     def parse(self, response):
         """The default callback."""

@@ -56,8 +56,13 @@ class HttpResponse:
 
     @property
     def meta(self):
-        """The request's C{meta}."""
-        return self.request.meta if self.request is not None else {}
+        """The request's C{meta}, with C{"depth"}: how many links from a start request
+        (what Scrapy's DepthMiddleware keeps there; here it is C{request.depth})."""
+        if self.request is None:
+            return {}
+        meta = self.request.meta
+        meta["depth"] = self.request.depth
+        return meta
 
     @property
     def is_text(self):

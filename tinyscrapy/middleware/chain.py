@@ -44,6 +44,7 @@ from twisted.internet.defer import Deferred, ensureDeferred
 
 from tinyscrapy.components import takes_spider
 from tinyscrapy.http import HttpResponse, Request
+from tinyscrapy.runner.reactors import deferred_from_coro
 
 
 class MiddlewareError(TypeError):
@@ -52,11 +53,19 @@ class MiddlewareError(TypeError):
 
 async def _call(hook, with_spider, spider, *args):
     """Call a hook (with the spider last if it takes it) and wait for its result if it is
-    a Deferred or a coroutine."""
+    a Deferred or a coroutine (run as an asyncio Task under the asyncio reactor, so that
+    it may await asyncio code)."""
     result = hook(*args, spider) if with_spider else hook(*args)
+    if inspect.iscoroutine(result):
+        result = deferred_from_coro(result)
     if isinstance(result, Deferred) or inspect.isawaitable(result):
         result = await result
     return result
+
+
+async def _gather(agen):
+    """An async generator's output as a list."""
+    return [each async for each in agen]
 
 
 def _hooks(middlewares, name, n_args, reverse=False):
@@ -165,14 +174,15 @@ class SpiderMiddlewareChain:
     async def _wrap_rest(self, index, label, result, response, spider):
         """Wait for the hook number C{index}, then go on with the hooks after it."""
         if inspect.isasyncgen(result):
-            result = [each async for each in result]
+            result = await deferred_from_coro(_gather(result))
         else:
-            result = await result
+            result = await (deferred_from_coro(result) if inspect.iscoroutine(result)
+                            else result)
         _expect_iterable(label, result)
         for label, hook, with_spider in self._output_hooks[index + 1:]:
             result = await _call(hook, with_spider, spider, response, result)
             if inspect.isasyncgen(result):
-                result = [each async for each in result]
+                result = await deferred_from_coro(_gather(result))
             _expect_iterable(label, result)
         return result
 

@@ -1,13 +1,25 @@
 """
 Spider kinds, at Scrapy's path C{scrapy.spiders}: the base L{Spider}
 (L{tinyscrapy.spider}, part of the core), L{CrawlSpider} and L{Rule}
-(L{tinyscrapy.spiders.crawlspider}). The C{crawl} command's own spider is
+(L{tinyscrapy.spiders.crawlspider}), L{SitemapSpider}
+(L{tinyscrapy.spiders.sitemapspider}). The C{crawl} command's own spider is
 L{tinyscrapy.spiders.sitespider}.
+
+Scrapy's submodule paths C{scrapy.spiders.crawl} and C{scrapy.spiders.sitemap} are the
+same modules under a second name (entries in C{sys.modules}), so
+C{from tinyscrapy.spiders.sitemap import SitemapSpider} imports too.
 
 This module only re-exports.
 """
 
-from tinyscrapy.spider import Spider
-from tinyscrapy.spiders.crawlspider import CrawlSpider, Rule
+import sys
 
-__all__ = ["CrawlSpider", "Rule", "Spider"]
+from tinyscrapy.spider import Spider
+from tinyscrapy.spiders import crawlspider, sitemapspider
+from tinyscrapy.spiders.crawlspider import CrawlSpider, Rule
+from tinyscrapy.spiders.sitemapspider import SitemapSpider
+
+sys.modules[__name__ + ".crawl"] = crawlspider
+sys.modules[__name__ + ".sitemap"] = sitemapspider
+
+__all__ = ["CrawlSpider", "Rule", "SitemapSpider", "Spider"]

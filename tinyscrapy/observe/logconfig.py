@@ -1,0 +1,89 @@
+"""
+L{configure_logging}: logging set up as Scrapy sets it up (C{scrapy.utils.log}).
+
+Twisted's own log is routed to Python's logging (once per process), and, with
+C{install_root_handler}, one handler on the root logger writes records to stderr (or
+C{LOG_FILE}) at C{LOG_LEVEL} in C{LOG_FORMAT}. Calling it again replaces that handler,
+never adds a second one; handlers the user installed are left alone, as in Scrapy (a script
+that sets up its own logging passes C{install_root_handler=False}).
+"""
+
+import logging
+import sys
+
+from tinyscrapy.errors import UsageError
+
+_root_handler = None
+_root_config = None
+_twisted_routed = False
+
+
+def configure_logging(settings=None, install_root_handler=True):
+    """
+    Route Twisted's log to Python's logging and, optionally, install the root handler.
+
+    @param settings: a L{tinyscrapy.settings.Settings}, a dict of settings, or None (the
+        defaults): C{LOG_ENABLED}, C{LOG_LEVEL}, C{LOG_FORMAT}, C{LOG_DATEFORMAT},
+        C{LOG_FILE}, C{LOG_FILE_APPEND}, C{LOG_ENCODING}.
+    @param install_root_handler: install (or replace) the root handler.
+    @raise UsageError: C{LOG_LEVEL} is not a level name.
+    """
+    from tinyscrapy.settings import Settings
+    if not isinstance(settings, Settings):
+        settings = Settings(settings or {})
+    _route_twisted()
+    if not install_root_handler:
+        return
+    global _root_handler, _root_config
+    level = _level(settings.get("LOG_LEVEL"))
+    config = (level, settings.getbool("LOG_ENABLED", True), settings.get("LOG_FILE"),
+              settings.getbool("LOG_FILE_APPEND", True), settings.get("LOG_ENCODING"),
+              settings.get("LOG_FORMAT"), settings.get("LOG_DATEFORMAT"))
+    if _root_handler is not None and config == _root_config:
+        return  # the same handler would be made again: keep it (and its filters)
+    root = logging.getLogger()
+    reopened = _root_config is not None and _root_config[2] == config[2]
+    if _root_handler is not None:
+        root.removeHandler(_root_handler)
+        _root_handler.close()
+        _root_handler = None
+    level, enabled, path, append, encoding, fmt, datefmt = config
+    if not enabled:
+        handler = logging.NullHandler()
+    elif path:
+        # emptied once at most: the same file again (a crawl's LOG_LEVEL) appends
+        handler = logging.FileHandler(path, mode="a" if append or reopened else "w",
+                                      encoding=encoding or "utf-8")
+    else:
+        handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(fmt, datefmt))
+    handler.setLevel(level)
+    root.setLevel(level)
+    root.addHandler(handler)
+    _root_handler, _root_config = handler, config
+    # Twisted announces every connection factory at INFO; keep that for DEBUG runs
+    logging.getLogger("twisted").setLevel(
+        max(level, logging.WARNING) if level > logging.DEBUG else level)
+
+
+def update_root_handler(settings):
+    """A crawl's own settings (a spider's C{custom_settings} C{LOG_LEVEL}, say) remake the
+    root handler, as Scrapy's crawler does, when L{configure_logging} installed one."""
+    if _root_handler is not None:
+        configure_logging(settings, install_root_handler=True)
+
+
+def _level(name):
+    value = logging.getLevelName(str(name).upper()) if not isinstance(name, int) else name
+    if not isinstance(value, int):
+        raise UsageError(f"unknown log level {name!r}")
+    return value
+
+
+def _route_twisted():
+    """Twisted's log goes through Python's logging: once, or every line comes twice."""
+    global _twisted_routed
+    if not _twisted_routed:
+        from twisted.python import log
+        log.PythonLoggingObserver().start()
+        _twisted_routed = True

@@ -1,0 +1,1 @@
+"""Running crawls from a script: which reactor (reactors), and L{CrawlerRunner}."""

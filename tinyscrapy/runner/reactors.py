@@ -1,0 +1,212 @@
+"""
+Which reactor runs the crawl (C{TWISTED_REACTOR}), and the boundary between the user's
+coroutines and the engine's Deferreds.
+
+Twisted's reactor is chosen once per process, by the first import of
+C{twisted.internet.reactor}: L{install_reactor} must run before anything imports it.
+L{tinyscrapy.crawler.CrawlerProcess} and L{tinyscrapy.crawler.Crawler} call
+L{apply_reactor_setting} first thing, so C{TWISTED_REACTOR} in the settings (or a
+spider's C{custom_settings}) takes effect as in Scrapy.
+
+Under the asyncio reactor, a callback's coroutine (or C{async def start()}) runs as an
+asyncio Task (L{deferred_from_coro}), so it can await asyncio code (C{asyncio.sleep},
+aiohttp, ...); a Deferred is awaited there through L{maybe_deferred_to_future}, as in
+Scrapy. Under the default reactor, coroutines run with Twisted's C{ensureDeferred}: they
+await Deferreds directly, and awaiting asyncio code fails with L{AsyncioReactorNeeded},
+which names the setting.
+"""
+
+import logging
+import sys
+
+from twisted.internet.defer import Deferred, ensureDeferred
+
+from tinyscrapy.errors import UsageError
+
+logger = logging.getLogger(__name__)
+
+ASYNCIO_REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
+
+# what asyncio raises when it is awaited with no asyncio loop running the coroutine
+_NO_ASYNCIO_LOOP = ("no running event loop", "await wasn't used with future")
+
+
+class AsyncioReactorNeeded(RuntimeError):
+    """A coroutine awaited asyncio code under a reactor that is not asyncio's."""
+
+
+def _installed():
+    """The installed reactor, or None (installing one puts it in C{sys.modules})."""
+    return sys.modules.get("twisted.internet.reactor")
+
+
+def reactor_path(reactor):
+    """The dotted path of C{reactor}'s class, as C{TWISTED_REACTOR} spells it."""
+    cls = type(reactor)
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def is_asyncio_reactor_installed():
+    """True when the installed reactor is Twisted's asyncio reactor."""
+    return type(_installed()).__module__ == "twisted.internet.asyncioreactor"
+
+
+def install_reactor(path, event_loop_path=None):
+    """
+    Install the reactor class C{path} names (its module's C{install()}), unless a
+    reactor is installed already.
+
+    @param event_loop_path: for the asyncio reactor, the dotted path of an event loop class
+        (C{ASYNCIO_EVENT_LOOP}); None: asyncio's default loop.
+    @return: True if this call installed it.
+    @raise UsageError: C{path} does not name a reactor that can be installed.
+    """
+    if _installed() is not None:
+        return False
+    from tinyscrapy.components import load_object
+    if path == ASYNCIO_REACTOR:
+        import asyncio
+
+        from twisted.internet import asyncioreactor
+        loop = load_object(event_loop_path)() if event_loop_path else asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        asyncioreactor.install(eventloop=loop)
+        return True
+    module = path.rpartition(".")[0]
+    try:
+        installer = load_object(f"{module}.install") if module else None
+    except UsageError:
+        installer = None
+    if not callable(installer):
+        raise UsageError(f"setting TWISTED_REACTOR={path!r}: not a reactor that can be "
+                         f"installed (its module has no install())")
+    installer()
+    return True
+
+
+def apply_reactor_setting(settings, spidercls=None):
+    """
+    Install the reactor the crawl asks for if none is yet (L{wanted_reactor}); if one is,
+    check that it is the one C{TWISTED_REACTOR} names.
+
+    @param spidercls: the spider class, whose module may ask for the asyncio reactor.
+    @return: the reactor.
+    @raise UsageError: C{TWISTED_REACTOR} names another reactor than the installed one.
+    """
+    path = settings.get("TWISTED_REACTOR")
+    if _installed() is None:
+        wanted = wanted_reactor(settings, spidercls)
+        if wanted:
+            install_reactor(wanted, settings.get("ASYNCIO_EVENT_LOOP"))
+    from twisted.internet import reactor
+    if path and reactor_path(reactor) != path:
+        raise UsageError(
+            f"setting TWISTED_REACTOR={path!r}, but the reactor {reactor_path(reactor)} "
+            f"is already installed (something imported twisted.internet.reactor first)")
+    return reactor
+
+
+def install_for(settings, spider_classes):
+    """
+    Install the reactor the crawl of C{spider_classes} asks for (L{wanted_reactor}, the
+    first spider's C{custom_settings} included), before a command imports the reactor for
+    anything else (the demo site).
+    """
+    if _installed() is not None or not spider_classes:
+        return
+    merged = settings.copy()
+    update_settings = getattr(spider_classes[0], "update_settings", None)
+    if update_settings is not None:
+        update_settings(merged)
+    wanted = wanted_reactor(merged, spider_classes[0])
+    if wanted:
+        install_reactor(wanted, merged.get("ASYNCIO_EVENT_LOOP"))
+
+
+# modules whose use says a spider awaits asyncio code (their top-level package names)
+ASYNCIO_LIBRARIES = frozenset({"asyncio", "aiohttp", "aiofiles", "aiosqlite", "asyncpg",
+                               "motor"})
+
+
+def wanted_reactor(settings, spidercls=None):
+    """
+    The reactor a crawl asks for: C{TWISTED_REACTOR}; when it is not set, the asyncio
+    reactor if the spider's module (or a base class's) imports asyncio or an asyncio
+    library (a spider written for Scrapy, whose default reactor is asyncio's, that awaits
+    asyncio code), else None (Twisted's default reactor).
+    """
+    path = settings.get("TWISTED_REACTOR")
+    if path:
+        return path
+    if spidercls is not None and uses_asyncio(spidercls):
+        logger.info("%s uses asyncio: running on the asyncio reactor (set TWISTED_REACTOR "
+                    "to choose)", getattr(spidercls, "__name__", spidercls))
+        return ASYNCIO_REACTOR
+    return None
+
+
+def uses_asyncio(spidercls):
+    """True when the module of C{spidercls} or of one of its bases holds asyncio (or an
+    asyncio library, or something taken from one) among its names."""
+    import inspect
+    for cls in getattr(spidercls, "__mro__", ()):
+        module = sys.modules.get(cls.__module__)
+        if module is None or module.__name__ == "builtins" \
+                or module.__name__.startswith("tinyscrapy."):
+            continue
+        for value in vars(module).values():
+            name = value.__name__ if inspect.ismodule(value) else \
+                getattr(value, "__module__", None)
+            if isinstance(name, str) and name.partition(".")[0] in ASYNCIO_LIBRARIES:
+                return True
+    return False
+
+
+def deferred_from_coro(coro):
+    """
+    Run a coroutine (a callback's, a hook's, a pull of C{start()}) and wrap it as a
+    Deferred: as an asyncio Task under the asyncio reactor, with C{ensureDeferred}
+    otherwise.
+
+    @return: a Deferred that fires with the coroutine's result, or errbacks with what it
+        raised (L{AsyncioReactorNeeded} when it awaited asyncio code without the asyncio
+        reactor). Cancelling it cancels the coroutine.
+    """
+    reactor = _installed()
+    if type(reactor).__module__ == "twisted.internet.asyncioreactor":
+        import asyncio
+        return Deferred.fromFuture(asyncio.ensure_future(coro, loop=reactor._asyncioEventloop))
+    d = ensureDeferred(coro)
+    d.addErrback(_eb_explain_asyncio)
+    return d
+
+
+def _eb_explain_asyncio(failure):
+    """asyncio's own error says nothing of the reactor: say which setting is missing."""
+    if failure.check(RuntimeError) and str(failure.value) in _NO_ASYNCIO_LOOP:
+        raise AsyncioReactorNeeded(
+            f"a coroutine awaited asyncio code ({failure.value}), which needs the asyncio "
+            f"reactor: set TWISTED_REACTOR = {ASYNCIO_REACTOR!r}") from failure.value
+    return failure
+
+
+def deferred_to_future(d):
+    """
+    An asyncio Future for Deferred C{d}, to await it inside a coroutine under the asyncio
+    reactor (Scrapy's C{scrapy.utils.defer.deferred_to_future}).
+
+    @raise AsyncioReactorNeeded: the installed reactor is not asyncio's.
+    """
+    if not is_asyncio_reactor_installed():
+        raise AsyncioReactorNeeded(
+            f"deferred_to_future needs the asyncio reactor: set TWISTED_REACTOR = "
+            f"{ASYNCIO_REACTOR!r}")
+    return d.asFuture(_installed()._asyncioEventloop)
+
+
+def maybe_deferred_to_future(d):
+    """C{d} as something a coroutine can await under the installed reactor: an asyncio
+    Future under the asyncio reactor, C{d} itself otherwise."""
+    if not is_asyncio_reactor_installed():
+        return d
+    return d.asFuture(_installed()._asyncioEventloop)

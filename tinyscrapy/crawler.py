@@ -19,7 +19,6 @@ signal stops the reactor at once.
 """
 
 import logging
-import re
 import signal
 
 from twisted.internet import defer
@@ -27,15 +26,13 @@ from twisted.python.failure import Failure
 
 from tinyscrapy.components import build, build_ordered, load_object
 from tinyscrapy.errors import UsageError
+from tinyscrapy.observe.crawllog import apply_spider_log_level, log_start
 from tinyscrapy.observe.ledger import RequestLedger
 from tinyscrapy.observe.stats import StatsCollector
 from tinyscrapy.settings import Settings
 from tinyscrapy.signals import SignalBus
 
 logger = logging.getLogger(__name__)
-
-# the password of a URL in a setting (redis://:secret@host/0), kept out of the log
-_CREDENTIALS = re.compile(r"(://[^/@:]*:)[^/@]*@")
 
 
 def _default_reactor():
@@ -59,6 +56,7 @@ class Crawler:
         self.settings = settings.copy() if settings is not None else Settings()
         self.settings.update(getattr(spidercls, "custom_settings", None) or {}, "spider")
         self.settings.validate()  # a bad value stops the start here, with one line
+        apply_spider_log_level(self.settings)  # a LOG_LEVEL in custom_settings
         self.reactor = reactor or _default_reactor()
         self.signals = SignalBus()
         self.stats = build(load_object(self.settings.get("STATS_CLASS", StatsCollector)), self)
@@ -121,26 +119,8 @@ class Crawler:
         return engine
 
     def _log_start(self):
-        """Log what this crawl runs with: overridden settings, enabled components, and
-        the setting names nothing has read (a typo, or a setting of the user's own)."""
-        name = self.spider.name
-        overridden = self.settings.overridden()
-        if overridden:
-            logger.info("%s: overridden settings: %r", name, {
-                key: _CREDENTIALS.sub(r"\1***@", value) if isinstance(value, str) else value
-                for key, value in overridden.items()})
-        unread = self.settings.unread_unknown()
-        if unread:
-            logger.warning("%s: settings that nothing has read (a typo?): %s", name, ", ".join(
-                f"{setting} (did you mean {guess}?)" if guess else setting
-                for setting, guess in unread))
-        engine = self.engine
-        for kind, parts in (("downloader middlewares", engine.downloader.middleware.middlewares),
-                            ("spider middlewares", engine.scraper.spidermw.middlewares),
-                            ("item pipelines", engine.scraper.pipelines.pipelines),
-                            ("extensions", self.extensions)):
-            paths = [path for path, _ in parts]
-            logger.info("%s: enabled %s: %s", name, kind, ", ".join(paths) or "none")
+        """Log what this crawl runs with (L{tinyscrapy.observe.crawllog.log_start})."""
+        log_start(self)
 
 
 def _raise_now(d):

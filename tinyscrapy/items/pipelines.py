@@ -61,6 +61,7 @@ class ItemPipelines:
         self._waiting = 0
         self._peak = 0
         self._n_scraped = self._n_dropped = self._n_failed = 0
+        self._log_items = logger.isEnabledFor(logging.DEBUG)  # asked once, not per item
 
     def open_spider(self, spider):
         """@return: a Deferred fired once every pipeline's C{open_spider} finished; it
@@ -133,6 +134,8 @@ class ItemPipelines:
     def _scraped(self, item, response, spider):
         self._n_scraped += 1
         self.stats.inc_value("item_scraped_count")
+        if self._log_items:  # Scrapy's line: the page, then the item on the next line
+            logger.debug("Scraped from %r\n%r", response, item)
         self.signals.send(signals.item_scraped, item=item, response=response, spider=spider)
 
     def _failed(self, exception, item, response, spider, path):

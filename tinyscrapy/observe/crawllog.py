@@ -112,7 +112,8 @@ def summary_line(crawler, stats, reason):
     seconds = stats.get("elapsed_time_seconds", 0) or 0
     rate = f"{pages / seconds:.0f} pages/s" if seconds > 0 else "-"
     return (f"{name}: {pages} pages, {items} items, {errors} "
-            f"{'error' if errors == 1 else 'errors'} in {seconds:.1f} s ({rate}); {reason}; "
+            f"{'error' if errors == 1 else 'errors'} in {seconds:.{2 if seconds < 10 else 0}f} s "
+            f"({rate}); {reason}; "
             f"{_feeds(crawler, name)}")
 
 

@@ -77,7 +77,7 @@ def log_start(crawler):
 
 def _show(value):
     if isinstance(value, str):
-        return _CREDENTIALS.sub(r"\1***@", value)
+        value = _CREDENTIALS.sub(r"\1***@", value)
     return repr(value)
 
 

@@ -221,4 +221,8 @@ def main(argv=None):
         status = 2
     except KeyboardInterrupt:
         status = 130
+    except BrokenPipeError:  # `... | head`: the reader left; no traceback for that
+        import os
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        status = 1
     sys.exit(status)

@@ -51,6 +51,35 @@ def _nothing():
     return None
 
 
+def connections_closed(server, timeout=10.0):
+    """
+    Wait for the event "every connection C{server} has open now is closed, seen from the
+    server" (each connection's C{closed} Deferred), at most C{timeout} seconds: a bound
+    for a test that fails, not a guess of how long closing takes.
+
+    @return: a Deferred firing with True once they are closed, or False at the bound.
+    """
+    waits = [connection.closed for connection in list(server._factory.protocols)]
+    if not waits:
+        return defer.succeed(True)
+    result = defer.Deferred()
+    timer = reactor.callLater(timeout, _fire_once, result, False)
+    all_closed = defer.DeferredList(waits)
+    all_closed.addCallback(_cb_all_closed, result, timer)
+    return result
+
+
+def _cb_all_closed(_, result, timer):
+    if timer.active():
+        timer.cancel()
+    _fire_once(result, True)
+
+
+def _fire_once(result, value):
+    if not result.called:
+        result.callback(value)
+
+
 @defer.inlineCallbacks
 def failure_of(d):
     """

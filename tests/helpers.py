@@ -162,8 +162,10 @@ def run_command(reactor, args, cwd=ROOT, timeout=60, started=None):
 def run_and_interrupt(reactor, args, conditions, **kwargs):
     """
     Run C{python -m tinyscrapy ARGS} (as L{run_command}) and send it SIGINT once each of
-    C{conditions} (calls returning a bool) comes true, in order: one signal a poll, since
-    two sent at once arrive as one.
+    C{conditions} comes true, in order: a call returning a bool, or a string, which is
+    true once the child has written it to stderr (to send a second signal only after the
+    child has seen the first: two signals that arrive before the child runs again are
+    handled as one).
 
     @return: the command's Deferred, as L{run_command}'s.
     """
@@ -173,8 +175,14 @@ def run_and_interrupt(reactor, args, conditions, **kwargs):
     pending = list(conditions)
     d = run_command(reactor, args, started=transports.append, **kwargs)
 
+    def holds(condition):
+        if isinstance(condition, str):
+            err = b"".join(transports[0].proto.err).decode("utf-8", "replace")
+            return condition in err
+        return condition()
+
     def poll():
-        if pending and transports and pending[0]():
+        if pending and transports and holds(pending[0]):
             pending.pop(0)
             transports[0].signalProcess("INT")
         if not pending:

@@ -97,7 +97,7 @@ class CommandTests(unittest.TestCase):
 
     def test_unknown_command(self):
         """An unknown command: one line, exit 2."""
-        return self.assertUsageError(["fly"], "invalid choice")
+        return self.assertUsageError(["fly"], "unknown command 'fly'")
 
     def test_unknown_option(self):
         """An unknown option: one line, exit 2."""

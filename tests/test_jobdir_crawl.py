@@ -78,7 +78,8 @@ class PauseResumeTests(unittest.TestCase):
 
     def _crawl(self, url, feed, stats, interrupt_after=()):
         """Run `crawl URL --jobdir DIR`; send SIGINT once the server has counted each number
-        of hits in C{interrupt_after}. @return: the command's Deferred."""
+        of hits in C{interrupt_after} (or, for a string, once the child wrote it to
+        stderr). @return: the command's Deferred."""
         feed, stats = os.path.abspath(feed), os.path.abspath(stats)
         args = ["crawl", url, "--jobdir", self.jobdir, "-O", feed,
                 "-s", "CONCURRENT_REQUESTS=2", "-s", "ROBOTSTXT_OBEY=False",
@@ -86,7 +87,8 @@ class PauseResumeTests(unittest.TestCase):
         hits = self.server.hits
         start = sum(hits.values())
         return run_and_interrupt(reactor, args, [
-            lambda count=count: sum(hits.values()) - start >= count
+            count if isinstance(count, str)  # a line the child wrote: see run_and_interrupt
+            else (lambda count=count: sum(hits.values()) - start >= count)
             for count in interrupt_after])
 
     def _paths(self, feed):
@@ -135,7 +137,8 @@ class PauseResumeTests(unittest.TestCase):
         0.6 s at least: one flush has happened.)"""
         url = self._slow_site()
         code, _out, err = yield self._crawl(url, self.mktemp() + ".jsonl",
-                                            self.mktemp() + ".json", interrupt_after=[14, 14])
+                                            self.mktemp() + ".json",
+                                            interrupt_after=[14, "closing gracefully"])
         self.assertEqual(code, 1, err)
         self.assertIn("stopping at once", err)
         stats = self.mktemp() + ".json"

@@ -124,7 +124,7 @@ class SecondProcessTests(unittest.TestCase):
         links = "".join(f'<a href="/p{i}">p</a>' for i in range(20))
         server.add("/", Delay(0, f"<title>home</title>{links}".encode()))
         for i in range(20):
-            server.add(f"/p{i}", Delay(0.2, b"<title>p</title>"))
+            server.add(f"/p{i}", Delay(1.0, b"<title>p</title>"))  # a 10 s window
         jobdir = os.path.abspath(self.mktemp())
         args = ["crawl", server.url("/"), "--jobdir", jobdir, "-O",
                 os.path.abspath(self.mktemp() + ".jsonl"), "-s", "ROBOTSTXT_OBEY=False",

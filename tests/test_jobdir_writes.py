@@ -215,5 +215,5 @@ class FinishedCrawlTests(unittest.TestCase):
         logs = capture_logs(self)
         yield crawl(StartUrlsSpider, {"JOBDIR": jobdir}, start_urls=[server.url("/")])
         self.assertEqual(server.hits, {"/": 2, "/a": 1})
-        self.assertIn("again fetches only its start requests that have dont_filter",
-                      logs.text())
+        self.assertIn("the crawl is complete, nothing is left to fetch. Running it again with "
+                      "this directory skips every page already crawled", logs.text())

@@ -99,7 +99,8 @@ class ProgressTests(unittest.TestCase):
         self.assertTrue(written.endswith("\r"))
         self.assertEqual(draws[-2].strip(), "")  # blanked at the end
         self.assertTrue(progress_of(crawler).live)
-        self.assertFalse([m for m in self.logs.messages() if m.startswith("Crawled ")])
+        self.assertFalse([m for m in self.logs.messages() if m.startswith("Crawled ")
+                          and " pages (at " in m])  # not the DEBUG "Crawled (200)"
 
     @defer.inlineCallbacks
     def test_live_line_steps_aside_for_log_records(self):
@@ -132,7 +133,8 @@ class ProgressTests(unittest.TestCase):
         crawler = yield self._crawl(PROGRESS=False, LOGSTATS_INTERVAL=0, LOG_LEVEL="INFO")
         self.assertIsNone(progress_of(crawler))
         self.assertEqual(self.stream.getvalue(), "")
-        self.assertFalse([m for m in self.logs.messages() if m.startswith("Crawled ")])
+        self.assertFalse([m for m in self.logs.messages() if m.startswith("Crawled ")
+                          and " pages (at " in m])  # not the DEBUG "Crawled (200)"
 
 
 class LiveWantedTests(unittest.TestCase):

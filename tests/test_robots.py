@@ -7,6 +7,7 @@ import logging
 
 from twisted.internet import defer
 from twisted.trial import unittest
+from twisted.web.resource import Resource
 from twisted.web.server import NOT_DONE_YET
 
 from tinyscrapy import Request, Spider
@@ -21,6 +22,57 @@ from .servers import Delay, Drop, NoAnswer, Redirect, Robots, Status, TestServer
 from .test_scope import REDIRECTS, LinkSpider
 
 OBEY = {"ROBOTSTXT_OBEY": True}
+
+
+class _Countdown:
+    """C{done} fires once L{tick} has been called C{count} times."""
+
+    def __init__(self, count):
+        self.count = count
+        self.done = defer.Deferred()
+
+    def tick(self):
+        self.count -= 1
+        if self.count == 0:
+            self.done.callback(None)
+
+
+class _Counted(Resource):
+    """A page that ticks a L{_Countdown} when it is asked for."""
+
+    isLeaf = True
+
+    def __init__(self, countdown):
+        super().__init__()
+        self.countdown = countdown
+
+    def render(self, request):
+        self.countdown.tick()
+        request.setHeader("content-type", "text/html")
+        return b"<html><title>fast</title></html>"
+
+
+class _AnswerWhen(Resource):
+    """Answers C{body} (text/plain) once C{event} has fired: a wait on an event, where a
+    delay would guess how long the other host takes."""
+
+    isLeaf = True
+
+    def __init__(self, event, body):
+        super().__init__()
+        self.event = event
+        self.body = body
+
+    def render(self, request):
+        self.event.addCallback(self._answer, request)
+        return NOT_DONE_YET
+
+    def _answer(self, result, request):
+        if not request.finished and not request._disconnected:
+            request.setHeader("content-type", "text/plain")
+            request.write(self.body)
+            request.finish()
+        return result
 
 
 def _paths(server):
@@ -84,18 +136,22 @@ class RobotsTests(unittest.TestCase):
 
     @defer.inlineCallbacks
     def test_other_hosts_not_held_up(self):
-        """While one host's robots.txt is slow, another host's pages are fetched."""
+        """While one host's robots.txt is unanswered, another host's pages are fetched:
+        the slow robots.txt answers only once the fast host's pages have all arrived."""
         slow = TestServer(interface="127.0.0.2").start()
         self.addCleanup(slow.stop)
-        slow.add("/robots.txt", Delay(0.5, b"User-agent: *\nAllow: /\n"))
+        fast_pages_in = _Countdown(3)
+        slow.add("/robots.txt", _AnswerWhen(fast_pages_in.done, b"User-agent: *\nAllow: /\n"))
         slow_page = slow.add_page("/")
         self.server.add("/robots.txt", Robots("User-agent: *\nAllow: /\n"))
-        fast_pages = [self.server.add_page(f"/f{i}") for i in range(3)]
-        yield crawl(LinkSpider, OBEY, start_urls=[slow_page] + fast_pages)
-        slow_page_time = [r.time for r in slow.requests if r.path == "/"][0]
-        fast_times = [r.time for r in self.server.requests if r.path != "/robots.txt"]
-        self.assertEqual(len(fast_times), 3)
-        self.assertLess(max(fast_times), slow_page_time)
+        fast_pages = [self.server.add(f"/f{i}", _Counted(fast_pages_in)) for i in range(3)]
+        crawler = yield crawl(LinkSpider, dict(OBEY, ROBOTSTXT_TIMEOUT=30),
+                              start_urls=[slow_page] + fast_pages)
+        self.assertTrue(fast_pages_in.done.called)
+        self.assertEqual(slow.hits["/"], 1)  # after its robots.txt, which did not time out
+        self.assertEqual([key for key in crawler.stats.get_stats()
+                          if key.startswith("robotstxt/exception_count/")], [])
+        self.assertEqual(crawler.stats.get_value("item_scraped_count"), 4)
 
     @defer.inlineCallbacks
     def test_missing_or_broken_robots_allows_all(self):

@@ -244,12 +244,11 @@ class StartLogTests(unittest.TestCase):
         yield crawl(Idle, {"ITEM_PIPELINES": {Recorder: 1}, "MY_RECORDER_VALUE": 7,
                            "DEPTH_LIMIT": 4, "SPIDER_MIDDLEWARES_BASE": {}})
         text = logs.text()
-        self.assertIn("'DEPTH_LIMIT': 4", text)
-        self.assertIn("enabled item pipelines: tests.test_settings.Recorder", text)
-        self.assertRegex(text, r"enabled downloader middlewares: .*"
-                               r"tinyscrapy\.middleware\.defaults\.DefaultHeadersMiddleware")
-        self.assertIn("enabled spider middlewares: none", text)
-        self.assertIn("enabled extensions:", text)
+        self.assertIn("DEPTH_LIMIT=4", text)
+        self.assertIn("item pipelines: tests.test_settings.Recorder", text)
+        self.assertIn("downloader middlewares: HttpAuth, DefaultHeaders, UserAgent", text)
+        self.assertIn("spider middlewares: none", text)
+        self.assertIn("extensions:", text)
         self.assertEqual(Recorder.built[0].value, 7)
 
     @defer.inlineCallbacks
@@ -340,7 +339,7 @@ class CommandSettingsTests(unittest.TestCase):
             reactor, ["runspider", self.spider('{"DEPTH_LIMIT": 2}'), "-s", "USER_AGENT=123",
                       "-s", "CONCURRENT_REQUESTS=4"], cwd=self.tmp)
         self.assertEqual(code, 0, err)
-        self.assertIn("'USER_AGENT': '123'", err)
+        self.assertIn("USER_AGENT='123'", err)
 
 
 class DocumentationTests(unittest.TestCase):

@@ -80,7 +80,8 @@ class SummaryTests(unittest.TestCase):
         self.assertEqual(stats["finish_reason"], "finished")
         self.assertEqual(stats["scheduler/enqueued"], 6)
         self.assertEqual(stats["scheduler/dequeued"], 6)
-        self.assertEqual(stats["downloader/responses"], 5)
+        self.assertEqual(stats["downloader/response_count"], 5)
+        self.assertNotIn("downloader/responses", stats)  # counted once, as in Scrapy
         self.assertIn("T", stats["start_time"])  # ISO 8601
         self.assertIn("Dumping stats for links", logs.text())
 

@@ -4,9 +4,11 @@ L{Command}: C{python -m tinyscrapy COMMAND ...}.
 Each command is a module of L{tinyscrapy.commands}; this module parses the command line,
 dispatches to the command, and keeps what the crawling commands share (L{Command.crawl}).
 
-Usage errors (an unknown command or option, a spider that does not import, a bad setting)
-print one line on stderr and exit with status 2, without a traceback. A crawl that ran to
-its end exits 0, whatever pages failed on the way (they are in the stats).
+Usage errors (an unknown command or option, a spider that does not import, a bad setting,
+a start URL that cannot be fetched) print one line on stderr and exit with status 2,
+without a traceback. A crawl that ran to its end exits 0, whatever pages failed on the way
+(they are in the stats), unless nothing at all was fetched: when every start request was
+refused, timed out or forbidden by robots.txt, it ends with one line saying so and exits 1.
 """
 
 import argparse
@@ -53,12 +55,29 @@ def command_module(name):
 
 def build_parser():
     parser = _Parser(prog="python -m tinyscrapy",
-                     description="Scrapy's model, TinyScrapy's size, Twisted underneath.")
+                     description="Scrapy's model, TinyScrapy's size, Twisted underneath. "
+                     "`python -m tinyscrapy COMMAND -h` tells what a command does.")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in NAMES:
         module = command_module(name)
-        module.add_arguments(commands.add_parser(name, help=module.HELP))
+        module.add_arguments(commands.add_parser(
+            name, help=module.HELP, description=getattr(module, "DESCRIPTION", module.HELP)))
     return parser
+
+
+def check_command_name(argv):
+    """
+    @raise UsageError: the first argument is not an option and names no command (with
+        the closest command, for a typo).
+    """
+    if not argv or argv[0].startswith("-") or argv[0] in NAMES:
+        return
+    import difflib
+    word = argv[0]
+    guesses = difflib.get_close_matches(word, NAMES, n=1, cutoff=0.6)
+    hint = f": did you mean `{guesses[0]}`?" if guesses else ""
+    raise UsageError(f"unknown command {word!r}{hint} (commands: {', '.join(NAMES)}; "
+                     f"-h for help)")
 
 
 class Command:
@@ -70,6 +89,7 @@ class Command:
     """
 
     def __init__(self, argv):
+        check_command_name(argv)
         self.args = build_parser().parse_args(argv)
         if self.args.command is None:
             raise UsageError("no command given (try: run, runspider, crawl, demo, list, "
@@ -85,8 +105,10 @@ class Command:
     def crawl(self, spider_classes, extra_args=None):
         """Run C{spider_classes} in one L{CrawlerProcess}. @return: the exit status."""
         from tinyscrapy.crawler import CrawlerProcess
+        from tinyscrapy.items.feeds import check_shared_feeds
         self.apply_options()
-        spargs = dict(_pairs(self.args.spargs, "-a"))
+        check_shared_feeds(self.settings, len(spider_classes))
+        spargs = dict(setting_pairs(self.args.spargs, "-a"))
         spargs.update(extra_args or {})
         from tinyscrapy.runner.reactors import install_for
         install_for(self.settings, spider_classes)  # TWISTED_REACTOR, before the demo site
@@ -100,13 +122,20 @@ class Command:
         process.start()
         if process.usage_error is not None:  # e.g. a shared frontier that cannot connect
             raise process.usage_error
-        return 1 if process.failed or process.forced else 0
+        status = 1 if process.failed or process.forced else 0
+        from tinyscrapy.observe.crawllog import nothing_fetched
+        for crawler in process.crawlers:
+            message = nothing_fetched(crawler)
+            if message is not None:  # every start request was refused, timed out, ...
+                logging.getLogger("tinyscrapy.crawler").error("%s", message)
+                status = 1
+        return status
 
     def apply_options(self):
         """Turn C{-s}, C{-L}, C{--jobdir}, C{--scheduler}, C{--trace}, C{-o} and C{-O} into
         settings, and set up logging."""
         args = self.args
-        for name, value in _pairs(args.settings, "-s"):
+        for name, value in setting_pairs(args.settings, "-s"):
             self.settings.set(name, parse_value(value, name), "cmdline")
         if args.loglevel:
             self.settings.set("LOG_LEVEL", args.loglevel.upper(), "cmdline")
@@ -156,7 +185,9 @@ class Command:
         return url
 
 
-def _pairs(items, flag):
+def setting_pairs(items, flag):
+    """C{(name, value)} of each C{NAME=VALUE} of option C{flag}.
+    @raise UsageError: one is not C{NAME=VALUE}."""
     for item in items:
         name, sep, value = item.partition("=")
         if not sep or not name:
@@ -186,4 +217,8 @@ def main(argv=None):
         status = 2
     except KeyboardInterrupt:
         status = 130
+    except BrokenPipeError:  # `... | head`: the reader left; no traceback for that
+        import os
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        status = 1
     sys.exit(status)

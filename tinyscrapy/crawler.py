@@ -22,7 +22,6 @@ signal stops the reactor at once.
 """
 
 import logging
-import re
 import signal
 
 from twisted.internet import defer
@@ -31,6 +30,7 @@ from twisted.python.failure import Failure
 from tinyscrapy import signals
 from tinyscrapy.components import build, build_ordered, load_object
 from tinyscrapy.errors import UsageError
+from tinyscrapy.observe.crawllog import log_start
 from tinyscrapy.observe.ledger import RequestLedger
 from tinyscrapy.observe.logconfig import configure_logging, update_root_handler
 from tinyscrapy.observe.stats import StatsCollector
@@ -41,9 +41,6 @@ from tinyscrapy.signals import SignalBus
 from tinyscrapy.startrequests import start_of
 
 logger = logging.getLogger(__name__)
-
-# the password of a URL in a setting (redis://:secret@host/0), kept out of the log
-_CREDENTIALS = re.compile(r"(://[^/@:]*:)[^/@]*@")
 
 
 def _as_settings(settings):
@@ -149,26 +146,8 @@ class Crawler:
         return engine
 
     def _log_start(self):
-        """Log what this crawl runs with: overridden settings, enabled components, and
-        the setting names nothing has read (a typo, or a setting of the user's own)."""
-        name = self.spider.name
-        overridden = self.settings.overridden()
-        if overridden:
-            logger.info("%s: overridden settings: %r", name, {
-                key: _CREDENTIALS.sub(r"\1***@", value) if isinstance(value, str) else value
-                for key, value in overridden.items()})
-        unread = self.settings.unread_unknown()
-        if unread:
-            logger.warning("%s: settings that nothing has read (a typo?): %s", name, ", ".join(
-                f"{setting} (did you mean {guess}?)" if guess else setting
-                for setting, guess in unread))
-        engine = self.engine
-        for kind, parts in (("downloader middlewares", engine.downloader.middleware.middlewares),
-                            ("spider middlewares", engine.scraper.spidermw.middlewares),
-                            ("item pipelines", engine.scraper.pipelines.pipelines),
-                            ("extensions", self.extensions)):
-            paths = [path for path, _ in parts]
-            logger.info("%s: enabled %s: %s", name, kind, ", ".join(paths) or "none")
+        """Log what this crawl runs with (L{tinyscrapy.observe.crawllog.log_start})."""
+        log_start(self)
 
 
 def _raise_now(d):

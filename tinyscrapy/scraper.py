@@ -55,6 +55,8 @@ class Scraper:
         self._seen_urls = None  # follow_all's early duplicate check, made on first use
         self.spidermw = SpiderMiddlewareChain(build_ordered(crawler, "SPIDER_MIDDLEWARES"))
         self.pipelines = ItemPipelines(crawler, build_ordered(crawler, "ITEM_PIPELINES"))
+        # asked once: a crawl at INFO pays nothing for the DEBUG line of each page
+        self._log_pages = logger.isEnabledFor(logging.DEBUG)
 
     def open_spider(self, spider):
         """@return: a Deferred fired once every pipeline's C{open_spider} finished."""
@@ -74,6 +76,8 @@ class Scraper:
             errbacks: errors are counted and logged here, once, with the URL).
         """
         self.stats.inc_value("response_received_count")
+        if self._log_pages:
+            _log_crawled(response, request)
         self.signals.send(signals.response_received, response=response, request=request,
                           spider=spider)
         if not self._status_allowed(response, request, spider):
@@ -249,6 +253,14 @@ class Scraper:
         self.stats.inc_value(f"engine/unexpected_errors/{failure.type.__name__}")
         logger.error("Unexpected error while handling %r", request, exc_info=(
             failure.type, failure.value, failure.getTracebackObject()))
+
+
+def _log_crawled(response, request):
+    """Scrapy's DEBUG line for a page: C{Crawled (200) <GET url> (referer: None)}, with
+    the response's flags (C{['cached']}) when it has some."""
+    flags = getattr(response, "flags", None)
+    logger.debug("Crawled (%d) %r (referer: %s)%s", response.status, request,
+                 request.headers.get("Referer"), f" {flags!r}" if flags else "")
 
 
 def _is_item(value):

@@ -15,14 +15,21 @@ import time
 from twisted.web.resource import Resource
 from twisted.web.server import Site
 
+from tinyscrapy.commands import positive_int
+
 HELP = "a quick speed check on a generated site"
+DESCRIPTION = """\
+Serve a generated site in this process, crawl it with the crawl command's spider, and
+print pages per second and the request ledger. Exit 1 when not every page was crawled."""
 
 
 def add_arguments(parser):
-    parser.add_argument("--pages", type=int, default=2000)
+    parser.add_argument("--pages", type=positive_int, default=2000,
+                        help="how many pages the generated site has (default 2000)")
     parser.add_argument("-s", dest="settings", action="append", default=[],
                         metavar="NAME=VALUE", help="set a setting (repeatable)")
-    parser.add_argument("-L", dest="loglevel", metavar="LEVEL", help="log level")
+    parser.add_argument("-L", dest="loglevel", metavar="LEVEL",
+                        help="log level (default WARNING)")
 
 
 def run(command):

@@ -1,6 +1,9 @@
 """C{list}: the spider classes C{run} finds in ./spiders/."""
 
 HELP = "list the spiders `run` can find"
+DESCRIPTION = """\
+Print the dotted path of every spider class in ./spiders/ (run it from the
+project's root); `run` takes those paths."""
 
 
 def add_arguments(parser):

@@ -4,6 +4,11 @@ import os
 import sys
 
 HELP = "run spider classes (default: the demo spiders)"
+DESCRIPTION = """\
+Run spider classes, named by dotted path (spiders.books.BooksSpider), together in one
+process. With none named, serve the embedded demo site in the same process and run the two
+example spiders of ./spiders/ against it. Exit 0 when the crawls ran to their end, 1 when
+one could not go on or fetched nothing at all, 2 for a usage error."""
 
 DEFAULT_SPIDERS = ("spiders.books.BooksSpider", "spiders.quotes.QuotesSpider")
 

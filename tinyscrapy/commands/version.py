@@ -3,6 +3,8 @@
 import tinyscrapy
 
 HELP = "print the version"
+DESCRIPTION = """\
+Print tinyscrapy's version."""
 
 
 def add_arguments(parser):

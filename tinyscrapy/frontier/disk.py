@@ -333,9 +333,11 @@ class DiskScheduler(Scheduler):
         elif saved:
             logger.info("--jobdir %s: %d requests kept for the next run", self.jobdir, saved)
         else:
-            logger.info("--jobdir %s: nothing left waiting; a run with this directory again "
-                        "fetches only its start requests that have dont_filter (those of the "
-                        "default start_requests() do), and no page already seen", self.jobdir)
+            logger.info("--jobdir %s: the crawl is complete, nothing is left to fetch. "
+                        "Running it again with this directory skips every page already "
+                        "crawled (only start URLs the spider marks dont_filter, as the "
+                        "default start_requests() does, are fetched again); to crawl "
+                        "everything again, use a new directory", self.jobdir)
         self._db.close()
         self._db = None
         self._unlock()

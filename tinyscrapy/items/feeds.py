@@ -12,6 +12,9 @@ and any other C{%(attribute)s} the spider's attribute (a C{-a} argument, say).
 Several spiders of one process that name the same file share one open writer: each item
 is one C{write()} of whole lines, and the reactor is single-threaded, so two spiders'
 lines never interleave (and with C{overwrite}, the file is emptied once, by the first).
+A CSV file is the exception: its columns come from the first item, so the rows of a spider
+with other fields would be blank. Sharing one is refused at the start, with one line,
+unless C{FEED_EXPORT_FIELDS} (or the feed's C{fields}) chooses the columns for all.
 
 Files are opened when the crawler is built, so a feed that cannot be opened (a folder
 that cannot be made, a C{.json} file to append to that is not a JSON array) stops the
@@ -110,14 +113,14 @@ class FeedExporter:
             try:
                 _OPEN_WRITERS[path][0].write_item(item)
             except Exception as e:
-                stats.inc_value(f"feedexport/failed/{path}")
+                stats.inc_value("feedexport/failed_count")
                 if path not in self._broken:  # once per file, not once per item
                     self._broken.add(path)
                     logger.error("cannot write an item from %s to the feed %s: %s: %s",
                                  getattr(kwargs.get("response"), "url", None), path,
                                  type(e).__name__, e)
                 continue
-            stats.inc_value(f"feedexport/items/{path}")
+            stats.inc_value("feedexport/items_count")
 
     def spider_closed(self, spider, reason):
         for path in self.paths:
@@ -184,8 +187,37 @@ def _open_writer(path, options, defaults):
     elif entry[0].format != options["format"]:
         raise UsageError(f"feed {path!r} is already written as {entry[0].format}, "
                          f"not {options['format']}")
+    elif entry[0].format == "csv" and not (options.get("fields") or defaults["fields"]):
+        raise UsageError(_shared_csv(path))
     entry[1] += 1
     return key
+
+
+def check_shared_feeds(settings, spider_count):
+    """
+    Refuse, before any file is opened, a CSV feed that several spiders would share.
+
+    @raise UsageError: C{spider_count} spiders run and a C{FEEDS} path without
+        C{%(name)s} is CSV while no C{fields} / C{FEED_EXPORT_FIELDS} choose its columns.
+    """
+    if spider_count < 2 or settings.getlist("FEED_EXPORT_FIELDS"):
+        return
+    for path, options in settings.getdict("FEEDS").items():
+        options = options if isinstance(options, dict) else {}
+        if "%(" in path or options.get("fields") or path == "-":
+            continue
+        try:
+            fmt = options.get("format") or format_for_path(path)
+        except UsageError:
+            continue  # said when the feed is opened
+        if fmt == "csv":
+            raise UsageError(_shared_csv(path))
+
+
+def _shared_csv(path):
+    return (f"feed {path!r}: several spiders cannot share one CSV file, whose columns are "
+            f"one spider's (the others' rows would be blank): put %(name)s in the path, "
+            f"as -o 'items-%(name)s.csv', set FEED_EXPORT_FIELDS, or write .jsonl")
 
 
 def _release_writer(key):

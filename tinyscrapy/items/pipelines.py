@@ -69,6 +69,7 @@ class ItemPipelines:
         self._waiting = 0
         self._peak = 0
         self._n_scraped = self._n_dropped = self._n_failed = 0
+        self._log_items = logger.isEnabledFor(logging.DEBUG)  # asked once, not per item
 
     def open_spider(self, spider):
         """@return: a Deferred fired once every pipeline's C{open_spider} finished; it
@@ -149,6 +150,8 @@ class ItemPipelines:
         answered with one (it is waited for, as in Scrapy: back-pressure again)."""
         self._n_scraped += 1
         self.stats.inc_value("item_scraped_count")
+        if self._log_items:  # Scrapy's line: the page, then the item on the next line
+            logger.debug("Scraped from %r\n%r", response, item)
         return self.signals.send_waiting(signals.item_scraped, item=item, response=response,
                                          spider=spider)
 

@@ -61,9 +61,10 @@ def configure_logging(settings=None, install_root_handler=True):
     root.setLevel(level)
     root.addHandler(handler)
     _root_handler, _root_config = handler, config
-    # Twisted announces every connection factory at INFO; keep that for DEBUG runs
+    # Twisted announces every connection factory at INFO: shown below DEBUG only (-L 5),
+    # since at DEBUG it would drown the lines of each page
     logging.getLogger("twisted").setLevel(
-        max(level, logging.WARNING) if level > logging.DEBUG else level)
+        max(level, logging.WARNING) if level >= logging.DEBUG else level)
 
 
 def update_root_handler(settings):

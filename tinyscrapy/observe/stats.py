@@ -17,6 +17,17 @@ from datetime import datetime, timezone
 
 logger = logging.getLogger(__name__)
 
+# fields of the parts' statistics() records that the stats already count, as Scrapy names
+# them (the record's name -> the stats' own key)
+_COUNTED_AS = {
+    "downloader/requests": "downloader/request_count",
+    "downloader/responses": "downloader/response_count",
+    "downloader/failures": "downloader/exception_count",
+    "downloader/bytes": "downloader/response_bytes",
+    "downloader/decoded_bytes": "downloader/response_bytes_decoded",
+    "pipelines/scraped": "item_scraped_count",
+}
+
 # STATS_FILE paths in use by the crawlers of this process
 _STATS_FILES = set()
 
@@ -103,20 +114,31 @@ class StatsCollector:
             self.record_statistics(crawl_statistics(self.crawler))
         if logger.isEnabledFor(logging.INFO):
             import pprint
+            if self.crawler is not None:
+                from tinyscrapy.observe.crawllog import summary_line
+                logger.info("%s", summary_line(self.crawler, self._stats, reason))
             logger.info("Dumping stats for %s:\n%s", spider.name,
                         pprint.pformat(self._stats, sort_dicts=True))
         if self._path:
             self._write(self._path)
 
     def record_statistics(self, records):
-        """Copy the number fields of each record as C{part/field}, leaving out zeros (the
-        ledger is left out too: it counts into the stats itself)."""
+        """Copy the number fields of each record as C{part/field}, leaving out zeros, and
+        those the stats count already under Scrapy's names (L{_COUNTED_AS}; the ledger is
+        left out too: it counts into the stats itself). Decoded bytes are kept only when
+        they differ from the bytes on the wire (a compressed response)."""
+        stats = self._stats
         for part, record in records.items():
             if part == "ledger" or not dataclasses.is_dataclass(record):
                 continue
             for field, value in dataclasses.asdict(record).items():
-                if isinstance(value, (int, float)) and not isinstance(value, bool) and value:
-                    self._stats[f"{part}/{field}"] = value
+                key = f"{part}/{field}"
+                if isinstance(value, (int, float)) and not isinstance(value, bool) and value \
+                        and key not in _COUNTED_AS:
+                    stats[key] = value
+        decoded = stats.get("downloader/response_bytes_decoded")
+        if decoded is not None and decoded == stats.get("downloader/response_bytes"):
+            del stats["downloader/response_bytes_decoded"]
 
     def _write(self, path):
         _STATS_FILES.discard(path)

@@ -14,7 +14,9 @@ L{IgnoreRequest} kind, counted by the scraper in the ledger and the stats
     - L{DepthExceeded}: deeper than C{DEPTH_LIMIT} (0: no limit).
     - L{OffsiteRequest}: the host is outside the spider's C{allowed_domains}: a domain
       admits its subdomains, an entry with a port (C{"example.com:8080"}) only that port.
-      C{meta["allow_offsite"]} lets one request through. Logged once per host.
+      C{meta["allow_offsite"]} lets one request through. Logged once per origin
+      (scheme, host and port: another port of the same host is another site), with the
+      C{allowed_domains} it is not in.
 
 Depth is the number of links from a start request: L{HttpResponse.follow} sets it, the
 scraper sets it on a Request a callback made by hand, and a redirect or a retry keeps it.
@@ -28,6 +30,7 @@ from urllib.parse import urlsplit
 
 from tinyscrapy import signals
 from tinyscrapy.errors import DepthExceeded, InvalidUrl, OffsiteRequest, UrlTooLong
+from tinyscrapy.scope.fingerprint import url_origin
 
 logger = logging.getLogger(__name__)
 
@@ -43,6 +46,7 @@ class Scope:
         self._allowed = None
         self._host_verdicts = {}
         self._offsite_logged = set()
+        self._allowed_domains = ()
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -89,7 +93,8 @@ class Scope:
         if not host:
             return InvalidUrl, f"no valid host in {authority[:200]!r}"
         if self._allowed is None:
-            self._allowed = _allowed_pattern(getattr(spider, "allowed_domains", None))
+            self._allowed_domains = tuple(getattr(spider, "allowed_domains", None) or ())
+            self._allowed = _allowed_pattern(self._allowed_domains or None)
         if self._allowed is False:
             return True
         if self._allowed.match(host) or (port and self._allowed.match(f"{host}:{port}")):
@@ -105,10 +110,14 @@ class Scope:
         if isinstance(decision, OffsiteRequest):
             self.stats.inc_value("offsite/filtered")
             host = str(decision)
+            origin = url_origin(request.url) or host
             if host not in self._offsite_logged:
                 self._offsite_logged.add(host)
                 self.stats.inc_value("offsite/domains")
-                logger.info("Filtered offsite request to %r: %r", host, request)
+            if origin not in self._offsite_logged:  # once per origin: a port is a site
+                self._offsite_logged.add(origin)
+                logger.info("Filtered offsite request to %r (allowed_domains: %s): %r",
+                            origin, ", ".join(self._allowed_domains) or "none", request)
         else:
             logger.debug("Dropped %r: %s", request, decision)
 

@@ -4,7 +4,17 @@ L{SiteCrawler}: the spider behind C{python -m tinyscrapy crawl URL ...}.
 Unlike Scrapy's C{crawl}, which takes a spider's name, this one takes URLs and needs no
 code: from each start URL it follows every link that stays on the origin (scheme, host and
 port) of the page it was found on, and records one item per page: C{url}, C{status},
-C{title}, C{depth}.
+C{title}, C{depth} and C{redirect_urls}.
+
+HTTP redirects are followed (a start URL C{/} that redirects to C{/en/} is crawled from
+C{/en/}): the item is the page the chain ended on, its C{url} the final URL and its
+C{redirect_urls} the URLs before it (empty when there was no redirect). Every other status,
+404 and 500 included, is recorded as an item too, and a 3xx that is not followed (no
+C{Location}, or C{REDIRECT_ENABLED} off) is recorded as it is.
+
+L{check_start_url} refuses, before anything starts, a start URL that cannot be fetched in
+principle: not http or https, malformed, or a bare word (for which it suggests C{run NAME}
+when a spider of that name is in C{./spiders}).
 
 It is a polite crawler by default (C{command_settings}, below a user's C{-s}): it obeys
 robots.txt, and stops at depth 20 (as Heritrix's default C{maxHops}) so that an endless
@@ -21,8 +31,12 @@ URLs share one crawl, others do not.
 """
 
 import hashlib
+import os
+from urllib.parse import urlsplit
 
+from tinyscrapy.errors import HttpError, UsageError
 from tinyscrapy.http import Request
+from tinyscrapy.middleware.redirect import REDIRECT_CODES
 from tinyscrapy.scope.fingerprint import url_origin
 from tinyscrapy.scope.links import LinkExtractor
 from tinyscrapy.spider import Spider
@@ -34,7 +48,9 @@ class SiteCrawler(Spider):
     name = "crawl"
     # settings the crawl command applies (a user's -s still wins)
     command_settings = {"ROBOTSTXT_OBEY": True, "DEPTH_LIMIT": 20}
-    handle_httpstatus_list = tuple(range(300, 600))
+    # every status reaches parse but the redirects, which the redirect middleware follows
+    handle_httpstatus_list = tuple(code for code in range(300, 600)
+                                   if code not in REDIRECT_CODES)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -50,14 +66,17 @@ class SiteCrawler(Spider):
 
     def start_requests(self):
         for url in self.start_urls:
-            yield Request(url, callback=self.parse)
+            yield Request(url, callback=self.parse, errback=self.record_refused)
 
     def parse(self, response):
+        request = response.request
+        meta = request._meta
         yield {
             "url": response.url,
             "status": response.status,
             "title": self._title(response),
-            "depth": response.request.depth,
+            "depth": request.depth,
+            "redirect_urls": list(meta.get("redirect_urls", ())) if meta else [],
         }
         if response.status >= 300 or not response.is_text:
             return
@@ -65,7 +84,14 @@ class SiteCrawler(Spider):
         prefix = origin + "/"
         urls = [url for url in self.links.extract_urls(response)
                 if url.startswith(prefix) or url_origin(url) == origin]
-        yield from response.follow_all(urls, callback=self.parse)
+        yield from response.follow_all(urls, callback=self.parse, errback=self.record_refused)
+
+    def record_refused(self, failure):
+        """A redirect status that was not followed (no C{Location}, redirects off) is a
+        page too: record it, without following its links. Other failures are in the
+        stats and the log already."""
+        if failure.check(HttpError):
+            yield from self.parse(failure.value.response)
 
     @staticmethod
     def _title(response):
@@ -92,3 +118,44 @@ def _start_domains(urls):
         if host_port.startswith("www."):
             domains.append(host_port[4:])
     return domains
+
+
+def check_start_url(url):
+    """
+    Refuse a start URL that cannot be fetched in principle, before anything starts.
+
+    @raise UsageError: C{url} is not an http or https URL with a host (a bare word gets a
+        hint: C{run NAME} when a spider of that name is in C{./spiders}, else the URL it
+        may have meant).
+    """
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 (raises ValueError for a port that is not a number in range)
+    except ValueError as e:
+        raise UsageError(f"crawl: {url!r} is not a valid URL ({e})") from None
+    scheme = parts.scheme.lower()
+    if not scheme and not parts.netloc:
+        raise UsageError(f"crawl: {url!r} is not a URL: {_bare_word_hint(url)}")
+    if scheme not in ("http", "https"):
+        raise UsageError(f"crawl: cannot fetch {url!r}: only http and https URLs are crawled")
+    if not parts.hostname:
+        raise UsageError(f"crawl: {url!r} has no host")
+
+
+def _bare_word_hint(word):
+    """What a bare word on the C{crawl} command line probably meant."""
+    if word in _project_spider_names():
+        return f"did you mean `run {word}`? (crawl takes URLs; run takes spider names)"
+    return f"crawl takes URLs, such as http://{word.strip('/')}/"
+
+
+def _project_spider_names():
+    """The names of the spiders in C{./spiders}, or an empty set when there is none (or
+    one does not import: the hint is not worth a second error)."""
+    if not os.path.isdir("spiders"):
+        return set()
+    from tinyscrapy.spiders.spiderloader import find_spiders, load_spider_class
+    try:
+        return {load_spider_class(path).name for path in find_spiders()}
+    except Exception:
+        return set()

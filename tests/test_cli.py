@@ -1,0 +1,102 @@
+"""
+The command line's own manners: a misspelled command, C{--help} of every command,
+C{settings --get}, and arguments out of range, each one line and exit 2.
+"""
+
+import argparse
+import json
+import os
+
+from twisted.internet import defer, reactor
+from twisted.trial import unittest
+
+from tinyscrapy.command import build_parser
+from tinyscrapy.commands import NAMES
+
+from .helpers import run_command
+from .servers import TestServer
+
+
+def _subparsers(parser):
+    (action,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return action.choices
+
+
+class HelpTests(unittest.TestCase):
+    """Every command's --help says what it does and what each option means."""
+
+    def test_every_command_and_option_is_described(self):
+        """Each command has a description; each of its options and arguments a help."""
+        commands = _subparsers(build_parser())
+        self.assertEqual(sorted(commands), sorted(NAMES))
+        for name, parser in commands.items():
+            self.assertTrue(parser.description and len(parser.description) > 20, name)
+            for action in parser._actions:
+                if isinstance(action, argparse._HelpAction):
+                    continue
+                self.assertTrue(action.help, f"{name} {action.option_strings or action.dest}")
+
+    @defer.inlineCallbacks
+    def test_help_of_crawl(self):
+        """crawl --help (in a child) tells it takes URLs and what -O does; exit 0."""
+        code, out, err = yield run_command(reactor, ["crawl", "--help"])
+        self.assertEqual(code, 0, err)
+        self.assertIn("follow redirects", out)
+        self.assertIn("write items to FILE, replacing it", out)
+
+
+class CommandLineErrorTests(unittest.TestCase):
+    """Bad input on the command line: one line, exit 2, no traceback."""
+
+    def setUp(self):
+        self.tmp = os.path.abspath(self.mktemp())
+        os.makedirs(self.tmp)
+
+    @defer.inlineCallbacks
+    def assertUsageError(self, args, words):
+        code, out, err = yield run_command(reactor, args, cwd=self.tmp)
+        self.assertEqual(code, 2, err)
+        self.assertNotIn("Traceback", err)
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+        self.assertIn(words, err)
+        return out
+
+    def test_misspelled_command(self):
+        """`runspidr` suggests `runspider`."""
+        return self.assertUsageError(["runspidr", "x.py"], "did you mean `runspider`?")
+
+    def test_bench_without_pages(self):
+        """bench --pages 0 is refused before anything is served."""
+        return self.assertUsageError(["bench", "--pages", "0"], "must be at least 1")
+
+    def test_demo_port_out_of_range(self):
+        """demo --port 70000: out of range."""
+        return self.assertUsageError(["demo", "--port", "70000"], "out of range")
+
+    def test_demo_port_busy(self):
+        """demo --port N where N is taken: one line naming the port."""
+        busy = TestServer().start()
+        self.addCleanup(busy.stop)
+        return self.assertUsageError(["demo", "--port", str(busy.port)],
+                                     f"cannot listen on 127.0.0.1:{busy.port}")
+
+    def test_settings_get_unknown(self):
+        """settings --get with a typo suggests the setting."""
+        return self.assertUsageError(["settings", "--get", "DOWNLOAD_DELEY"],
+                                     "did you mean DOWNLOAD_DELAY?")
+
+
+class SettingsGetTests(unittest.TestCase):
+    """C{settings --get NAME} prints one value."""
+
+    @defer.inlineCallbacks
+    def test_one_value(self):
+        """A number, a -s override, and a list (as JSON): the value alone on stdout."""
+        code, out, err = yield run_command(reactor, ["settings", "--get", "CONCURRENT_REQUESTS"])
+        self.assertEqual((code, out), (0, "16\n"), err)
+        code, out, _ = yield run_command(
+            reactor, ["settings", "--get", "DOWNLOAD_DELAY", "-s", "DOWNLOAD_DELAY=2.5"])
+        self.assertEqual((code, out), (0, "2.5\n"))
+        code, out, _ = yield run_command(reactor, ["settings", "--get", "RETRY_HTTP_CODES"])
+        self.assertEqual(code, 0)
+        self.assertIn(503, json.loads(out))

@@ -1,4 +1,5 @@
-"""C{list}: the spider classes C{run} finds in ./spiders/."""
+"""C{list}: the spiders C{run} finds: by name in a project, else the classes in
+./spiders/ by dotted path."""
 
 HELP = "list the spiders `run` can find"
 
@@ -8,7 +9,12 @@ def add_arguments(parser):
 
 
 def run(command):
-    from tinyscrapy.spiders.spiderloader import find_spiders
+    from tinyscrapy.project.config import inside_project
+    from tinyscrapy.spiders.spiderloader import SpiderLoader, find_spiders
+    if inside_project():
+        for name in SpiderLoader.from_settings(command.settings).list():
+            print(name)
+        return 0
     for path in find_spiders():
         print(path)
     return 0

@@ -41,7 +41,8 @@ SCRAPY_PATHS = {
 FACES = ["__init__.py", "exceptions.py", "http/__init__.py", "spiders/__init__.py",
          "linkextractors/__init__.py", "selector/__init__.py", "item.py",
          "loader/__init__.py", "loader/processors.py", "utils/__init__.py",
-         "utils/log.py", "utils/defer.py", "utils/reactor.py", "utils/sitemap.py"]
+         "utils/log.py", "utils/defer.py", "utils/reactor.py", "utils/sitemap.py",
+         "utils/project.py"]
 
 
 def modules():

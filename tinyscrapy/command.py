@@ -94,7 +94,9 @@ class Command:
         if self.args.command is None:
             raise UsageError("no command given (try: run, runspider, crawl, demo, list, "
                              "version; -h for help)")
-        self.settings = Settings()
+        from tinyscrapy.project.config import project_values
+        # inside a project (tinyscrapy.cfg), its settings module is the "project" layer
+        self.settings = Settings(project_values(), "project")
 
     def run(self):
         """Dispatch to the command's module. @return: the exit status."""

@@ -153,6 +153,10 @@ DEFAULTS = {
     "CLOSESPIDER_ITEMCOUNT": 0,
     "CLOSESPIDER_TIMEOUT": 0.0,
     "CLOSESPIDER_ERRORCOUNT": 0,
+    # a project (tinyscrapy.cfg; docs/projects.md)
+    "BOT_NAME": "tinyscrapy",
+    "SPIDER_MODULES": [],
+    "NEWSPIDER_MODULE": "",
 }
 
 # A setting that names a class: a dotted path, or the class itself.

@@ -10,7 +10,8 @@ C{--help} shows (C{HELP} when it has none).
 
 import argparse
 
-NAMES = ("run", "runspider", "crawl", "demo", "bench", "list", "settings", "version")
+NAMES = ("run", "runspider", "crawl", "parse", "list", "startproject", "genspider", "demo",
+         "bench", "settings", "version")
 
 
 def port_number(text):

@@ -1,9 +1,10 @@
-"""C{list}: the spider classes C{run} finds in ./spiders/."""
+"""C{list}: the spiders C{run} finds: by name in a project, else the classes in
+./spiders/ by dotted path."""
 
 HELP = "list the spiders `run` can find"
 DESCRIPTION = """\
-Print the dotted path of every spider class in ./spiders/ (run it from the
-project's root); `run` takes those paths."""
+Inside a project (tinyscrapy.cfg), print the name of every spider of SPIDER_MODULES;
+elsewhere, the dotted path of every spider class in ./spiders/. `run` takes either."""
 
 
 def add_arguments(parser):
@@ -11,7 +12,12 @@ def add_arguments(parser):
 
 
 def run(command):
-    from tinyscrapy.spiders.spiderloader import find_spiders
+    from tinyscrapy.project.config import inside_project
+    from tinyscrapy.spiders.spiderloader import SpiderLoader, find_spiders
+    if inside_project():
+        for name in SpiderLoader.from_settings(command.settings).list():
+            print(name)
+        return 0
     for path in find_spiders():
         print(path)
     return 0

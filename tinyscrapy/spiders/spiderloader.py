@@ -76,3 +76,114 @@ def spider_classes(module):
     return [obj for obj in vars(module).values()
             if inspect.isclass(obj) and issubclass(obj, Spider) and obj is not Spider
             and obj.__module__ == module.__name__]
+
+
+class SpiderLoader:
+    """
+    The spiders of a project by name: every Spider subclass with a C{name} in the modules
+    of C{SPIDER_MODULES} and their submodules, as Scrapy's spider loader finds them.
+
+    @ivar spiders: C{{name: class}}.
+    """
+
+    def __init__(self, module_names):
+        self.spiders = {}
+        self._where = {}
+        for module_name in module_names:
+            for module in _walk_modules(module_name):
+                for cls in spider_classes(module):
+                    self._add(cls)
+
+    @classmethod
+    def from_settings(cls, settings):
+        return cls(settings.getlist("SPIDER_MODULES"))
+
+    def _add(self, cls):
+        name = getattr(cls, "name", None)
+        if not name:
+            return
+        where = f"{cls.__module__}.{cls.__qualname__}"
+        if name in self.spiders and self._where[name] != where:
+            import logging
+            logging.getLogger(__name__).warning(
+                "there are several spiders named %r (%s and %s): %s runs", name,
+                self._where[name], where, where)
+        self.spiders[name] = cls
+        self._where[name] = where
+
+    def load(self, name):
+        """The spider class called C{name}. @raise KeyError: there is none."""
+        return self.spiders[name]
+
+    def list(self):
+        """The spider names, sorted."""
+        return sorted(self.spiders)
+
+    def find_by_request(self, request):
+        """The names of the spiders whose C{allowed_domains} cover C{request}'s host (a
+        spider without C{allowed_domains} is never chosen this way)."""
+        from urllib.parse import urlsplit
+        host = (urlsplit(request.url).hostname or "").lower()
+        found = []
+        for name, cls in sorted(self.spiders.items()):
+            domains = getattr(cls, "allowed_domains", None) or []
+            if any(host == d.lower() or host.endswith("." + d.lower()) for d in domains):
+                found.append(name)
+        return found
+
+
+def _walk_modules(name):
+    """The module C{name} and, for a package, every module below it.
+    @raise UsageError: one of them does not import."""
+    import pkgutil
+    try:
+        module = importlib.import_module(name)
+    except Exception as e:
+        raise UsageError(f"cannot import the spider module {name!r} (SPIDER_MODULES): "
+                         f"{type(e).__name__}: {e}") from None
+    modules = [module]
+    for info in pkgutil.walk_packages(getattr(module, "__path__", []), name + "."):
+        try:
+            modules.append(importlib.import_module(info.name))
+        except Exception as e:
+            raise UsageError(f"cannot import the spider module {info.name!r} "
+                             f"(SPIDER_MODULES): {type(e).__name__}: {e}") from None
+    return modules
+
+
+def project_loader(settings):
+    """
+    The L{SpiderLoader} that finds spiders by name here: the project's C{SPIDER_MODULES}
+    inside a project, else the C{spiders/} package of the current directory if there is
+    one (this repository's example spiders), else None.
+    """
+    from tinyscrapy.project.config import inside_project
+    if inside_project():
+        return SpiderLoader.from_settings(settings)
+    if os.path.isfile(os.path.join(os.getcwd(), "spiders", "__init__.py")):
+        if os.getcwd() not in sys.path:
+            sys.path.insert(0, os.getcwd())
+        return SpiderLoader(["spiders"])
+    return None
+
+
+def resolve_spider(name, loader):
+    """
+    The spider class C{name} means: a spider name C{loader} knows, else a dotted class
+    path.
+
+    @raise UsageError: neither.
+    """
+    if loader is not None and name in loader.spiders:
+        return loader.load(name)
+    if "." in name:
+        return load_spider_class(name)
+    if loader is None:
+        raise UsageError(f"no spider named {name!r}: outside a project (no tinyscrapy.cfg "
+                         "here or above) name a spider class by its dotted path "
+                         "(package.module.Class), or create a project with startproject")
+    import difflib
+    close = difflib.get_close_matches(name, loader.list(), n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    known = ", ".join(loader.list()) or "none"
+    raise UsageError(f"no spider named {name!r} (spiders found: {known}){hint}")

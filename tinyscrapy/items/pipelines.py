@@ -21,12 +21,13 @@ import inspect
 import logging
 from dataclasses import dataclass
 
-from twisted.internet.defer import Deferred, DeferredList, ensureDeferred, maybeDeferred
+from twisted.internet.defer import Deferred, DeferredList, maybeDeferred
 from twisted.python.failure import Failure
 
 from tinyscrapy import signals
 from tinyscrapy.components import takes_spider
 from tinyscrapy.errors import DropItem
+from tinyscrapy.runner.reactors import deferred_from_coro
 
 logger = logging.getLogger(__name__)
 
@@ -105,8 +106,9 @@ class ItemPipelines:
                 return None
             if isinstance(result, Deferred):
                 return self._wait(result, item, index, response, spider)
-            if inspect.isawaitable(result):  # async def process_item
-                return self._wait(ensureDeferred(_awaited(result)), item, index,
+            if inspect.isawaitable(result):  # async def process_item (an asyncio Task
+                # under the asyncio reactor, so that it may await asyncio code)
+                return self._wait(deferred_from_coro(_awaited(result)), item, index,
                                   response, spider)
             if not _is_item(result):
                 self._failed(_bad_output(path, result), item, response, spider, path)
@@ -193,7 +195,7 @@ def _bad_output(path, value):
 
 
 async def _awaited(awaitable):
-    """A coroutine for any awaitable, so that C{ensureDeferred} can drive it."""
+    """A coroutine for any awaitable, so that L{deferred_from_coro} can drive it."""
     return await awaitable
 
 

@@ -12,8 +12,9 @@ from tinyscrapy.errors import (
     DropItem,
     IgnoreRequest,
     NotConfigured,
+    NotSupported,
     UsageError,
 )
 
 __all__ = ["CloseSpider", "DontCloseSpider", "DropItem", "IgnoreRequest", "NotConfigured",
-           "UsageError"]
+           "NotSupported", "UsageError"]

@@ -23,7 +23,8 @@ from twisted.web.iweb import UNKNOWN_LENGTH
 from tinyscrapy.download.contentencoding import body_decoder
 from tinyscrapy.download.tls import tls_error
 from tinyscrapy.errors import ContentDecodingError, DownloadTimeout, ResponseTooLarge
-from tinyscrapy.http import Headers, HttpResponse
+from tinyscrapy.http.headers import Headers
+from tinyscrapy.http.response import Response, response_for
 
 # the fetcher's log, as before the transfer had a module of its own
 logger = logging.getLogger("tinyscrapy.download.fetcher")
@@ -86,18 +87,18 @@ class Transfer:
                     f"Content-Length {declared} is larger than the limit {self.maxsize}")
             if self.warnsize and declared > self.warnsize:
                 self._warn(declared, "declares")
-        headers = _headers(response.headers)
-        encoding = headers.get("content-encoding") if self.fetcher.compression else None
+        headers = Headers.from_raw(response.headers.getAllRawHeaders())
+        encoding = headers.get(b"Content-Encoding") if self.fetcher.compression else None
         if encoding:
             fetcher = self.fetcher
             try:
-                self.decoder = body_decoder(encoding, self.maxsize, fetcher.ratio,
-                                            fetcher.grace)
+                self.decoder = body_decoder(encoding.decode("latin-1"), self.maxsize,
+                                            fetcher.ratio, fetcher.grace)
             except ContentDecodingError:
                 self.abort()
                 raise
             if self.decoder is not None:
-                dict.__delitem__(headers, "content-encoding")
+                del headers[b"Content-Encoding"]
         from treq import collect
         d = collect(response, self.collect)
         d.addCallback(self.cb_body, response.code, headers)
@@ -143,7 +144,7 @@ class Transfer:
         if stats is not None and self.decoder is not None:
             stats.inc_value("httpcompression/response_count")
             stats.inc_value("httpcompression/response_bytes", len(body))
-        return HttpResponse(self.request.url, status, headers, body, self.request)
+        return response_for(self.request.url, status, headers, body, self.request)
 
     def _warn(self, size, verb):
         self.warned = True
@@ -199,27 +200,10 @@ class Transfer:
         result = self.result
         if result.called:  # cancelled: the outcome of the abort is of no interest
             return None
-        if isinstance(outcome, HttpResponse):
+        if isinstance(outcome, Response):
             result.callback(outcome)
         elif self.timed_out is not None:
             result.errback(self.timed_out)
         else:
             result.errback(tls_error(outcome) or outcome)
         return None
-
-
-_HEADER_NAMES = {}
-
-
-def _headers(raw_headers):
-    """Twisted's response headers as our L{Headers} (lower-case C{str} names)."""
-    headers = Headers()
-    names = _HEADER_NAMES
-    for name, values in raw_headers.getAllRawHeaders():
-        key = names.get(name)
-        if key is None:
-            key = name.decode("latin-1").lower()
-            if len(names) < 1000:
-                names[name] = key
-        dict.__setitem__(headers, key, [value.decode("latin-1") for value in values])
-    return headers

@@ -52,9 +52,10 @@ class CookiesMiddleware:
         headers = request.headers
         current = headers.get("Cookie")
         if current is not None:
+            current = current.decode("latin-1")
             if current != meta.get("_jar_cookie"):  # set by the spider, not by us
                 _adopt(jar, request.url, current)
-            dict.pop(headers, "cookie", None)
+            headers.pop("Cookie", None)
         value = _cookie_header(jar, request)
         if value:
             headers["Cookie"] = meta["_jar_cookie"] = value
@@ -67,7 +68,8 @@ class CookiesMiddleware:
         meta = request._meta
         if meta and meta.get("dont_merge_cookies"):
             return response
-        set_cookies = response.headers.getlist("Set-Cookie")
+        set_cookies = [value.decode("latin-1")
+                       for value in response.headers.getlist("Set-Cookie")]
         if set_cookies:
             jar = self.jars[meta.get("cookiejar") if meta else None]
             jar.extract_cookies(_JarResponse(response), _JarRequest(request))
@@ -168,10 +170,12 @@ class _JarRequest:
         return name in self.request.headers
 
     def get_header(self, name, default=None):
-        return self.request.headers.get(name, default)
+        value = self.request.headers.get(name)
+        return default if value is None else value.decode("latin-1")
 
     def header_items(self):
-        return [(name, values[-1]) for name, values in self.request.headers.items()]
+        return [(name.decode("latin-1"), values[-1].decode("latin-1"))
+                for name, values in self.request.headers.items() if values]
 
     def add_unredirected_header(self, name, value):
         self.request.headers[name] = value
@@ -187,4 +191,5 @@ class _JarResponse:
         return self
 
     def get_all(self, name, default=None):
-        return self.response.headers.getlist(name) or default
+        return [value.decode("latin-1") for value in self.response.headers.getlist(name)] \
+            or default

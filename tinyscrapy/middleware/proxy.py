@@ -72,7 +72,7 @@ class HttpProxyMiddleware:
         if meta.get("proxy") is None and "_auth_proxy" in meta:
             # no proxy any more: its credentials must not go anywhere
             meta.pop("_auth_proxy")
-            dict.pop(request.headers, "proxy-authorization", None)
+            request.headers.pop("Proxy-Authorization", None)
 
     def _use(self, request, proxy, auth):
         """Send C{request} through C{proxy}; C{auth} (or the URL's credentials) to it."""
@@ -88,7 +88,7 @@ class HttpProxyMiddleware:
             meta["_auth_proxy"] = clean
         elif meta.get("_auth_proxy") not in (None, clean):
             # credentials for another proxy (the proxy changed): never send them here
-            dict.pop(headers, "proxy-authorization", None)
+            headers.pop("Proxy-Authorization", None)
             meta.pop("_auth_proxy")
         meta["proxy"] = clean
 

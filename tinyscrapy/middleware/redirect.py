@@ -112,21 +112,22 @@ class _Redirects:
         headers = hop.headers
         if to_get:
             for name in _BODY_HEADERS:
-                dict.pop(headers, name, None)
+                headers.pop(name, None)
         old, new = _origin(request.url), _origin(hop.url)
         if old != new or new is None:
-            dict.pop(headers, "authorization", None)
-            dict.pop(headers, "cookie", None)
+            headers.pop("Authorization", None)
+            headers.pop("Cookie", None)
         if (new is None or old[0] != new[0]) and hop.meta.pop("_scheme_proxy", None):
             # the proxy came from the environment for the old scheme: choose again
             hop.meta.pop("proxy", None)
-            dict.pop(headers, "proxy-authorization", None)
+            headers.pop("Proxy-Authorization", None)
         referer = headers.get("Referer")
         if referer is not None and self.referrer_policy is not None:
+            referer = referer.decode("latin-1")
             policy = hop.meta.get("referrer_policy", self.referrer_policy)
             referer = referrer_for(policy, referer, hop.url)
             if referer is None:
-                dict.pop(headers, "referer", None)
+                headers.pop("Referer", None)
             else:
                 headers["Referer"] = referer
 
@@ -148,10 +149,10 @@ def _location_url(request, response):
     if location is None or not location.strip():
         return None
     location = location.strip()
-    try:  # headers arrive as latin-1; a UTF-8 Location reads back as what was sent
-        location = location.encode("latin-1").decode("utf-8")
-    except (UnicodeEncodeError, UnicodeDecodeError):
-        pass
+    try:  # a UTF-8 Location reads back as what was sent
+        location = location.decode("utf-8")
+    except UnicodeDecodeError:
+        location = location.decode("latin-1")
     try:
         return urljoin(request.url, location)
     except ValueError:  # "http://[bad": the 3xx goes on, to the HTTP-error rule
@@ -197,7 +198,8 @@ class MetaRefreshMiddleware(_Redirects):
 
     def _refresh_url(self, response):
         """The URL a refresh within C{max_delay} points to, or None."""
-        content_type = (response.headers.get("Content-Type") or "text/html").lower()
+        content_type = (response.headers.get("Content-Type") or b"text/html").lower()
+        content_type = content_type.decode("latin-1")
         if "html" not in content_type:
             return None
         lowered = response.body.lower()  # a copy, but ~6x faster than a re.I search

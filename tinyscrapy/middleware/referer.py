@@ -143,14 +143,16 @@ class RefererMiddleware:
         return self._set_referer(response, result)
 
     def _set_referer(self, response, result):
-        page_policy = policy_of(response.headers.get("Referrer-Policy"), self.policy)
+        page_policy = response.headers.get("Referrer-Policy")
+        if page_policy is not None:
+            page_policy = page_policy.decode("latin-1")
+        page_policy = policy_of(page_policy, self.policy)
         source = _Source.of(response.url)
         for each in result:
-            if isinstance(each, Request) and (each._headers is None
-                                              or "Referer" not in each._headers):
+            if isinstance(each, Request) and not each.has_header("Referer"):
                 policy = each._meta.get("referrer_policy", page_policy) if each._meta \
                     else page_policy
                 referer = source.referrer(policy, each.url)
-                if referer is not None:  # a str already: skip Headers' conversions
-                    dict.__setitem__(each.headers, "referer", [referer])
+                if referer is not None:
+                    each.headers["Referer"] = referer
             yield each

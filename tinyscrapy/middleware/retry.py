@@ -73,7 +73,9 @@ class RetryMiddleware:
         wait = None
         retry_after = response.headers.get("Retry-After")
         if retry_after is not None:
-            wait = retry_after_seconds(retry_after, response.headers.get("Date"))
+            retry_after = retry_after.decode("latin-1")
+            date = response.headers.get("Date")
+            wait = retry_after_seconds(retry_after, date.decode("latin-1") if date else None)
             if wait is not None and wait > self.retry_after_max:
                 self.stats.inc_value("retry/retry_after_too_long")
                 logger.info("Not retrying %r: Retry-After %s is more than RETRY_AFTER_MAX=%s",

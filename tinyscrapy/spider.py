@@ -9,6 +9,7 @@ C{async def} (a coroutine, or an async generator).
 import logging
 
 from tinyscrapy.http import Request
+from tinyscrapy.http.request import unchecked_request
 
 
 class Spider:
@@ -56,9 +57,14 @@ class Spider:
         return logging.getLogger(f"spider.{self.name}")
 
     def start_requests(self):
-        """The first requests: one per C{start_urls} entry, made lazily."""
+        """The first requests: one per C{start_urls} entry, made lazily. A URL Request
+        refuses (no scheme, say) still becomes a request, which the scope drops and counts
+        as C{InvalidUrl}: one bad start URL does not end the others (docs/differences.md)."""
         for url in self.start_urls:
-            yield Request(url, dont_filter=True)
+            try:
+                yield Request(url, dont_filter=True)
+            except ValueError:
+                yield unchecked_request(url, dont_filter=True)
 
     def parse(self, response):
         """The default callback."""

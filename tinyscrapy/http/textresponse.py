@@ -244,8 +244,12 @@ def _selected_url(url):
     if hasattr(url, "root") and hasattr(url, "xpath"):
         found = _selector_url(url)
         if found is None:
-            raise ValueError(f"no URL in the selector {url!r}: only <a> and <link> "
-                             f"elements with an href, or an attribute, are supported")
+            tag = getattr(url.root, "tag", None)
+            if tag is None:
+                raise ValueError(f"Unsupported selector: {url}")
+            if tag not in ("a", "link"):
+                raise ValueError(f"Only <a> and <link> elements are supported; got <{tag}>")
+            raise ValueError(f"<{tag}> element has no href attribute: {url}")
         return found
     return _link_url(url)
 

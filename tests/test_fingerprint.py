@@ -5,6 +5,7 @@ spellings of one page make one fingerprint, and nothing raises.
 
 import random
 
+from twisted.internet import defer
 from twisted.trial import unittest
 from w3lib.url import canonicalize_url
 
@@ -95,6 +96,16 @@ class CanonicalUrlTests(unittest.TestCase):
         self.assertNotEqual(url_fingerprint("http://example.com/a?x=1", "POST"), base)
         self.assertNotEqual(url_fingerprint("http://example.com/a?x=1", body=b"b"), base)
 
+    def test_fields_cannot_run_into_each_other(self):
+        """GET /foo and GET /f with the body oo, or a method spilling into the URL: each
+        its own fingerprint (the hashed bytes carry each field's length)."""
+        self.assertNotEqual(url_fingerprint("http://h/foo"),
+                            url_fingerprint("http://h/f", "GET", b"oo"))
+        self.assertNotEqual(url_fingerprint("http://h/a", "GET", b"b=1"),
+                            url_fingerprint("http://h/a?b=1"))
+        self.assertNotEqual(request_fingerprint(Request("http://h/foo")),
+                            request_fingerprint(Request("http://h/f", body=b"oo")))
+
     def test_default_ports(self):
         """:80 goes for http and :443 for https, but not the other way round."""
         self.assertEqual(canonical_url("https://h:443/x"), "https://h/x")
@@ -144,3 +155,33 @@ class SeenUrlsTests(unittest.TestCase):
         self.assertIsNotNone(SeenUrls.of(Scheduler(), StatsCollector()))
         self.assertIsNone(SeenUrls.of(Scheduler(fingerprint=repr), StatsCollector()))
         self.assertIsNone(SeenUrls.of(object(), StatsCollector()))
+
+
+class FingerprintCrawlTests(unittest.TestCase):
+    """Requests that differ only in how URL and body split are both fetched."""
+
+    def setUp(self):
+        from .servers import TestServer
+        self.server = TestServer().start()
+        self.addCleanup(self.server.stop)
+
+    @defer.inlineCallbacks
+    def test_url_and_body_do_not_collide(self):
+        """GET /foo and GET /f with the body oo both reach the server."""
+        from tinyscrapy import Spider
+
+        from .helpers import crawl
+        foo, f = self.server.add_page("/foo"), self.server.add_page("/f")
+
+        class Pair(Spider):
+            name = "pair"
+
+            def start_requests(self):
+                yield Request(foo)
+                yield Request(f, body=b"oo")
+
+            def parse(self, response):
+                pass
+
+        yield crawl(Pair)
+        self.assertEqual((self.server.hits["/foo"], self.server.hits["/f"]), (1, 1))

@@ -116,13 +116,11 @@ def decode(content_type, body, encoding=None):
     @param encoding: the encoding the response was built with, or None.
     @return: C{(encoding name, text)}.
     """
-    from w3lib.encoding import read_bom, resolve_encoding, to_unicode
+    from w3lib.encoding import html_to_unicode, read_bom, to_unicode
 
+    if encoding is not None:  # as Scrapy decodes it (a BOM still wins for the text)
+        return encoding, html_to_unicode(f"charset={encoding}", body)[1]
     name, bom = read_bom(body)
-    if encoding is not None:
-        if name is None:
-            return encoding, to_unicode(body, resolve_encoding(encoding) or encoding)
-        return encoding, to_unicode(body[len(bom):], name)
     if name is not None:
         return name, to_unicode(body[len(bom):], name)
     name = declared_encoding(content_type, body)

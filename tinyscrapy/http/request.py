@@ -47,6 +47,18 @@ def to_bytes(value, encoding="utf-8"):
     raise TypeError(f"to_bytes must receive a str or bytes object, got {type(value).__name__}")
 
 
+def NO_CALLBACK(*args, **kwargs):  # noqa: N802 - Scrapy's name
+    """
+    As a request's C{callback}: the request is not for the spider (a component fetches it
+    for itself, as the robots.txt check does), so no spider method must get its answer.
+
+    @raise RuntimeError: always; being called means a response reached a spider.
+    """
+    raise RuntimeError("The NO_CALLBACK callback has been called. This is a special "
+                       "callback value intended for requests whose callback is never "
+                       "meant to be called.")
+
+
 _NO_EXTRA = {}
 # {"encoding": name} shared by every request of that encoding and no other rare argument
 # (the links of a cp1252 page, say): copied before anything is added to it

@@ -16,6 +16,7 @@ from tinyscrapy.scope.fingerprint import (
     SeenUrls,
     _drop_default_port,
     canonical_url,
+    fingerprint,
     request_fingerprint,
     url_fingerprint,
     url_origin,
@@ -105,6 +106,19 @@ class CanonicalUrlTests(unittest.TestCase):
                             url_fingerprint("http://h/a?b=1"))
         self.assertNotEqual(request_fingerprint(Request("http://h/foo")),
                             request_fingerprint(Request("http://h/f", body=b"oo")))
+
+    def test_scrapy_fingerprint_options(self):
+        """fingerprint(): bytes; include_headers and keep_fragments tell requests apart."""
+        first, second = Request("http://h/a#x"), Request("http://h/a#y")
+        self.assertEqual(fingerprint(first), fingerprint(second))
+        self.assertIsInstance(fingerprint(first), bytes)
+        self.assertNotEqual(fingerprint(first, keep_fragments=True),
+                            fingerprint(second, keep_fragments=True))
+        english = Request("http://h/", headers={"Accept-Language": "en"})
+        french = Request("http://h/", headers={"accept-language": "fr"})
+        self.assertEqual(fingerprint(english), fingerprint(french))
+        self.assertNotEqual(fingerprint(english, include_headers=["Accept-Language"]),
+                            fingerprint(french, include_headers=["ACCEPT-LANGUAGE"]))
 
     def test_default_ports(self):
         """:80 goes for http and :443 for https, but not the other way round."""

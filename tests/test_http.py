@@ -120,6 +120,14 @@ class RequestTests(unittest.TestCase):
         self.assertNotIsInstance(request._headers, Headers)
         self.assertEqual(request.headers["Referer"], b"http://h/from")
 
+    def test_weak_references(self):
+        """Requests can be weakly referenced, as components keying data by request do."""
+        import weakref
+        cache = weakref.WeakKeyDictionary()
+        request = Request("http://h/")
+        cache[request] = 1
+        self.assertEqual(cache[request], 1)
+
     def test_classes_registry(self):
         """Request.classes names every request class, subclasses as they are defined."""
         self.assertIs(Request.classes["tinyscrapy.http.request.Request"], Request)

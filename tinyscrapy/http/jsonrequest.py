@@ -38,7 +38,8 @@ class JsonRequest(Request):
 
     @property
     def dumps_kwargs(self):
-        return self._dumps_kwargs
+        # a request rebuilt by a frontier without its __init__ may lack the slot
+        return getattr(self, "_dumps_kwargs", None) or {"sort_keys": True}
 
     def _take_data(self, kwargs):
         """Turn C{kwargs["data"]} into C{kwargs["body"]}. @return: True if it did."""
@@ -48,7 +49,7 @@ class JsonRequest(Request):
         if kwargs.get("body") is not None:
             warnings.warn("Both body and data passed. data will be ignored", stacklevel=3)
             return False
-        kwargs["body"] = json.dumps(data, **self._dumps_kwargs)
+        kwargs["body"] = json.dumps(data, **self.dumps_kwargs)
         return True
 
     def replace(self, *args, cls=None, **changes):

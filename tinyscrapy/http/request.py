@@ -85,6 +85,7 @@ class Request:
     __slots__ = (
         "_url", "callback", "errback", "method", "_body", "priority", "depth",
         "dont_filter", "fingerprint", "_headers", "_meta", "_cb_kwargs", "_extra",
+        "__weakref__",  # as Scrapy's: components keep per-request data in weak dicts
     )
 
     attributes = ("url", "headers", "body", "cookies", "meta", "encoding", "flags",

@@ -13,24 +13,34 @@ Every subclass is registered in L{Request.classes} under its dotted name, so a f
 can rebuild a stored request of any kind without importing by name.
 """
 
+import re
+
 from tinyscrapy.http.headers import Headers, header_pairs
+
+
+# a URL w3lib's safe_url_string would give back unchanged: lower-case scheme and host, and
+# only characters that need no escaping (most links on the web)
+_SAFE_URL = re.compile(
+    r"(?:https?|ftp|file)://[a-z0-9.\-]*(?::[0-9]*)?"
+    r"(?:/[A-Za-z0-9\-._~!$&'()*+,;=:@/%]*)?(?:\?[A-Za-z0-9\-._~!$&'()*+,;=:@/?%]*)?"
+    r"(?:#[A-Za-z0-9\-._~!$&'()*+,;=:@/?%]*)?\Z")
 
 
 def safe_url(url, encoding="utf-8"):
     """
-    The URL as it is sent: stripped, and percent-encoded only when it needs to be
-    (non-ASCII, spaces, control characters), its query in C{encoding} as Scrapy does.
-    Most links on the web need nothing.
+    The URL as it is sent, as Scrapy makes it (w3lib's C{safe_url_string}): stripped,
+    scheme and host in lower case, percent-encoded where it needs to be (non-ASCII, spaces,
+    C{<>"{}|^`}, control characters), its query in C{encoding}. Most links on the web need
+    nothing, and take a fast path.
 
     @raise TypeError: C{url} is not a C{str}.
     """
     if not isinstance(url, str):
         raise TypeError(f"Request url must be str, got {type(url).__name__}")
-    url = url.strip()
-    if url.isascii() and url.isprintable() and " " not in url:
+    if _SAFE_URL.match(url):
         return url
     from w3lib.url import safe_url_string  # w3lib.url imports urllib.request: only if needed
-    return safe_url_string(url, encoding)
+    return safe_url_string(url.strip(), encoding)
 
 
 def _check_scheme(url):

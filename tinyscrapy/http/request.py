@@ -17,7 +17,6 @@ import re
 
 from tinyscrapy.http.headers import Headers, header_pairs
 
-
 # a URL w3lib's safe_url_string would give back unchanged: lower-case scheme and host, and
 # only characters that need no escaping (most links on the web)
 _SAFE_URL = re.compile(

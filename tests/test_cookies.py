@@ -132,7 +132,8 @@ class CookieUnitTests(unittest.TestCase):
     def sent(self, url, **meta):
         request = Request(url, meta=meta)
         self.mw.process_request(request, self.spider)
-        return request.headers.get("Cookie")
+        value = request.headers.get("Cookie")
+        return None if value is None else value.decode()
 
     def test_parent_domain_cookie_reaches_subdomains_only(self):
         """Domain=example.com covers www.example.com, not example.org."""
@@ -165,7 +166,7 @@ class CookieUnitTests(unittest.TestCase):
         self.receive("http://example.com/", "a=2; Path=/")
         hop = request.replace(url="http://example.com/next")
         self.mw.process_request(hop, self.spider)
-        self.assertEqual(hop.headers["Cookie"], "a=2")
+        self.assertEqual(hop.headers["Cookie"], b"a=2")
 
     def test_given_cookies_on_https_are_secure_by_default(self):
         """cookies= on an https request are Secure unless secure=False is given."""

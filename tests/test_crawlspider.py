@@ -246,7 +246,7 @@ class CrawlTests(unittest.TestCase):
         self.assertEqual([item["title"] for item in items],
                          ["/cat/a", "/cat/b", "Item 1", "Item 2"])
         self.assertEqual({item["kwargs"] for item in items}, {(1, "from request")})
-        self.assertEqual({item["header"] for item in items}, {"yes"})
+        self.assertEqual({item["header"] for item in items}, {b"yes"})
         self.assertEqual(items[2]["link_text"], "/item/1")
         self.assertNotIn("/item/3", self.server.hits)
         self.assertNotIn("/login", self.server.hits)  # dropped by process_request

@@ -413,7 +413,7 @@ class BadInputTests(FetchTestCase):
         """CR/LF in a URL set behind Request's back is refused, nothing is sent."""
         fetcher = make_fetcher(self)
         request = Request(self.server.add_page("/"))
-        request.url = request.url + "\r\nX-Injected: yes"
+        request._url = request.url + "\r\nX-Injected: yes"  # behind its back
         failure, _ = yield failure_of(fetcher.fetch(request))
         self.assertIsInstance(failure, InvalidUrl)
         self.assertEqual(self.server.requests, [])
@@ -435,7 +435,7 @@ class BadInputTests(FetchTestCase):
                "http://127.0.0.1:0/", "notaurl", "http://ex_ample.com:8o/"]
         for url in bad:
             request = Request("http://127.0.0.1/")
-            request.url = url
+            request._url = url  # behind its back: Request itself refuses some
             failure, _ = yield failure_of(fetcher.fetch(request))
             self.assertIsInstance(failure, InvalidUrl, url)
             self.assertIn("URL" if " " in url else "", str(failure))

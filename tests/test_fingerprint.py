@@ -5,6 +5,7 @@ spellings of one page make one fingerprint, and nothing raises.
 
 import random
 
+from twisted.internet import defer
 from twisted.trial import unittest
 from w3lib.url import canonicalize_url
 
@@ -15,6 +16,7 @@ from tinyscrapy.scope.fingerprint import (
     SeenUrls,
     _drop_default_port,
     canonical_url,
+    fingerprint,
     request_fingerprint,
     url_fingerprint,
     url_origin,
@@ -95,6 +97,29 @@ class CanonicalUrlTests(unittest.TestCase):
         self.assertNotEqual(url_fingerprint("http://example.com/a?x=1", "POST"), base)
         self.assertNotEqual(url_fingerprint("http://example.com/a?x=1", body=b"b"), base)
 
+    def test_fields_cannot_run_into_each_other(self):
+        """GET /foo and GET /f with the body oo, or a method spilling into the URL: each
+        its own fingerprint (the hashed bytes carry each field's length)."""
+        self.assertNotEqual(url_fingerprint("http://h/foo"),
+                            url_fingerprint("http://h/f", "GET", b"oo"))
+        self.assertNotEqual(url_fingerprint("http://h/a", "GET", b"b=1"),
+                            url_fingerprint("http://h/a?b=1"))
+        self.assertNotEqual(request_fingerprint(Request("http://h/foo")),
+                            request_fingerprint(Request("http://h/f", body=b"oo")))
+
+    def test_scrapy_fingerprint_options(self):
+        """fingerprint(): bytes; include_headers and keep_fragments tell requests apart."""
+        first, second = Request("http://h/a#x"), Request("http://h/a#y")
+        self.assertEqual(fingerprint(first), fingerprint(second))
+        self.assertIsInstance(fingerprint(first), bytes)
+        self.assertNotEqual(fingerprint(first, keep_fragments=True),
+                            fingerprint(second, keep_fragments=True))
+        english = Request("http://h/", headers={"Accept-Language": "en"})
+        french = Request("http://h/", headers={"accept-language": "fr"})
+        self.assertEqual(fingerprint(english), fingerprint(french))
+        self.assertNotEqual(fingerprint(english, include_headers=["Accept-Language"]),
+                            fingerprint(french, include_headers=["ACCEPT-LANGUAGE"]))
+
     def test_default_ports(self):
         """:80 goes for http and :443 for https, but not the other way round."""
         self.assertEqual(canonical_url("https://h:443/x"), "https://h/x")
@@ -144,3 +169,33 @@ class SeenUrlsTests(unittest.TestCase):
         self.assertIsNotNone(SeenUrls.of(Scheduler(), StatsCollector()))
         self.assertIsNone(SeenUrls.of(Scheduler(fingerprint=repr), StatsCollector()))
         self.assertIsNone(SeenUrls.of(object(), StatsCollector()))
+
+
+class FingerprintCrawlTests(unittest.TestCase):
+    """Requests that differ only in how URL and body split are both fetched."""
+
+    def setUp(self):
+        from .servers import TestServer
+        self.server = TestServer().start()
+        self.addCleanup(self.server.stop)
+
+    @defer.inlineCallbacks
+    def test_url_and_body_do_not_collide(self):
+        """GET /foo and GET /f with the body oo both reach the server."""
+        from tinyscrapy import Spider
+
+        from .helpers import crawl
+        foo, f = self.server.add_page("/foo"), self.server.add_page("/f")
+
+        class Pair(Spider):
+            name = "pair"
+
+            def start_requests(self):
+                yield Request(foo)
+                yield Request(f, body=b"oo")
+
+            def parse(self, response):
+                pass
+
+        yield crawl(Pair)
+        self.assertEqual((self.server.hits["/foo"], self.server.hits["/f"]), (1, 1))

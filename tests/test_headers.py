@@ -10,6 +10,7 @@ from twisted.trial import unittest
 
 import tinyscrapy
 from tinyscrapy import Request
+from tinyscrapy.http import Headers
 from tinyscrapy.middleware.referer import referrer_for
 from tinyscrapy.settings import DEFAULTS
 
@@ -139,3 +140,68 @@ class DocumentedTests(unittest.TestCase):
         for base in ("DOWNLOADER_MIDDLEWARES_BASE", "SPIDER_MIDDLEWARES_BASE"):
             for path in DEFAULTS[base]:
                 self.assertIn(f"`{path}`", text)
+
+
+class HeadersObjectTests(unittest.TestCase):
+    """L{Headers} with Scrapy's semantics: any casing, values in bytes."""
+
+    def test_case_insensitive_bytes(self):
+        """Names in any casing (str or bytes) find the value, which is bytes."""
+        headers = Headers({"Content-Type": "text/html", "X-Count": 3})
+        self.assertEqual(headers["content-type"], b"text/html")
+        self.assertEqual(headers.get(b"CONTENT-TYPE"), b"text/html")
+        self.assertEqual(headers["x-count"], b"3")
+        self.assertIn("CONTENT-type", headers)
+        self.assertEqual(sorted(headers), [b"Content-Type", b"X-Count"])
+        self.assertEqual(dict(headers), {b"Content-Type": [b"text/html"], b"X-Count": [b"3"]})
+
+    def test_lists(self):
+        """getlist, setlist, appendlist, setlistdefault: several values of one name."""
+        headers = Headers()
+        given = ["a=1", "b=2"]
+        headers.setlist("Set-Cookie", given)
+        headers.appendlist("set-cookie", "c=3")
+        self.assertEqual(headers.getlist("SET-COOKIE"), [b"a=1", b"b=2", b"c=3"])
+        self.assertEqual(headers["Set-Cookie"], b"c=3")  # the last value
+        self.assertIsNot(headers.getlist("Set-Cookie"), given)
+        self.assertEqual(headers.setlistdefault("Set-Cookie", ["x"]), [b"a=1", b"b=2", b"c=3"])
+        self.assertEqual(headers.setlistdefault("Vary", ["a", "b"]), [b"a", b"b"])
+        self.assertEqual(headers.getlist("Missing"), [])
+        self.assertEqual(headers.getlist("Missing", "d"), [b"d"])
+
+    def test_none_dropped_and_bad_values(self):
+        """None means no value; a value that is not str, bytes or int is a TypeError."""
+        headers = Headers({"A": "1"})
+        headers["A"] = None
+        self.assertIsNone(headers.get("A"))
+        self.assertEqual(headers.getlist("A"), [])
+        self.assertRaises(TypeError, Headers, {"A": object()})
+        self.assertRaises(TypeError, headers.__setitem__, "B", object())
+
+    def test_update_delete_copy(self):
+        """update() folds casings together; del and pop take any casing; copy is separate."""
+        headers = Headers()
+        headers.update([("x-a", "1"), ("X-A", "2")])
+        self.assertEqual(headers.getlist("X-A"), [b"1", b"2"])
+        copy = headers.copy()
+        copy.appendlist("x-a", "3")
+        self.assertEqual(headers.getlist("X-A"), [b"1", b"2"])
+        self.assertIsInstance(copy, Headers)
+        del headers["x-A"]
+        self.assertNotIn("X-A", headers)
+        self.assertEqual(copy.pop("X-a"), [b"1", b"2", b"3"])
+
+    def test_encoding_and_unicode_dict(self):
+        """Headers(encoding=) encodes str values; to_unicode_dict joins several with ','."""
+        self.assertEqual(Headers({"A": "\u00a3"}, encoding="latin-1")["A"], b"\xa3")
+        self.assertEqual(Headers({"A": "\u00a3"})["A"], b"\xc2\xa3")
+        text = Headers({"Accept": ["a", "b"], "X-P": "\u00a3"}).to_unicode_dict()
+        self.assertEqual((text["accept"], text["X-P"]), ("a,b", "\u00a3"))
+        self.assertIn("ACCEPT", text)
+
+    def test_request_headers_copied(self):
+        """Request(headers=other.headers) copies them: the two requests stay apart."""
+        first = Request("http://h/", headers={"X-A": "1"})
+        second = Request("http://h/", headers=first.headers)
+        second.headers["X-A"] = "2"
+        self.assertEqual((first.headers["X-A"], second.headers["X-A"]), (b"1", b"2"))

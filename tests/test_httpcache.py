@@ -90,7 +90,7 @@ class CacheCrawlTests(unittest.TestCase):
         for response in second.spider.responses:
             self.assertEqual(response.flags, ["cached"])
             self.assertEqual(response.status, 200)
-            self.assertIn("text/html", response.headers["Content-Type"])
+            self.assertIn(b"text/html", response.headers["Content-Type"])
         self.assertTrue(os.path.isfile(self.entry_path("items", start)))
 
     @defer.inlineCallbacks
@@ -235,7 +235,7 @@ class CacheCrawlTests(unittest.TestCase):
         first = yield self.crawl(ItemSpider, {"COMPRESSION_ENABLED": False},
                                  start_urls=[url])
         [raw] = first.spider.responses
-        self.assertEqual(raw.headers.get("Content-Encoding"), "gzip")  # stored encoded
+        self.assertEqual(raw.headers.get("Content-Encoding"), b"gzip")  # stored encoded
         second = yield self.crawl(ItemSpider, start_urls=[url])
         self.assertEqual(self.server.hits["/gz"], 1)
         [response] = second.spider.responses
@@ -247,7 +247,7 @@ class CacheCrawlTests(unittest.TestCase):
                                  start_urls=[url])
         [still_raw] = third.spider.responses  # compression off: replayed as stored
         self.assertEqual(still_raw.body, raw.body)
-        self.assertEqual(still_raw.headers.get("Content-Encoding"), "gzip")
+        self.assertEqual(still_raw.headers.get("Content-Encoding"), b"gzip")
 
     @defer.inlineCallbacks
     def test_encoded_entry_within_the_limits(self):
@@ -374,14 +374,14 @@ class CacheMiddlewareTests(unittest.TestCase):
         request = Request("http://example.com/a")
         body = bytes(range(256)) * 4
         response = HttpResponse("http://example.com/b", 301, {"Location": "/c"}, body, request)
-        response.headers.add("Set-Cookie", "a=1")
-        response.headers.add("Set-Cookie", "b=2")
+        response.headers.appendlist("Set-Cookie", "a=1")
+        response.headers.appendlist("Set-Cookie", "b=2")
         middleware.process_response(request, response, FakeSpider())
         cached = middleware.process_request(Request("http://example.com/a"), FakeSpider())
         self.assertEqual((cached.url, cached.status, cached.body),
                          ("http://example.com/b", 301, body))
-        self.assertEqual(cached.headers.getlist("Set-Cookie"), ["a=1", "b=2"])
-        self.assertEqual(cached.headers["location"], "/c")
+        self.assertEqual(cached.headers.getlist("Set-Cookie"), [b"a=1", b"b=2"])
+        self.assertEqual(cached.headers["location"], b"/c")
 
     def test_not_configured_when_off(self):
         """from_crawler raises NotConfigured unless HTTPCACHE_ENABLED."""

@@ -60,7 +60,7 @@ class CodecTests(unittest.TestCase):
         self.assertEqual(_fields(loaded), _fields(request))
         self.assertEqual(loaded.callback, other.parse_book)
         self.assertEqual(loaded.errback, other.on_error)
-        self.assertEqual(loaded.headers.getlist("accept"), ["a", "b"])
+        self.assertEqual(loaded.headers.getlist("accept"), [b"a", b"b"])
 
     def test_json_and_form_requests_round_trip(self):
         """JsonRequest and FormRequest come back as themselves, body and headers intact."""

@@ -170,7 +170,7 @@ class CodecProxyTests(unittest.TestCase):
         loaded = self._stored(request)
         self.assertNotIn("Proxy-Authorization", loaded.headers)
         self.assertNotIn("proxy", loaded.meta)
-        self.assertEqual(loaded.headers["Cookie"], "k=v")
+        self.assertEqual(loaded.headers["Cookie"], b"k=v")
         self.assertEqual(request.headers["Proxy-Authorization"], auth)
         self.proxy.process_request(loaded, self.spider)
         self.assertEqual(loaded.headers["Proxy-Authorization"], auth)

@@ -309,7 +309,7 @@ class ProxyMiddlewareUnitTests(unittest.TestCase):
         plain = self.process(mw, "http://example.com/")
         self.assertEqual(plain.meta["proxy"], "http://p1:3128")
         self.assertEqual(plain.headers["Proxy-Authorization"],
-                         "Basic " + base64.b64encode(b"u:p").decode())
+                         b"Basic " + base64.b64encode(b"u:p"))
         secure = self.process(mw, "https://example.com/")
         self.assertEqual(secure.meta["proxy"], "http://p2:8080")
         self.assertNotIn("Proxy-Authorization", secure.headers)

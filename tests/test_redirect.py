@@ -313,7 +313,7 @@ class RedirectUnitTests(unittest.TestCase):
         """//host/path takes the request's scheme; a UTF-8 Location is read back as sent."""
         request = Request("https://a.example/x")
         hop = self.mw.process_response(
-            request, self.response(request, 301, "//b.example/caf\u00c3\u00a9"), REDIRECTING)
+            request, self.response(request, 301, b"//b.example/caf\xc3\xa9"), REDIRECTING)
         self.assertEqual(hop.url, "https://b.example/caf%C3%A9")
 
     def test_hop_to_another_origin_drops_credentials(self):
@@ -333,7 +333,7 @@ class RedirectUnitTests(unittest.TestCase):
                                        REDIRECTING)
         self.assertNotIn("Cookie", hop.headers)
         hop = self.mw.process_response(request, self.response(request, 302, "/y"), REDIRECTING)
-        self.assertEqual(hop.headers["Authorization"], "Basic eA==")
+        self.assertEqual(hop.headers["Authorization"], b"Basic eA==")
 
     def test_unparsable_location_is_a_response(self):
         """A Location that is not a URL: the 3xx goes on (to the HTTP-error rule)."""

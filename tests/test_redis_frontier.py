@@ -69,7 +69,7 @@ class CodecTests(unittest.TestCase):
                          (request.url, "POST", b"x=1", 5, 2))
         self.assertEqual(back.callback, self.spider.other)
         self.assertEqual(back.errback, self.spider.failed)
-        self.assertEqual(back.headers["x-thing"], "yes")
+        self.assertEqual(back.headers["x-thing"], b"yes")
         self.assertEqual((back.meta, back.cb_kwargs), ({"k": [1, 2]}, {"n": 3}))
         self.assertEqual((back.dont_filter, back.fingerprint), (True, 1234))
 

@@ -11,6 +11,7 @@ from twisted.trial import unittest
 from tinyscrapy import Request, Spider
 from tinyscrapy.errors import DepthExceeded, InvalidUrl, OffsiteRequest, UrlTooLong
 from tinyscrapy.http import HttpResponse
+from tinyscrapy.http.request import unchecked_request
 from tinyscrapy.observe.stats import StatsCollector
 from tinyscrapy.scope.filters import Scope
 from tinyscrapy.scope.links import Link
@@ -43,7 +44,7 @@ class FollowRedirects:
     def process_response(self, request, response, spider):
         location = response.headers.get("Location")
         if response.status in (301, 302, 303, 307, 308) and location:
-            return request.replace(url=response.urljoin(location))
+            return request.replace(url=response.urljoin(location.decode()))
         return response
 
 
@@ -247,7 +248,7 @@ class ScopeUnitTests(unittest.TestCase):
         spider = self._spider([])
         for url in ("javascript:void(0)", "mailto:a@b", "tel:+1", "data:,x", "file:///etc",
                     "ftp://h/", "http:///x", "http://h:99999/", "http://h:x/", "http://[bad/"):
-            self.assertRaises(InvalidUrl, self.scope.admit, Request(url), spider)
+            self.assertRaises(InvalidUrl, self.scope.admit, unchecked_request(url), spider)
 
     def test_length_and_depth(self):
         """Over URLLENGTH_LIMIT: UrlTooLong; over DEPTH_LIMIT: DepthExceeded."""

@@ -9,7 +9,7 @@ from twisted.internet import defer
 from twisted.trial import unittest
 
 from tinyscrapy import Spider
-from tinyscrapy.http import HttpResponse, NotTextResponse
+from tinyscrapy.http import HttpResponse, NotTextResponse, TextResponse, response_for
 from tinyscrapy.http.charsets import decode, is_html, is_text
 from tinyscrapy.spiders.sitespider import SiteCrawler
 
@@ -252,3 +252,42 @@ class BinaryCrawlTests(unittest.TestCase):
                               start_urls=[self.start])
         self.assertEqual(self.server.hits["/trap"], 0)
         self.assertIsNone(crawler.stats.get_value("spider_exceptions/NotTextResponse"))
+
+
+class ScrapyEncodingTests(unittest.TestCase):
+    """The encoding names and texts Scrapy's TextResponse gives."""
+
+    def make(self, body, content_type=None, **kwargs):
+        headers = {"Content-Type": content_type} if content_type else {}
+        return response_for("http://h/", 200, headers, body, **kwargs)
+
+    def test_names(self):
+        """BOMs, labels and undeclared bodies get Scrapy's names."""
+        cases = [
+            (b"\xff\xfeh\x00i\x00", None, "utf-16-le", "hi"),
+            (b"\xef\xbb\xbfWORD\xe3\xab", "text/html; charset=utf-8", "utf-8", "WORD\ufffd"),
+            (b"plain", "text/html", "cp1252", "plain"),  # ASCII, as Scrapy names it
+            ("caf\u00e9".encode(), "text/html", "utf-8", "caf\u00e9"),
+            (b"caf\xe9", "text/html", "cp1252", "caf\u00e9"),  # not UTF-8: cp1252
+            (b"x", "text/html; charset=latin1", "cp1252", "x"),
+            ('<meta charset="gb2312">\u4e2d'.encode("gbk"), "text/html", "gb18030",
+             '<meta charset="gb2312">\u4e2d'),
+        ]
+        for body, content_type, encoding, text in cases:
+            response = self.make(body, content_type)
+            self.assertEqual((response.encoding, response.text), (encoding, text), body)
+
+    def test_given_encoding_wins(self):
+        """An encoding given to the response is its encoding (a BOM still strips)."""
+        response = TextResponse("http://h/", body=b"\xff\xfeh\x00i\x00", encoding="utf-16")
+        self.assertEqual((response.encoding, response.text), ("utf-16", "hi"))
+        response = TextResponse("http://h/", body=b"PREFIX\xe3\xabSUFFIX", encoding="utf-8")
+        self.assertIn("\ufffd", response.text)
+
+    def test_utf8_json_with_a_wrong_label(self):
+        """UTF-8 JSON labelled iso-8859-1: .text is cp1252 as Scrapy reads it; .json()
+        reads the bytes, as JSON says, and comes out right."""
+        response = self.make('{"a": "caf\u00e9"}'.encode(), "application/json; charset=iso-8859-1")
+        self.assertEqual(response.encoding, "cp1252")
+        self.assertEqual(response.text, '{"a": "caf\u00c3\u00a9"}')
+        self.assertEqual(response.json(), {"a": "caf\u00e9"})

@@ -21,6 +21,11 @@ class NotConfigured(Exception):
     """Raised by a component's C{from_crawler} to switch itself off."""
 
 
+class NotSupported(Exception):
+    """An operation this object does not support (Scrapy's C{NotSupported}): selecting in
+    a response that is not text."""
+
+
 class IgnoreRequest(Exception):
     """A request is dropped on purpose. Subclasses name the rule that dropped it."""
 

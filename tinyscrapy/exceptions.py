@@ -12,9 +12,10 @@ from tinyscrapy.errors import (
     DropItem,
     IgnoreRequest,
     NotConfigured,
+    NotSupported,
     StopDownload,
     UsageError,
 )
 
 __all__ = ["CloseSpider", "DontCloseSpider", "DropItem", "IgnoreRequest", "NotConfigured",
-           "StopDownload", "UsageError"]
+           "NotSupported", "StopDownload", "UsageError"]

@@ -84,6 +84,7 @@ class Scraper:
             return self.scrape_failure(Failure(HttpError(response)), request, spider)
         self.ledger.close(request, "handled")
         response._seen = self._early_dedup()
+        request.meta["depth"] = request.depth  # where Scrapy's DepthMiddleware keeps it
         callback = request.callback or spider.parse
         kwargs = request._cb_kwargs or {}
         return self._call(callback, response, request, spider, response, **kwargs)
@@ -259,8 +260,11 @@ def _log_crawled(response, request):
     """Scrapy's DEBUG line for a page: C{Crawled (200) <GET url> (referer: None)}, with
     the response's flags (C{['cached']}) when it has some."""
     flags = getattr(response, "flags", None)
-    logger.debug("Crawled (%d) %r (referer: %s)%s", response.status, request,
-                 request.headers.get("Referer"), f" {flags!r}" if flags else "")
+    referer = request.headers.get("Referer")
+    if isinstance(referer, bytes):
+        referer = referer.decode("latin-1")
+    logger.debug("Crawled (%d) %r (referer: %s)%s", response.status, request, referer,
+                 f" {flags!r}" if flags else "")
 
 
 def _is_item(value):

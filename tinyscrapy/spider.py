@@ -13,6 +13,7 @@ import logging
 
 from tinyscrapy.errors import SpiderWithoutName
 from tinyscrapy.http import Request
+from tinyscrapy.http.request import unchecked_request
 
 
 class Spider:
@@ -76,9 +77,14 @@ class Spider:
         self.logger.log(level, message, **kwargs)
 
     def start_requests(self):
-        """The first requests: one per C{start_urls} entry, made lazily."""
+        """The first requests: one per C{start_urls} entry, made lazily. A URL Request
+        refuses (no scheme, say) still becomes a request, which the scope drops and counts
+        as C{InvalidUrl}: one bad start URL does not end the others (docs/differences.md)."""
         for url in self.start_urls:
-            yield Request(url, dont_filter=True)
+            try:
+                yield Request(url, dont_filter=True)
+            except ValueError:
+                yield unchecked_request(url, dont_filter=True)
 
     async def start(self):
         """

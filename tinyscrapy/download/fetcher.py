@@ -160,7 +160,7 @@ class HttpFetcher:
         """
         items = request.header_items()
         agent = None
-        if (meta and meta.get("proxy")) or any(name == "proxy-authorization"
+        if (meta and meta.get("proxy")) or any(name == b"Proxy-Authorization"
                                                for name, _ in items):
             agent, routed = self.proxies.route(request, dict(items) or None)
             items = routed.items() if routed else ()

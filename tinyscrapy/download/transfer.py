@@ -33,7 +33,8 @@ from tinyscrapy.errors import (
     ResponseTooLarge,
     StopDownload,
 )
-from tinyscrapy.http import Headers, HttpResponse
+from tinyscrapy.http.headers import Headers
+from tinyscrapy.http.response import Response, response_for
 from tinyscrapy.signals import bytes_received, headers_received
 
 # the fetcher's log, as before the transfer had a module of its own
@@ -130,7 +131,7 @@ class Transfer:
                     f"Content-Length {declared} is larger than the limit {self.maxsize}")
             if self.warnsize and declared > self.warnsize:
                 self._warn(declared, "declares")
-        headers = _headers(response.headers)
+        headers = Headers.from_raw(response.headers.getAllRawHeaders())
         signals = self.fetcher.signals
         if signals is not None and signals.listened(headers_received):
             length = -1 if declared is UNKNOWN_LENGTH else declared
@@ -139,17 +140,17 @@ class Transfer:
             if stop is not None:
                 self.abort()
                 return self._stopped(stop, response.code, headers)
-        encoding = headers.get("content-encoding") if self.fetcher.compression else None
+        encoding = headers.get(b"Content-Encoding") if self.fetcher.compression else None
         if encoding:
             fetcher = self.fetcher
             try:
-                self.decoder = body_decoder(encoding, self.maxsize, fetcher.ratio,
-                                            fetcher.grace)
+                self.decoder = body_decoder(encoding.decode("latin-1"), self.maxsize,
+                                            fetcher.ratio, fetcher.grace)
             except ContentDecodingError:
                 self.abort()
                 raise
             if self.decoder is not None:
-                dict.__delitem__(headers, "content-encoding")
+                del headers[b"Content-Encoding"]
         from treq import collect
         d = collect(response, self.collect)
         d.addCallbacks(self.cb_body, self.eb_body, callbackArgs=(response.code, headers),
@@ -209,7 +210,7 @@ class Transfer:
         if stats is not None and self.decoder is not None:
             stats.inc_value("httpcompression/response_count")
             stats.inc_value("httpcompression/response_bytes", len(body))
-        return HttpResponse(self.request.url, status, headers, body, self.request)
+        return response_for(self.request.url, status, headers, body, self.request)
 
     def eb_body(self, failure, status, headers):
         """
@@ -231,7 +232,7 @@ class Transfer:
         @raise StopDownload: C{stop}, with the partial response, when C{stop.fail} is True.
         """
         body = b"".join(self.chunks or ())
-        response = HttpResponse(self.request.url, status, headers, body, self.request,
+        response = response_for(self.request.url, status, headers, body, self.request,
                                 flags=["download_stopped"])
         if stop.fail:
             stop.response = response
@@ -301,7 +302,7 @@ class Transfer:
         result = self.result
         if result.called:  # cancelled: the outcome of the abort is of no interest
             return None
-        if isinstance(outcome, HttpResponse):
+        if isinstance(outcome, Response):
             result.callback(outcome)
         elif self.timed_out is not None:
             result.errback(self.timed_out)
@@ -326,20 +327,3 @@ def _line_error(failure):
         if reason.check(HeaderLineTooLong):
             return reason
     return None
-
-
-_HEADER_NAMES = {}
-
-
-def _headers(raw_headers):
-    """Twisted's response headers as our L{Headers} (lower-case C{str} names)."""
-    headers = Headers()
-    names = _HEADER_NAMES
-    for name, values in raw_headers.getAllRawHeaders():
-        key = names.get(name)
-        if key is None:
-            key = name.decode("latin-1").lower()
-            if len(names) < 1000:
-                names[name] = key
-        dict.__setitem__(headers, key, [value.decode("latin-1") for value in values])
-    return headers

@@ -86,16 +86,19 @@ class ProxyRouter:
         """
         Decide how C{request} goes out.
 
-        @param headers: the headers to send, lower-case name to a list of values, or None.
+        @param headers: the headers to send, title-cased C{bytes} name to a list of
+            values, or None.
         @return: C{(agent, headers)}: the agent (None for the fetcher's direct one) and the
             headers to send, C{Proxy-Authorization} kept only where the proxy reads it.
         @raise ValueError: C{meta["proxy"]} is not a proxy URL we can use.
         """
         proxy = request._meta.get("proxy") if request._meta else None
         auth = None
-        if headers and "proxy-authorization" in headers:
+        if headers and b"Proxy-Authorization" in headers:
             headers = dict(headers)
-            auth = headers.pop("proxy-authorization")[-1]
+            auth = headers.pop(b"Proxy-Authorization")[-1]
+            if isinstance(auth, bytes):
+                auth = auth.decode("latin-1")
         if not proxy:
             return None, headers
         scheme, host, port, url_auth, key = parse_proxy(proxy)
@@ -107,7 +110,7 @@ class ProxyRouter:
             return self._agent(("tunnel", key, auth), scheme, host, port, auth), headers
         if auth:
             headers = dict(headers or {})
-            headers["proxy-authorization"] = [auth]
+            headers[b"Proxy-Authorization"] = [auth]
         return self._agent(("forward", key), scheme, host, port, None), headers
 
     def _agent(self, cache_key, scheme, host, port, auth):

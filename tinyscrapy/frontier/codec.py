@@ -55,6 +55,7 @@ def request_to_bytes(request, spider):
         "depth": request.depth,
         "dont_filter": request.dont_filter,
         "fingerprint": request.fingerprint,
+        "extra": request._extra or None,  # encoding, cookies, flags when given
     }
     try:
         return pickle.dumps(fields, protocol=pickle.HIGHEST_PROTOCOL)
@@ -78,18 +79,19 @@ def request_from_bytes(data, spider):
         raise ValueError("not a request stored by this version of tinyscrapy")
     cls = _load_class(fields["class"])
     request = cls.__new__(cls)
-    request.url = fields["url"]
+    request._url = fields["url"]
     request.callback = _bound(spider, fields["callback"], fields["url"])
     request.errback = _bound(spider, fields["errback"], fields["url"])
     request.method = fields["method"]
     request._headers = tuple(fields["headers"]) or None
-    request.body = fields["body"]
+    request._body = fields["body"]
     request._meta = fields["meta"]
     request._cb_kwargs = fields["cb_kwargs"]
     request.priority = fields["priority"]
     request.depth = fields["depth"]
     request.dont_filter = fields["dont_filter"]
     request.fingerprint = fields["fingerprint"]
+    request._extra = fields.get("extra") or {}
     return request
 
 
@@ -101,7 +103,7 @@ def _stored_headers_and_meta(request):
     if meta and meta.get("_scheme_proxy"):
         meta = {key: value for key, value in meta.items() if key not in _ENV_PROXY_META}
         headers = [(name, values) for name, values in headers
-                   if name != "proxy-authorization"]
+                   if name != b"Proxy-Authorization"]
     return headers, meta
 
 

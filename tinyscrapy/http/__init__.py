@@ -1,14 +1,19 @@
 """
 The objects a crawl is made of, at Scrapy's path C{scrapy.http}: L{Request} and its kinds
-(L{tinyscrapy.http.request}), L{HttpResponse} (L{tinyscrapy.http.response}) and
-L{Headers} (L{tinyscrapy.http.headers}).
+L{FormRequest} and L{JsonRequest}; L{Response} and its kinds L{TextResponse},
+L{HtmlResponse}, L{XmlResponse} and L{JsonResponse}, with C{HttpResponse}, TinyScrapy's
+name for any of them (L{tinyscrapy.http.response}); L{Headers}.
 
 This module only re-exports.
 """
 
+from tinyscrapy.http.form import FormRequest
 from tinyscrapy.http.headers import Headers
-from tinyscrapy.http.request import FormRequest, JsonRequest, Request
-from tinyscrapy.http.response import HttpResponse, NotTextResponse
+from tinyscrapy.http.jsonrequest import JsonRequest
+from tinyscrapy.http.request import Request
+from tinyscrapy.http.response import HttpResponse, NotTextResponse, Response, response_for
+from tinyscrapy.http.textresponse import HtmlResponse, JsonResponse, TextResponse, XmlResponse
 
-__all__ = ["FormRequest", "Headers", "HttpResponse", "JsonRequest", "NotTextResponse",
-           "Request"]
+__all__ = ["FormRequest", "Headers", "HtmlResponse", "HttpResponse", "JsonRequest",
+           "JsonResponse", "NotTextResponse", "Request", "Response", "TextResponse",
+           "XmlResponse", "response_for"]

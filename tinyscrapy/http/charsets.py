@@ -1,31 +1,33 @@
 """
-What a response body is (text or binary) and how its text is encoded.
+How a response's text is encoded, as Scrapy's C{TextResponse} decides it, and what is
+text at all.
 
-L{is_text}: the C{Content-Type} decides. HTML, XML, JSON, JavaScript and every C{text/*}
-are text; images, PDF, archives, fonts, C{application/octet-stream} and any other type are
-binary and never parsed, even when the body looks like HTML. Only a response without a
-usable C{Content-Type} is sniffed (a byte-order mark, a binary signature, control bytes),
-and so is C{text/plain}, as browsers do, because servers give that type to files they do
-not know.
+L{decode}: the encoding is, in Scrapy's order,
 
-L{is_html}: the pages whose links a L{tinyscrapy.spiders.crawlspider.CrawlSpider} follows.
+    1. the one the response was built with (C{TextResponse(..., encoding=)});
+    2. a byte-order mark (UTF-8, UTF-16, UTF-32);
+    3. the C{charset} of the C{Content-Type} header;
+    4. C{<meta charset>}, C{<meta http-equiv="Content-Type">} or C{<?xml encoding?>};
+    5. inferred from the body: C{cp1252} (what Scrapy calls ASCII) when it is ASCII,
+       C{utf-8} when it is valid UTF-8, else C{cp1252}.
 
-L{decode}: the encoding comes from, in order,
+Names are resolved as browsers and Scrapy do (w3lib): C{iso-8859-1} and C{ascii} are
+C{cp1252}, C{gbk}/C{gb2312} C{gb18030}, C{shift_jis} C{cp932}. A UTF-8 JSON body
+labelled C{charset=iso-8859-1} is C{cp1252} text, as in Scrapy; its C{json()} reads the
+bytes, which JSON says are UTF-8, and comes out right.
 
-    1. a byte-order mark (UTF-8, UTF-16, UTF-32), as HTML5 says;
-    2. the C{charset} of the C{Content-Type} header (a bare C{utf-16} is little-endian,
-       as the WHATWG Encoding standard says, unless the bytes show otherwise);
-    3. UTF-16 without a BOM or label, recognised from its zero bytes (C{<\\0} / C{\\0<});
-    4. C{<meta charset>}, C{<meta http-equiv="Content-Type">} or C{<?xml encoding?>} in
-       the first 4 KiB (a UTF-16 label found there means UTF-8, as HTML5 says: an ASCII
-       scan could not have found it in real UTF-16);
-    5. UTF-8 if the body is valid UTF-8; else a statistical guess by C{charset_normalizer}
-       when it is installed (on the first 16 KiB, a few milliseconds, only for these
-       undeclared non-UTF-8 pages); else UTF-8 with replacement characters.
+tinyscrapy refines only what would otherwise be mojibake (docs/differences.md): a bare
+C{utf-16}/C{utf-32} label without a BOM is read in the byte order the body shows (as the
+WHATWG Encoding standard says); a UTF-16 label in C{<meta>} means UTF-8 (as HTML5 says:
+an ASCII scan could not have found it in real UTF-16); an undeclared body in UTF-16 is
+recognised by its zero bytes; an undeclared body that is not UTF-8 and has at least
+L{GUESS_MIN} non-ASCII bytes is guessed by C{charset_normalizer} when it is installed
+(on the first 16 KiB, a few milliseconds, only for these pages).
 
-Labels are resolved as browsers do (w3lib): C{gbk}/C{gb2312} decode as GB18030,
-C{shift_jis} as CP932, C{iso-8859-1} as windows-1252.
+L{is_text} and L{is_html} are tinyscrapy's older verdicts from the C{Content-Type} and a
+sniff; the response classes (L{tinyscrapy.http.response.response_class}) now decide.
 """
+
 
 from functools import lru_cache
 
@@ -103,39 +105,59 @@ def is_html(content_type, body):
     return (b"<html" in head or b"<!doctype html" in head) and is_text(None, body)
 
 
-def decode(content_type, body):
+GUESS_MIN = 8
+
+
+def decode(content_type, body, encoding=None):
     """
     Decode C{body} as the module docstring says.
 
+    @param content_type: the C{Content-Type} header (C{str}), or None.
+    @param encoding: the encoding the response was built with, or None.
     @return: C{(encoding name, text)}.
     """
-    from w3lib.encoding import (
-        html_body_declared_encoding,
-        http_content_type_encoding,
-        read_bom,
-        to_unicode,
-    )
+    from w3lib.encoding import html_to_unicode, read_bom, to_unicode
 
-    encoding, bom = read_bom(body)
-    if encoding is not None:
-        return encoding, to_unicode(body[len(bom):], encoding)
-    encoding = http_content_type_encoding(content_type) if content_type else None
-    if encoding in ("utf-16", "utf-32"):
-        encoding = _endianness(body, encoding)
-    if encoding is None:
-        encoding = _utf16_sniff(body[:512])
-    if encoding is None:
-        encoding = html_body_declared_encoding(body)
-        if encoding is not None and encoding.startswith(("utf-16", "utf-32")):
-            encoding = "utf-8"
-    if encoding is not None:
-        return encoding, to_unicode(body, encoding)
+    if encoding is not None:  # as Scrapy decodes it (a BOM still wins for the text)
+        return encoding, html_to_unicode(f"charset={encoding}", body)[1]
+    name, bom = read_bom(body)
+    if name is not None:
+        return name, to_unicode(body[len(bom):], name)
+    name = declared_encoding(content_type, body)
+    if name is None:
+        name = inferred_encoding(body)
+    return name, to_unicode(body, name)
+
+
+def declared_encoding(content_type, body):
+    """The encoding the header or the body declares (steps 3 and 4), or None."""
+    from w3lib.encoding import html_body_declared_encoding, http_content_type_encoding
+    name = http_content_type_encoding(content_type) if content_type else None
+    if name in ("utf-16", "utf-32"):
+        return _endianness(body, name)
+    if name is None:
+        name = html_body_declared_encoding(body)
+        if name is not None and name.startswith(("utf-16", "utf-32")):
+            name = "utf-8"
+    return name
+
+
+def inferred_encoding(body):
+    """The encoding of an undeclared body (step 5, with its refinements)."""
+    sniffed = _utf16_sniff(body[:512])
+    if sniffed is not None:
+        return sniffed
+    if body.isascii():
+        return "cp1252"
     try:
-        return "utf-8", body.decode("utf-8")
+        body.decode("utf-8")
     except UnicodeDecodeError:
         pass
-    encoding = _detect(body) or "utf-8"
-    return encoding, to_unicode(body, encoding)
+    else:
+        return "utf-8"
+    if sum(1 for byte in body[:_DETECT_BYTES] if byte > 127) >= GUESS_MIN:
+        return _detect(body) or "cp1252"
+    return "cp1252"
 
 
 def _endianness(body, encoding):

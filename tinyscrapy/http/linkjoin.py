@@ -7,8 +7,7 @@ are made of (an absolute path, a relative path without dot segments, an http(s) 
 fraction of C{urllib.parse.urljoin}'s time, from the page's C{(origin, directory)} that
 L{join_prefixes} computes once per page; anything else is left to C{urljoin}, and
 L{resolve_dot_segments} resolves C{.} and C{..} where C{urljoin} leaves them (as a browser
-does). L{link_url} and L{selector_url} read the URL of a L{tinyscrapy.scope.links.Link} or
-of a parsel selector.
+does).
 
 @var HTML_SPACE: the characters HTML strips around an attribute's URL.
 """
@@ -89,27 +88,3 @@ def resolve_dot_segments(url):
         kept.append("")
     path = "/" + "/".join(kept)
     return urlunsplit((parts.scheme, parts.netloc, path, parts.query, parts.fragment))
-
-
-def link_url(link):
-    """The URL of a L{tinyscrapy.scope.links.Link} or of a selector.
-    @raise ValueError: a selector that holds no URL."""
-    url = getattr(link, "url", None)
-    if isinstance(url, str):
-        return url
-    url = selector_url(link)
-    if url is None:
-        raise ValueError(f"no href or src in the selector {link!r}")
-    return url
-
-
-def selector_url(selector):
-    """The C{href}/C{src} of an element selector, or an attribute selector's text, or None."""
-    root = getattr(selector, "root", selector)
-    if isinstance(root, str):
-        return root
-    for attribute in ("href", "src"):
-        value = root.get(attribute) if hasattr(root, "get") else None
-        if value is not None:
-            return value
-    return None

@@ -9,7 +9,8 @@ import json
 import os
 from urllib.parse import urlsplit
 
-from tinyscrapy.http import HttpResponse
+from tinyscrapy.http.headers import Headers
+from tinyscrapy.http.response import response_for
 from tinyscrapy.scope.fingerprint import request_fingerprint
 
 # the process's umask, read once (it can only be read by setting it)
@@ -69,7 +70,9 @@ class FilesystemCacheStorage:
             meta, body = _read_entry(f)
         if 0 < self.expiration < self.clock.seconds() - meta["time"]:
             return None
-        return HttpResponse(meta["url"], meta["status"], meta["headers"], body, request,
+        headers = Headers(meta["headers"], encoding="latin-1")  # the bytes as received
+        headers.encoding = "utf-8"
+        return response_for(meta["url"], meta["status"], headers, body, request,
                             flags=["cached"])
 
     def store(self, spider_name, request, response, fingerprint=None):
@@ -84,7 +87,9 @@ class FilesystemCacheStorage:
         path = self.path(spider_name, request, fingerprint)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         meta = {"url": response.url, "status": response.status,
-                "headers": dict(response.headers), "time": self.clock.seconds(),
+                "headers": {name.decode("latin-1"): [value.decode("latin-1") for value in values]
+                            for name, values in response.headers.items()},
+                "time": self.clock.seconds(),
                 "length": len(response.body)}
         directory, name = os.path.split(path)
         # a name of its own for every write: two crawls sharing the directory may store the

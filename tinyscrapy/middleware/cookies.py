@@ -324,7 +324,7 @@ class _JarRequest:
         return header_text(self.request.headers.get(name, default))
 
     def header_items(self):
-        return [(name, header_text(values[-1])) for name, values
+        return [(header_text(name), header_text(values[-1])) for name, values
                 in self.request.header_items() if values]
 
     def add_unredirected_header(self, name, value):

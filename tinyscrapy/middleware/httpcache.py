@@ -49,6 +49,7 @@ from tinyscrapy.errors import (
     ResponseTooLarge,
     UsageError,
 )
+from tinyscrapy.http.response import response_for
 from tinyscrapy.middleware.cachestorage import (
     CorruptEntry,
     FilesystemCacheStorage,
@@ -202,7 +203,8 @@ class HttpCacheMiddleware:
         @raise CorruptEntry: the body does not decode as its header says.
         @raise UnusableEntry: decoded, it crosses C{DOWNLOAD_MAXSIZE} or the ratio.
         """
-        encodings = response.headers.getlist("content-encoding")
+        encodings = [value.decode("latin-1")
+                     for value in response.headers.getlist("Content-Encoding")]
         if not encodings:
             return response
         maxsize = self.maxsize
@@ -221,9 +223,10 @@ class HttpCacheMiddleware:
             raise CorruptEntry(str(e)) from None
         except ResponseTooLarge as e:  # DecompressionBomb included
             raise UnusableEntry(str(e)) from None
-        dict.__delitem__(response.headers, "content-encoding")
-        response.body = b"".join(pieces)
-        return response
+        headers = response.headers.copy()
+        del headers["Content-Encoding"]
+        return response_for(response.url, response.status, headers, b"".join(pieces),
+                            request, flags=response.flags)
 
     def _io_error(self, action, request, error):
         """

@@ -116,6 +116,14 @@ class HopMapTests(unittest.TestCase):
                 obj = resolve("tinyscrapy.engine." + name)
             self.assertTrue(callable(obj), name)
 
+    def test_walkthrough_reproduces_the_map(self):
+        """docs/walkthrough.md holds the hop map as the engine's docstring has it."""
+        with open(os.path.join(ROOT, "docs", "walkthrough.md"), encoding="utf-8") as f:
+            text = f.read()
+        start = tinyscrapy.engine.__doc__.index("    0. ")
+        hop_map = textwrap.dedent(tinyscrapy.engine.__doc__[start:]).strip()
+        self.assertIn(hop_map, text)
+
 
 class ExampleTests(unittest.TestCase):
     """Every script under docs/ is shown, runs, and prints what its page says."""

@@ -7,4 +7,5 @@ C{settings}, and the shared C{crawl()}) and returns the exit status. L{NAMES} li
 in the order C{--help} shows them.
 """
 
-NAMES = ("run", "runspider", "crawl", "demo", "bench", "list", "settings", "version")
+NAMES = ("run", "runspider", "crawl", "demo", "fetch", "view", "shell", "bench", "list",
+         "settings", "version")

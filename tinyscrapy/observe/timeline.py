@@ -1,8 +1,11 @@
 """
 The drawing half of C{--trace}: a recorded L{tinyscrapy.observe.trace.Trace} becomes one
-self-contained HTML page (inline CSS and SVG, no script): a lane per concurrent download
-in each slot, a bar per download coloured by outcome, the in-flight and queued counts over
-time, and a summary. Runs once, at C{spider_closed}.
+self-contained HTML page (inline CSS and SVG, no script, a C{viewBox} so it fits any
+window): a lane per concurrent download in each slot; per request its phases, queued (a
+thin line; dashed for a retry waiting out its backoff), downloading (the bar, coloured by
+outcome) and scraping (a pale bar); the in-flight and queued counts over time against a
+line at C{CONCURRENT_REQUESTS}; a tick per turn of C{_next_request}, its tooltip the causes
+that asked for it; and a summary. Runs once, at C{spider_closed}.
 """
 
 import os
@@ -24,28 +27,30 @@ class Download:
     """One download as drawn: a bar from C{start} to C{end} in its slot's lane."""
 
     __slots__ = ("rid", "url", "slot", "scheduled", "start", "end", "done", "outcome",
-                 "detail", "lane")
+                 "detail", "lane", "continues")
 
-    def __init__(self, rid, url, slot, scheduled, start):
+    def __init__(self, rid, url, slot, scheduled, start, continues=""):
         self.rid, self.url, self.slot = rid, url, slot
-        self.scheduled, self.start = scheduled, start
+        self.scheduled, self.start, self.continues = scheduled, start, continues
         self.end = self.done = None
         self.outcome, self.detail, self.lane = "unfinished", "", 0
 
 
 def downloads_of(trace):
-    """The recorded downloads, in start order, and the in-flight and queued series.
+    """The recorded downloads, in start order, the in-flight and queued series, the turns.
 
-    @return: C{(downloads, in_flight, queued)}; each series a list of C{(time, count)}."""
-    scheduled, open_downloads, downloads = {}, {}, []
+    @return: C{(downloads, in_flight, queued, turns)}; each series a list of C{(time,
+        count)}, C{turns} a list of C{(time, causes)}."""
+    scheduled, open_downloads, downloads, turns = {}, {}, [], []
     in_flight, queued, count = [(0.0, 0)], [(0.0, 0)], 0
     for event in trace.events:
         kind, t = event[0], event[1]
         if kind == "scheduled":
-            scheduled[event[2]] = t
+            scheduled[event[2]] = (t, event[3] if len(event) > 3 else "")
         elif kind == "start":
             rid = event[2]
-            download = Download(rid, trace.urls[rid], event[3], scheduled.get(rid, t), t)
+            at, continues = scheduled.get(rid, (t, ""))
+            download = Download(rid, trace.urls[rid], event[3], at, t, continues)
             open_downloads[rid] = download
             downloads.append(download)
             if event[4]:  # in the engine's flight, until its "done"
@@ -63,7 +68,8 @@ def downloads_of(trace):
                 in_flight.append((t, count))
         elif kind == "turn":
             queued.append((t, event[3]))
-    return downloads, in_flight, queued
+            turns.append((t, event[4] if len(event) > 4 else ""))
+    return downloads, in_flight, queued, turns
 
 
 def assign_lanes(downloads):
@@ -72,7 +78,8 @@ def assign_lanes(downloads):
     lanes = {}
     for download in downloads:
         ends = lanes.setdefault(download.slot, [])
-        finish = download.end if download.end is not None else float("inf")
+        last = download.done if download.done is not None else download.end
+        finish = last if last is not None else float("inf")
         for lane, busy_until in enumerate(ends):
             if busy_until <= download.start:
                 download.lane, ends[lane] = lane, finish
@@ -110,15 +117,28 @@ def _timeline_svg(downloads, lanes, duration, end_time):
     out.insert(0, _axis(duration, scale, height))
     for d in downloads:
         end = d.end if d.end is not None else end_time
+        done = d.done if d.done is not None else end
         x = LABEL_W + d.start * scale
         width = max(1.0, (end - d.start) * scale)
         top = rows[d.slot] + d.lane * (LANE_H + 2)
-        tip = (f"{d.url}\n{OUTCOMES[d.outcome][0]}: {d.detail}\n"
-               f"started {d.start:.3f} s, took {end - d.start:.3f} s")
+        waited = "retry backoff (no slot held)" if d.continues == "retry" else "queued"
+        tip = escape(f"{d.url}\n{OUTCOMES[d.outcome][0]}: {d.detail}\n"
+                     f"{waited} {d.start - d.scheduled:.3f} s (from {d.scheduled:.3f} s)\n"
+                     f"downloading {end - d.start:.3f} s (from {d.start:.3f} s)\n"
+                     f"scraping {done - end:.3f} s (to {done:.3f} s)")
+        if d.start > d.scheduled:
+            qx = LABEL_W + d.scheduled * scale
+            phase = "backoff" if d.continues == "retry" else "queued-phase"
+            out.append(f'<line class="{phase}" x1="{qx:.1f}" y1="{top + LANE_H / 2}" '
+                       f'x2="{x:.1f}" y2="{top + LANE_H / 2}"><title>{tip}</title></line>')
         out.append(f'<rect class="{d.outcome}" x="{x:.1f}" y="{top}" width="{width:.1f}" '
-                   f'height="{LANE_H}"><title>{escape(tip)}</title></rect>')
-    return (f'<svg id="timeline" xmlns="http://www.w3.org/2000/svg" '
-            f'width="{LABEL_W + PLOT_W + 20}" height="{height}">{"".join(out)}</svg>')
+                   f'height="{LANE_H}"><title>{tip}</title></rect>')
+        if done > end:
+            out.append(f'<rect class="scraping" x="{x + width:.1f}" y="{top + 2}" '
+                       f'width="{max(1.0, (done - end) * scale):.1f}" height="{LANE_H - 4}">'
+                       f'<title>{tip}</title></rect>')
+    return (f'<svg id="timeline" xmlns="http://www.w3.org/2000/svg" width="100%" '
+            f'viewBox="0 0 {LABEL_W + PLOT_W + 20} {height}">{"".join(out)}</svg>')
 
 
 def _axis(duration, scale, height):
@@ -132,11 +152,12 @@ def _axis(duration, scale, height):
     return "".join(parts)
 
 
-def _series_svg(in_flight, queued, duration, end_time):
-    """The in-flight count (and the queue) over time, as step lines."""
+def _series_svg(in_flight, queued, duration, end_time, limit=None, turns=()):
+    """The in-flight count (and the queue) over time, as step lines, against a line at
+    C{limit} (C{CONCURRENT_REQUESTS}), with a tick per turn of the loop below."""
     scale = PLOT_W / max(duration, 1e-6)
     most_in_flight, most_queued = max(n for _, n in in_flight), max(n for _, n in queued)
-    top = max(most_in_flight, most_queued, 1)
+    top = max(most_in_flight, most_queued, limit or 0, 1)
 
     def points(series):
         pts, last = [], 0
@@ -150,9 +171,21 @@ def _series_svg(in_flight, queued, duration, end_time):
     def data(series):
         return " ".join(f"{t:.3f}:{n}" for t, n in series)
 
-    return (f'<svg id="series" xmlns="http://www.w3.org/2000/svg" '
-            f'width="{LABEL_W + PLOT_W + 20}" height="{CHART_H + 20}">'
-            f'{_axis(duration, scale, CHART_H + 5)}'
+    reference = ""
+    if limit:
+        y = CHART_H - limit * (CHART_H - 10) / top + 5
+        reference = (f'<line id="max-line" class="limit" x1="{LABEL_W}" y1="{y:.1f}" '
+                     f'x2="{LABEL_W + PLOT_W}" y2="{y:.1f}"/><text class="slot" '
+                     f'x="{LABEL_W - 6}" y="{y + 3:.1f}">CONCURRENT_REQUESTS {limit}</text>')
+    ticks = "".join(
+        f'<line class="turn" x1="{LABEL_W + t * scale:.1f}" y1="{CHART_H + 8}" '
+        f'x2="{LABEL_W + t * scale:.1f}" y2="{CHART_H + 18}"><title>turn at {t:.4f} s: '
+        f'{escape(causes or "-")}</title></line>' for t, causes in turns)
+    return (f'<svg id="series" xmlns="http://www.w3.org/2000/svg" width="100%" '
+            f'viewBox="0 0 {LABEL_W + PLOT_W + 20} {CHART_H + 24}">'
+            f'{_axis(duration, scale, CHART_H + 5)}{reference}'
+            f'<text class="slot" x="{LABEL_W - 6}" y="{CHART_H + 17}">turns of the loop</text>'
+            f'<g id="turns">{ticks}</g>'
             f'<text class="slot" x="{LABEL_W - 6}" y="20">in flight: max {most_in_flight}</text>'
             f'<text class="slot" x="{LABEL_W - 6}" y="34">queued: max {most_queued}</text>'
             f'<polyline id="queued" class="queued" points="{points(queued)}" '
@@ -171,6 +204,9 @@ polyline { fill: none; stroke-width: 1.5; } .in-flight { stroke: #2b5fad; }
 .queued { stroke: #aaa; stroke-dasharray: 4 3; }
 .legend span { display: inline-block; margin-right: 1.2em; }
 .legend i { display: inline-block; width: 12px; height: 10px; margin-right: 4px; }
+line.queued-phase { stroke: #999; stroke-width: 1; } line.backoff { stroke: #4a7fd4;
+stroke-width: 1.5; stroke-dasharray: 3 2; } rect.scraping { fill: #c9b8e8; }
+line.limit { stroke: #d64545; stroke-dasharray: 6 3; } line.turn { stroke: #666; }
 table.downloads td { padding: 0 8px 0 0; white-space: nowrap; }
 """ + "".join(f"rect.{k}, i.{k} {{ fill: {c}; background: {c}; }}\n"
               for k, (_, c) in OUTCOMES.items())
@@ -178,11 +214,12 @@ table.downloads td { padding: 0 8px 0 0; white-space: nowrap; }
 
 def render_html(trace, name):
     """The whole page, as a string."""
-    downloads, in_flight, queued = downloads_of(trace)
+    downloads, in_flight, queued, turns = downloads_of(trace)
     lanes = assign_lanes(downloads)
     duration = max([trace.duration] + [d.end or 0 for d in downloads])
     outcomes = Counter(d.outcome for d in downloads)
     stats = trace.crawler.stats
+    limit = trace.crawler.settings.getint("CONCURRENT_REQUESTS")
     summary = [
         ("spider", name), ("finish reason", trace.reason or "-"),
         ("duration", f"{duration:.3f} s"),
@@ -214,10 +251,16 @@ def render_html(trace, name):
         f'<title>trace: {escape(name)}</title><style>{CSS}</style></head><body>\n'
         f'<h1>Crawl timeline: {escape(name)}</h1>\n{note}\n'
         f'<table class="summary">{rows}</table>\n'
-        f'<h2>Requests in flight (solid) and queued (dashed)</h2>\n'
-        f'{_series_svg(in_flight, queued, duration, duration)}\n'
+        f'<h2>Requests in flight (solid: downloading or scraping) and queued (dashed)</h2>\n'
+        f'<p class="legend">Red dashed line: CONCURRENT_REQUESTS, the engine\'s max. '
+        f'Ticks below: each turn of the loop (_next_request); hover for what asked for it.'
+        f'</p>\n'
+        f'{_series_svg(in_flight, queued, duration, duration, limit, turns)}\n'
         f'<h2>Downloads, one lane per concurrent download of each slot</h2>\n'
-        f'<p class="legend">{legend}</p>\n'
+        f'<p class="legend">{legend}</p>\n<p class="legend">Phases of a request: thin grey '
+        f'line, queued (scheduled, not yet taken); dashed blue line, a retry waiting out its '
+        f'backoff, holding no slot; the bar, downloading (middlewares and transfer); pale '
+        f'violet, scraping (callback and pipelines) until it leaves the flight.</p>\n'
         f'{_timeline_svg(downloads, lanes, duration, duration)}\n'
         f'<details><summary>Every download ({len(downloads)})</summary>'
         f'<table class="downloads"><tr><th>start s</th><th>took s</th><th>slot</th>'

@@ -13,7 +13,19 @@ the reactor's time:
     - C{request_left_downloader}: the download ended: a response (its status), a request
       that continues it (a redirect or a retry), or a failure (its class);
     - C{request_done}: its callback's output was handled, it left the engine's flight;
-    - C{engine_turn}: one turn of the loop, with the requests in flight and queued then.
+    - C{engine_turn}: one turn of the loop, with the requests in flight and queued then,
+      and the causes that asked for it since the turn before (the engine keeps them only
+      while a trace listens: C{ExecutionEngine.wake_causes}).
+
+A request's phases follow from its events: I{queued} from C{scheduled} to C{start} (for a
+retry, that is its C{not_before} wait, holding no slot: the scheduler hands out only what
+may start now, so a slot's delay is waited out here too), I{downloading} from C{start} to
+C{end} (the middlewares and the transfer), I{scraping} from C{end} to C{done} (the
+callback and the pipelines).
+
+C{TRACE_FILE = "-"} (C{--trace -}) draws nothing: it prints one line per event on standard
+error, among the log lines (time, event, request id, slot, in flight, queued, detail), to
+follow a small crawl step by step; standard output stays for items.
 
 Memory is bounded: after C{TRACE_MAX_EVENTS} events nothing more is recorded (a few
 counters go on) and the page says so. With several spiders in one process, C{%(name)s} in
@@ -24,6 +36,7 @@ another.
 
 import logging
 import os
+import sys
 
 from tinyscrapy import signals
 from tinyscrapy.errors import IgnoreRequest, NotConfigured
@@ -68,8 +81,11 @@ class Trace:
     @ivar path: where the HTML goes.
     """
 
-    def __init__(self, crawler, path, max_events):
+    def __init__(self, crawler, path, max_events, text=None):
+        """@param text: a file to print each event to as a line (C{--trace -}); then no
+        HTML is written."""
         self.crawler = crawler
+        self.text = text
         self.clock = crawler.reactor
         self.path = path
         self.max_events = max_events
@@ -78,6 +94,7 @@ class Trace:
         self.turns = 0
         self.urls = []        # request id -> URL
         self._ids = {}        # request -> id, while it is scheduled or in flight
+        self._slots = {}      # request id -> slot, for the text lines
         self._t0 = self.clock.seconds()
         self._closed_at = None
         self.reason = None
@@ -97,6 +114,8 @@ class Trace:
         if not template:
             raise NotConfigured("TRACE_FILE is not set")
         max_events = crawler.settings.getint("TRACE_MAX_EVENTS")
+        if template == "-":
+            return cls(crawler, "-", max_events, text=sys.stderr)
         name = crawler.spider.name if crawler.spider is not None else "spider"
         return cls(crawler, claim_path(template, name), max_events)
 
@@ -110,8 +129,33 @@ class Trace:
         if len(self.events) >= self.max_events:
             self.not_recorded += 1
             return False
-        self.events.append(event)
+        if self.text is not None:  # printed, not kept: memory stays flat
+            self._print(event)
+        else:
+            self.events.append(event)
         return True
+
+    def _print(self, event):
+        """One line for C{event}: time, kind, request id, slot, in flight, queued, detail."""
+        engine = self.crawler.engine
+        in_flight = len(engine.in_flight) if engine is not None else 0
+        queued = engine.scheduler.size() if engine is not None else 0
+        kind, t = event[0], event[1]
+        rid, slot, detail = "-", "-", ""
+        if kind in ("scheduled", "start", "end", "done"):
+            rid = f"#{event[2]}"
+            slot = self._slots.get(event[2], "-")
+        if kind == "scheduled":
+            detail = f"{event[3]} {self.urls[event[2]]}" if event[3] else self.urls[event[2]]
+        elif kind == "start":
+            slot = self._slots[event[2]] = event[3]
+            detail = self.urls[event[2]]
+        elif kind == "end":
+            detail = f"{event[3]} {event[4]}"
+        elif kind == "turn":
+            detail = "causes: " + (event[4] or "-")
+        self.text.write(f"{t:9.4f} trace {kind:<9} {rid:>5} {slot:<16} in flight {in_flight:>3}"
+                        f"  queued {queued:>4}  {detail}\n")
 
     def _id(self, request):
         """The id of C{request}, given one (with its URL) on first sight."""
@@ -123,11 +167,14 @@ class Trace:
 
     def engine_started(self, **_):
         self._t0 = self.clock.seconds()
+        engine = self.crawler.engine
+        if engine is not None:
+            engine.wake_causes = set()  # the engine notes why each turn was asked for
         self._record(("open", 0.0))
 
     def request_scheduled(self, request, **_):
         if len(self.events) < self.max_events:
-            self._record(("scheduled", self._now(), self._id(request)))
+            self._record(("scheduled", self._now(), self._id(request), _continues(request)))
         else:
             self.not_recorded += 1
 
@@ -160,19 +207,23 @@ class Trace:
             return
         self._record(("done", self._now(), rid))
 
-    def engine_turn(self, **_):
+    def engine_turn(self, causes=None, **_):
         self.turns += 1
         engine = self.crawler.engine
         if engine is None or len(self.events) >= self.max_events:
             self.not_recorded += 1
             return
         self._record(("turn", self._now(), engine.statistics().in_flight,
-                      engine.scheduler.size()))
+                      engine.scheduler.size(), ", ".join(sorted(causes or ()))))
 
     def spider_closed(self, spider, reason, **_):
         self._closed_at = self._now()
         self.reason = reason
         self._ids.clear()
+        if self.text is not None:
+            self._record(("close", self._closed_at))
+            self.text.write(f"{self._closed_at:9.4f} trace closed ({reason})\n")
+            return
         try:
             write_html(self, spider.name)
         except OSError as e:
@@ -190,13 +241,25 @@ class Trace:
         return self.events[-1][1] if self.events else 0.0
 
 
+def _continues(request):
+    """What a scheduled request continues: C{"retry"} (it waits for its C{not_before}),
+    C{"redirect"}, or C{""} for a new request."""
+    meta = request._meta
+    if not meta:
+        return ""
+    if "not_before" in meta:
+        return "retry"
+    return "redirect" if "redirect_times" in meta else ""
+
+
 def describe_result(result):
     """@return: C{(outcome, detail)} for what a download ended with (the outcomes are
         L{tinyscrapy.observe.timeline.OUTCOMES})."""
     if isinstance(result, HttpResponse):
         return ("ok" if result.status < 400 else "http-error", str(result.status))
     if isinstance(result, Request):
-        return ("continued", "-> " + result.url)
+        kind = "retry" if "not_before" in (result._meta or ()) else "redirect"
+        return ("continued", f"{kind} -> {result.url}")
     failure_type = getattr(result, "type", type(result))
     if isinstance(failure_type, type) and issubclass(failure_type, IgnoreRequest):
         return ("ignored", failure_type.__name__)

@@ -87,6 +87,28 @@ class LoopTraceTests(unittest.TestCase):
         self.assertEqual(len(page.xpath("//*[local-name()='line'][@class='backoff']")), 1)
 
 
+class SlotReferenceTests(unittest.TestCase):
+    """The slots' own limits on the page."""
+
+    @defer.inlineCallbacks
+    def test_delay_windows_and_parallelism(self):
+        """With DOWNLOAD_DELAY each send's window is shaded; the slot shows its max."""
+        server = TestServer().start()
+        self.addCleanup(server.stop)
+        start = server.add_page("/", links=["/a", "/b"])
+        server.add_page("/a")
+        server.add_page("/b")
+        path = os.path.join(self.mktemp(), "trace.html")
+        capture_logs(self)
+        yield crawl(LinkSpider, {"TRACE_FILE": path, "DOWNLOAD_DELAY": 0.02,
+                                 "RANDOMIZE_DOWNLOAD_DELAY": False,
+                                 "CONCURRENT_REQUESTS_PER_DOMAIN": 3}, start_urls=[start])
+        page = lxml.html.parse(path).getroot()
+        self.assertEqual(len(page.xpath("//*[local-name()='rect'][@class='delay']")), 3)
+        labels = page.xpath("//*[local-name()='text'][@class='slot']/text()")
+        self.assertIn("127.0.0.1 (max 3)", labels)
+
+
 LINE = re.compile(r" *(\d+\.\d{4}) trace (\w+) +(#\d+|-) (\S+) +in flight +(\d+)  queued +(\d+)"
                   r"  (.*)")
 

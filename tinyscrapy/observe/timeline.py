@@ -78,8 +78,7 @@ def assign_lanes(downloads):
     lanes = {}
     for download in downloads:
         ends = lanes.setdefault(download.slot, [])
-        last = download.done if download.done is not None else download.end
-        finish = last if last is not None else float("inf")
+        finish = download.end if download.end is not None else float("inf")
         for lane, busy_until in enumerate(ends):
             if busy_until <= download.start:
                 download.lane, ends[lane] = lane, finish
@@ -104,15 +103,31 @@ def _nice_step(duration):
     return next(power * m for m in (1, 2, 5, 10) if power * m >= raw)
 
 
-def _timeline_svg(downloads, lanes, duration, end_time):
-    """The bars: one group of lanes per slot, one bar per download."""
+def _timeline_svg(downloads, lanes, duration, end_time, limits=None):
+    """The bars: one group of lanes per slot (a lane per download its slot runs at once,
+    a dashed line under lane C{parallelism}, each send's delay window shaded), one bar per
+    download.
+
+    @param limits: slot to C{(parallelism, delay)}, when known."""
     scale = PLOT_W / max(duration, 1e-6)
+    limits = limits or {}
     rows, y, out = {}, 20, []
     for slot, count in lanes.items():
         rows[slot] = y
+        parallelism, delay = limits.get(slot, (None, 0))
+        label = str(slot) if parallelism is None else f"{slot} (max {parallelism})"
         out.append(f'<text class="slot" x="{LABEL_W - 6}" y="{y + LANE_H - 1}">'
-                   f'{escape(str(slot))}</text>')
-        y += count * (LANE_H + 2) + 6
+                   f'{escape(label)}</text>')
+        if parallelism is not None and count > parallelism:
+            line_y = y + parallelism * (LANE_H + 2) - 1
+            out.append(f'<line class="parallelism" x1="{LABEL_W}" y1="{line_y}" '
+                       f'x2="{LABEL_W + PLOT_W}" y2="{line_y}"/>')
+        group_h = count * (LANE_H + 2)
+        if delay:
+            out.extend(f'<rect class="delay" x="{LABEL_W + d.start * scale:.1f}" y="{y - 1}" '
+                       f'width="{max(0.5, delay * scale):.1f}" height="{group_h}"/>'
+                       for d in downloads if d.slot == slot)
+        y += group_h + 6
     height = y + 4
     out.insert(0, _axis(duration, scale, height))
     for d in downloads:
@@ -133,9 +148,9 @@ def _timeline_svg(downloads, lanes, duration, end_time):
                        f'x2="{x:.1f}" y2="{top + LANE_H / 2}"><title>{tip}</title></line>')
         out.append(f'<rect class="{d.outcome}" x="{x:.1f}" y="{top}" width="{width:.1f}" '
                    f'height="{LANE_H}"><title>{tip}</title></rect>')
-        if done > end:
-            out.append(f'<rect class="scraping" x="{x + width:.1f}" y="{top + 2}" '
-                       f'width="{max(1.0, (done - end) * scale):.1f}" height="{LANE_H - 4}">'
+        if done > end:  # drawn first: the slot is free, a later download may share the lane
+            out.insert(1, f'<rect class="scraping" x="{x + width:.1f}" y="{top + LANE_H - 3}" '
+                       f'width="{max(1.0, (done - end) * scale):.1f}" height="3">'
                        f'<title>{tip}</title></rect>')
     return (f'<svg id="timeline" xmlns="http://www.w3.org/2000/svg" width="100%" '
             f'viewBox="0 0 {LABEL_W + PLOT_W + 20} {height}">{"".join(out)}</svg>')
@@ -176,7 +191,8 @@ def _series_svg(in_flight, queued, duration, end_time, limit=None, turns=()):
         y = CHART_H - limit * (CHART_H - 10) / top + 5
         reference = (f'<line id="max-line" class="limit" x1="{LABEL_W}" y1="{y:.1f}" '
                      f'x2="{LABEL_W + PLOT_W}" y2="{y:.1f}"/><text class="slot" '
-                     f'x="{LABEL_W - 6}" y="{y + 3:.1f}">CONCURRENT_REQUESTS {limit}</text>')
+                     f'x="{LABEL_W + PLOT_W - 2}" y="{y - 3:.1f}">CONCURRENT_REQUESTS {limit}'
+                     f'</text>')
     ticks = "".join(
         f'<line class="turn" x1="{LABEL_W + t * scale:.1f}" y1="{CHART_H + 8}" '
         f'x2="{LABEL_W + t * scale:.1f}" y2="{CHART_H + 18}"><title>turn at {t:.4f} s: '
@@ -204,6 +220,7 @@ polyline { fill: none; stroke-width: 1.5; } .in-flight { stroke: #2b5fad; }
 .queued { stroke: #aaa; stroke-dasharray: 4 3; }
 .legend span { display: inline-block; margin-right: 1.2em; }
 .legend i { display: inline-block; width: 12px; height: 10px; margin-right: 4px; }
+rect.delay { fill: #f3ecd2; } line.parallelism { stroke: #d64545; stroke-dasharray: 3 3; }
 line.queued-phase { stroke: #999; stroke-width: 1; } line.backoff { stroke: #4a7fd4;
 stroke-width: 1.5; stroke-dasharray: 3 2; } rect.scraping { fill: #c9b8e8; }
 line.limit { stroke: #d64545; stroke-dasharray: 6 3; } line.turn { stroke: #666; }
@@ -260,12 +277,31 @@ def render_html(trace, name):
         f'<p class="legend">{legend}</p>\n<p class="legend">Phases of a request: thin grey '
         f'line, queued (scheduled, not yet taken); dashed blue line, a retry waiting out its '
         f'backoff, holding no slot; the bar, downloading (middlewares and transfer); pale '
-        f'violet, scraping (callback and pipelines) until it leaves the flight.</p>\n'
-        f'{_timeline_svg(downloads, lanes, duration, duration)}\n'
+        f'violet, scraping (callback and pipelines) until it leaves the flight. Pale '
+        f'yellow: each send\'s delay window in its slot (DOWNLOAD_DELAY); a red dashed line '
+        f'under a slot\'s lanes: its parallelism.</p>\n'
+        f'{_timeline_svg(downloads, lanes, duration, duration, _limits(trace, lanes))}\n'
         f'<details><summary>Every download ({len(downloads)})</summary>'
         f'<table class="downloads"><tr><th>start s</th><th>took s</th><th>slot</th>'
         f'<th>outcome</th><th>detail</th><th>URL</th></tr>{table}</table></details>\n'
         f'</body></html>\n')
+
+
+def _limits(trace, slots):
+    """C{{slot: (parallelism, delay)}} from the crawl's slots, for the lanes' reference."""
+    known = getattr(trace.crawler, "slots", None)
+    if known is None:
+        return {}
+    from tinyscrapy.download.limits import match_rule
+    limits = {}
+    for key in slots:
+        slot = known._slots.get(key)
+        if slot is not None:
+            limits[key] = (slot.rule.parallelism, slot.delay)
+        elif isinstance(key, str):  # forgotten since (idle): its rule says the same
+            rule = match_rule(known.rules, key, known.default)
+            limits[key] = (rule.parallelism, rule.delay)
+    return limits
 
 
 def write_html(trace, name):

@@ -109,6 +109,39 @@ class SlotReferenceTests(unittest.TestCase):
         self.assertIn("127.0.0.1 (max 3)", labels)
 
 
+class OtherLinkSpider(LinkSpider):
+    """The same, under another name."""
+
+    name = "other"
+
+
+class SharedPageTests(unittest.TestCase):
+    """Two spiders of one process, one TRACE_FILE."""
+
+    @defer.inlineCallbacks
+    def test_one_page_one_time_axis(self):
+        """Both spiders are drawn on one page, written once both have closed."""
+        server = TestServer().start()
+        self.addCleanup(server.stop)
+        start = server.add_page("/", links=["/a"])
+        server.add("/a", Delay(0.05, b"<html>a</html>"))
+        path = os.path.join(self.mktemp(), "both.html")
+        capture_logs(self)
+        first = crawl(LinkSpider, {"TRACE_FILE": path}, start_urls=[start])
+        second = crawl(OtherLinkSpider, {"TRACE_FILE": path}, start_urls=[start + "?b"])
+        yield first
+        if not second.called:  # the first to close waits for the other
+            self.assertFalse(os.path.exists(path))
+        yield second
+        self.assertEqual(os.listdir(os.path.dirname(path)), ["both.html"])
+        page = lxml.html.parse(path).getroot()
+        sections = page.xpath("//section[@class='spider']/h2/text()")
+        self.assertEqual(sorted(sections), ["links", "other"])
+        ticks = page.xpath("//*[@id='series']//*[local-name()='text'][@class='tick']/text()")
+        axes = [tuple(ticks[i:i + 3]) for i in range(0, len(ticks), len(ticks) // 2)]
+        self.assertEqual(axes[0], axes[1])  # one time axis for both
+
+
 LINE = re.compile(r" *(\d+\.\d{4}) trace (\w+) +(#\d+|-) (\S+) +in flight +(\d+)  queued +(\d+)"
                   r"  (.*)")
 

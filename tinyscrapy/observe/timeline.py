@@ -36,15 +36,15 @@ class Download:
         self.outcome, self.detail, self.lane = "unfinished", "", 0
 
 
-def downloads_of(trace):
+def downloads_of(trace, offset=0.0):
     """The recorded downloads, in start order, the in-flight and queued series, the turns.
 
     @return: C{(downloads, in_flight, queued, turns)}; each series a list of C{(time,
         count)}, C{turns} a list of C{(time, causes)}."""
     scheduled, open_downloads, downloads, turns = {}, {}, [], []
-    in_flight, queued, count = [(0.0, 0)], [(0.0, 0)], 0
+    in_flight, queued, count = [(offset, 0)], [(offset, 0)], 0
     for event in trace.events:
-        kind, t = event[0], event[1]
+        kind, t = event[0], event[1] + offset
         if kind == "scheduled":
             scheduled[event[2]] = (t, event[3] if len(event) > 3 else "")
         elif kind == "start":
@@ -230,16 +230,46 @@ table.downloads td { padding: 0 8px 0 0; white-space: nowrap; }
 
 
 def render_html(trace, name):
-    """The whole page, as a string."""
-    downloads, in_flight, queued, turns = downloads_of(trace)
+    """The page of one spider's trace, as a string."""
+    return render_page([(trace, name)])
+
+
+def render_page(traces):
+    """
+    One page for the spiders whose traces share a file, as a string: a section each, all
+    on one time axis (0 is when the first of them opened), so a reader sees them share
+    the reactor.
+
+    @param traces: C{(trace, spider name)} pairs.
+    """
+    first = min(getattr(trace, "opened_at", 0.0) for trace, _ in traces)
+    parts = []
+    for trace, name in traces:
+        offset = getattr(trace, "opened_at", 0.0) - first
+        downloads, in_flight, queued, turns = downloads_of(trace, offset)
+        end = max([offset + trace.duration] + [d.end or 0 for d in downloads])
+        parts.append((trace, name, offset, downloads, in_flight, queued, turns, end))
+    axis = max(part[-1] for part in parts)
+    names = ", ".join(name for _, name, *_ in parts)
+    sections = "".join(_section(*part[:-1], axis) for part in parts)
+    shared = "" if len(parts) == 1 else (
+        f'<p class="note">{len(parts)} spiders of one process, on one time axis: 0 is when '
+        f'the first one opened; they share one reactor.</p>\n')
+    return (f'<!DOCTYPE html>\n<html><head><meta charset="utf-8">'
+            f'<title>trace: {escape(names)}</title><style>{CSS}</style></head><body>\n'
+            f'<h1>Crawl timeline: {escape(names)}</h1>\n{shared}{sections}</body></html>\n')
+
+
+def _section(trace, name, offset, downloads, in_flight, queued, turns, duration):
+    """One spider's part of the page, drawn on an axis of C{duration} seconds."""
     lanes = assign_lanes(downloads)
-    duration = max([trace.duration] + [d.end or 0 for d in downloads])
     outcomes = Counter(d.outcome for d in downloads)
     stats = trace.crawler.stats
     limit = trace.crawler.settings.getint("CONCURRENT_REQUESTS")
+    own = max([offset + trace.duration] + [d.end or 0 for d in downloads]) - offset
     summary = [
         ("spider", name), ("finish reason", trace.reason or "-"),
-        ("duration", f"{duration:.3f} s"),
+        ("duration", f"{own:.3f} s" + (f" (opened at {offset:.3f} s)" if offset else "")),
         ("pages (responses)", stats.get_value("response_received_count", 0)),
         ("items", stats.get_value("item_scraped_count", 0)),
         ("failures", stats.get_value("ledger/failed", 0)),
@@ -264,16 +294,15 @@ def render_html(trace, name):
         f'<td>{escape(str(d.slot))}</td><td>{d.outcome}</td><td>{escape(d.detail)}</td>'
         f'<td>{escape(d.url)}</td></tr>' for d in downloads)
     return (
-        f'<!DOCTYPE html>\n<html><head><meta charset="utf-8">'
-        f'<title>trace: {escape(name)}</title><style>{CSS}</style></head><body>\n'
-        f'<h1>Crawl timeline: {escape(name)}</h1>\n{note}\n'
+        f'<section class="spider" id="spider-{escape(name)}">'
+        f'<h2>{escape(name)}</h2>\n{note}\n'
         f'<table class="summary">{rows}</table>\n'
-        f'<h2>Requests in flight (solid: downloading or scraping) and queued (dashed)</h2>\n'
+        f'<h3>Requests in flight (solid: downloading or scraping) and queued (dashed)</h3>\n'
         f'<p class="legend">Red dashed line: CONCURRENT_REQUESTS, the engine\'s max. '
         f'Ticks below: each turn of the loop (_next_request); hover for what asked for it.'
         f'</p>\n'
         f'{_series_svg(in_flight, queued, duration, duration, limit, turns)}\n'
-        f'<h2>Downloads, one lane per concurrent download of each slot</h2>\n'
+        f'<h3>Downloads, one lane per concurrent download of each slot</h3>\n'
         f'<p class="legend">{legend}</p>\n<p class="legend">Phases of a request: thin grey '
         f'line, queued (scheduled, not yet taken); dashed blue line, a retry waiting out its '
         f'backoff, holding no slot; the bar, downloading (middlewares and transfer); pale '
@@ -284,7 +313,7 @@ def render_html(trace, name):
         f'<details><summary>Every download ({len(downloads)})</summary>'
         f'<table class="downloads"><tr><th>start s</th><th>took s</th><th>slot</th>'
         f'<th>outcome</th><th>detail</th><th>URL</th></tr>{table}</table></details>\n'
-        f'</body></html>\n')
+        f'</section>\n')
 
 
 def _limits(trace, slots):
@@ -304,11 +333,11 @@ def _limits(trace, slots):
     return limits
 
 
-def write_html(trace, name):
-    """Write the page to C{trace.path} (folders made)."""
-    folder = os.path.dirname(trace.path)
+def write_html(path, traces):
+    """Write the page of C{traces} (C{(trace, name)} pairs) to C{path} (folders made)."""
+    folder = os.path.dirname(path)
     if folder:
         os.makedirs(folder, exist_ok=True)
-    html = render_html(trace, name)
-    with open(trace.path, "w", encoding="utf-8") as f:
+    html = render_page(traces)
+    with open(path, "w", encoding="utf-8") as f:
         f.write(html)

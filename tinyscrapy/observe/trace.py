@@ -28,10 +28,11 @@ error, among the log lines (time, event, request id, slot, in flight, queued, de
 follow a small crawl step by step; standard output stays for items.
 
 Memory is bounded: after C{TRACE_MAX_EVENTS} events nothing more is recorded (a few
-counters go on) and the page says so. With several spiders in one process, C{%(name)s} in
-C{TRACE_FILE} is the spider's name; without it, the first spider to claim a path writes
-it and a later one writes C{STEM-NAME.EXT} beside it (logged), so no trace overwrites
-another.
+counters go on) and the page says so. With several spiders in one process and one
+C{TRACE_FILE}, they are drawn on one page, a section each on one shared time axis (0 is
+when the first opened), written when the last of them closes: a reader sees them share
+the reactor. With C{%(name)s} in C{TRACE_FILE}, each spider gets a page of its own (a
+second spider of the same name writes C{STEM-NAME.EXT} beside it, logged).
 """
 
 import logging
@@ -47,7 +48,8 @@ logger = logging.getLogger(__name__)
 
 # TRACE_FILE paths claimed by the traces of this process (released once written)
 _CLAIMED = set()
-
+# TRACE_FILE paths without %(name)s: the traces of this process drawn on each one's page
+_PAGES = {}
 
 
 def claim_path(template, name):
@@ -86,6 +88,9 @@ class Trace:
         HTML is written."""
         self.crawler = crawler
         self.text = text
+        self.page = [self]     # the traces drawn on this one's page, itself included
+        self.name = None
+        self.opened_at = None  # the reactor time the crawl opened
         self.clock = crawler.reactor
         self.path = path
         self.max_events = max_events
@@ -117,7 +122,14 @@ class Trace:
         if template == "-":
             return cls(crawler, "-", max_events, text=sys.stderr)
         name = crawler.spider.name if crawler.spider is not None else "spider"
-        return cls(crawler, claim_path(template, name), max_events)
+        if "%(" in template:
+            trace = cls(crawler, claim_path(template, name), max_events)
+            trace.page = [trace]
+            return trace
+        trace = cls(crawler, os.path.abspath(template), max_events)
+        trace.page = _PAGES.setdefault(trace.path, [])  # shared with the other spiders
+        trace.page.append(trace)
+        return trace
 
     # recording
 
@@ -166,7 +178,7 @@ class Trace:
         return rid
 
     def engine_started(self, **_):
-        self._t0 = self.clock.seconds()
+        self._t0 = self.opened_at = self.clock.seconds()
         engine = self.crawler.engine
         if engine is not None:
             engine.wake_causes = set()  # the engine notes why each turn was asked for
@@ -224,12 +236,21 @@ class Trace:
             self._record(("close", self._closed_at))
             self.text.write(f"{self._closed_at:9.4f} trace closed ({reason})\n")
             return
+        self.name = spider.name
+        if any(trace.reason is None and trace.opened_at is not None for trace in self.page):
+            logger.info("%s: trace kept for %s, drawn once the other spiders close",
+                        spider.name, self.path)
+            return
+        if _PAGES.get(self.path) is self.page:
+            del _PAGES[self.path]
+        drawn = [(trace, trace.name) for trace in self.page if trace.opened_at is not None]
         try:
-            write_html(self, spider.name)
+            write_html(self.path, drawn)
         except OSError as e:
             logger.error("cannot write TRACE_FILE %s: %s", self.path, e)
         else:
-            logger.info("%s: trace written to %s", spider.name, self.path)
+            logger.info("%s: trace written to %s", ", ".join(name for _, name in drawn),
+                        self.path)
         finally:
             _CLAIMED.discard(self.path)
 

@@ -177,3 +177,31 @@ class TutorialTraceTests(unittest.TestCase):
                     started.add(url)
                 elif kind in ("done", "retry"):
                     self.assertIn(url, started, f"{step}: {kind} before start")
+
+
+def refresh():
+    """
+    Rewrite every checked block of the docs from the code (after a change the tests
+    caught: read the diff before committing it): C{python -m tests.test_docs}.
+    """
+    import tinyscrapy.engine as engine
+    start = engine.__doc__.index("    0. ")
+    hop_map = textwrap.dedent(engine.__doc__[start:]).strip()
+    for doc, text in doc_texts():
+        new = MARKER.sub(lambda m: (f"<!-- quoted from: {m.group(1)} {m.group(2)} -->\n"
+                                    f"```python\n{source_of(m.group(1), m.group(2))}```"), text)
+        new = EXAMPLE.sub(lambda m: (f"<!-- example: {m.group(1)} -->\n```python\n"
+                                     f"{open(os.path.join(ROOT, m.group(1))).read()}```"), new)
+        new = OUTPUT.sub(lambda m: (f"<!-- output of: {m.group(1)}{m.group(2)} -->\n```text\n"
+                                    f"{run_script(m.group(1), *m.group(2).split())[1]}```"), new)
+        if doc == os.path.join("docs", "walkthrough.md"):
+            new = re.sub(r"```text\n0\. .*?```", lambda _: f"```text\n{hop_map}\n```", new,
+                         count=1, flags=re.S)
+        if new != text:
+            with open(os.path.join(ROOT, doc), "w", encoding="utf-8") as f:
+                f.write(new)
+            print("refreshed", doc)
+
+
+if __name__ == "__main__":
+    refresh()

@@ -45,7 +45,8 @@ class _Parser(argparse.ArgumentParser):
         self.add_argument("--scheduler", metavar="URL", help="shared frontier, e.g. "
                           "redis://127.0.0.1:6379/0 (the SCHEDULER_URL setting)")
         self.add_argument("--trace", metavar="FILE",
-                          help="write the engine timeline as HTML (the TRACE_FILE setting)")
+                          help="write the engine timeline as HTML (the TRACE_FILE setting); "
+                          "- prints one line per event on stderr instead")
 
 
 def command_module(name):

@@ -1,39 +1,45 @@
 """
 L{ExecutionEngine}: TinyScrapy's loop, read top to bottom in the order things happen.
 
-The map of every Deferred hop (reviews check it against the code below):
+The map of every Deferred hop of one request (tests/test_docs.py checks each name;
+docs/walkthrough.md follows it with you):
 
-    1. L{ExecutionEngine.open_spider} opens the scheduler (it may return a Deferred: a
-       remote frontier connecting), keeps the spider's start requests as a lazy iterator
-       (an C{async def start()} that awaits fires a Deferred that wakes the loop),
-       starts the heartbeat, and schedules the first turn with C{reactor.callLater(0,
-       _next_request)}. It returns a Deferred that fires with None once all that is done.
-    2. L{ExecutionEngine._next_request} is one turn of the loop. While fewer than C{max}
-       requests are in flight it takes the next request from the scheduler (pulling start
-       requests only when the scheduler has nothing ready) and starts its download. The
-       scheduler only hands out a request whose host slot can take one now; when none can,
-       the engine wakes itself with C{reactor.callLater} at the scheduler's
-       C{next_ready_time()}. When the frontier is exhausted and nothing is in flight it
-       begins closing.
-    3. L{ExecutionEngine._download} starts one download: the downloader's Deferred fires
-       with an L{HttpResponse}, or a L{Request} that continues this one (redirect, retry),
-       or errbacks with the download's failure. Its host slot is free again by then, so
-       L{ExecutionEngine._cb_download_finished} schedules a turn at once.
-    4. L{ExecutionEngine._cb_downloaded} hands a response to the scraper, whose Deferred
-       fires once the callback's output is handled (items through the pipelines, requests
-       in the scheduler); L{ExecutionEngine._eb_download_failed} hands a failure to the
-       spider's errback the same way.
-    5. L{ExecutionEngine._cb_request_done} (C{addBoth}) takes the request out of flight and
-       schedules the next turn with C{reactor.callLater(0, ...)}. Wake-ups that come
-       together collapse into one pending call; a C{LoopingCall} heartbeat turns the loop
-       every C{ENGINE_HEARTBEAT} seconds as well, so a frontier that says "pending" but
-       hands nothing out this instant can never stall the crawl.
-    6. L{ExecutionEngine._close_spider} runs when nothing is in flight and the engine is
-       closing: L{tinyscrapy.closing.close_parts} closes the scraper (pipelines),
-       scheduler and downloader in turn, each possibly a Deferred, then sends
-       C{spider_closed} (and, after the stats, C{engine_stopped}); its Deferred fires and
-       C{_close} fires with the finish reason.
-       L{ExecutionEngine.start} returns C{_close}.
+    0. L{tinyscrapy.crawler.Crawler.crawl} (C{inlineCallbacks}) opens the pipelines, then
+       L{ExecutionEngine.open_spider}, then waits on L{ExecutionEngine.start}: C{_close}.
+    1. L{ExecutionEngine.open_spider} opens the scheduler (C{maybeDeferred}: a remote one
+       connects), keeps the start requests lazy (L{tinyscrapy.startrequests.StartRequests};
+       an C{async def start()} that awaits wakes the loop when it yields again), starts
+       the heartbeat and wakes the loop; it fires with None.
+    2. L{ExecutionEngine._next_request}, one turn, runs from the one C{callLater(0)} that
+       L{ExecutionEngine._wake} keeps pending; every wake source (the heartbeat and the
+       slot-ready timer too) goes through C{_wake}. While fewer than C{max} requests are
+       in flight (downloading or scraping) it takes the scheduler's next one, feeding it
+       start requests (L{tinyscrapy.startrequests.StartRequests.feed}) when none is ready;
+       when none may start now, one C{callLater} waits for C{next_ready_time()}.
+    3. L{ExecutionEngine._download}: L{tinyscrapy.download.downloader.Downloader.fetch}
+       takes the slot; L{tinyscrapy.middleware.chain.DownloaderMiddlewareChain.download}
+       (C{async def} under C{ensureDeferred}) runs the middlewares around the slot's gate
+       (C{deferLater}) and L{tinyscrapy.download.fetcher.HttpFetcher.fetch}, whose Deferred
+       L{tinyscrapy.download.transfer.Transfer.cb_done} fires with an C{HttpResponse} or a
+       failure (canceller: L{tinyscrapy.download.transfer.Transfer.cancel}). It fires with
+       a response or a C{Request} that continues this one (redirect, retry), or errbacks;
+       the slot is free then, and L{ExecutionEngine._cb_download_finished} wakes the loop.
+    4. L{ExecutionEngine._cb_downloaded} returns L{tinyscrapy.scraper.Scraper.scrape}'s
+       Deferred, fired once the callback's output is handled: requests to
+       L{ExecutionEngine.crawl}, items through
+       L{tinyscrapy.items.pipelines.ItemPipelines.process_item} (a pipeline's Deferred
+       pauses the callback's generator), then a feed line
+       (L{tinyscrapy.items.feeds.FeedExporter.item_scraped}). A failure goes to
+       L{ExecutionEngine._eb_download_failed} and the spider's errback the same way.
+    5. L{ExecutionEngine._cb_request_done} (C{addBoth}): out of flight, acknowledged to
+       the scheduler, the loop woken.
+    6. L{ExecutionEngine._close_spider}, closing with nothing in flight:
+       L{tinyscrapy.closing.close_parts} closes pipelines, scheduler and downloader, sends
+       C{spider_closed}, calls C{spider.closed(reason)}, closes the stats, sends
+       C{engine_stopped}, each waited for; C{_close} fires with the reason and
+       C{Crawler.crawl} returns it. Once every crawl has,
+       L{tinyscrapy.crawler.CrawlerProcess.start}'s C{DeferredList} calls
+       L{tinyscrapy.crawler.CrawlerProcess._stop_reactor}.
 """
 
 import logging
@@ -64,8 +70,12 @@ class ExecutionEngine:
     """
     Drives one spider's crawl.
 
-    @ivar max: the most downloads in flight at once (C{CONCURRENT_REQUESTS}).
+    @ivar max: the most requests in flight at once (C{CONCURRENT_REQUESTS}): a request
+        counts from the moment it is taken from the scheduler until its callback's output
+        is handled, so C{max} bounds downloads and scraping together, as in TinyScrapy.
     @ivar in_flight: the requests being downloaded or scraped now.
+    @ivar wake_causes: None, or (while C{--trace} listens) the set of causes asked of
+        L{_wake} since the last turn.
     """
 
     def __init__(self, crawler, reactor, scheduler, downloader, scraper):
@@ -84,7 +94,8 @@ class ExecutionEngine:
         self._start_batch = crawler.settings.getint("START_REQUESTS_BATCH")
         self._wakeup = None
         self._ready_call = None
-        self._heartbeat = LoopingCall(self._next_request)
+        self.wake_causes = None  # a set while someone traces the turns (observe/trace.py)
+        self._heartbeat = LoopingCall(self._wake, "heartbeat")
         self._heartbeat.clock = reactor
         self._heartbeat_interval = crawler.settings.getfloat("ENGINE_HEARTBEAT")
 
@@ -106,7 +117,7 @@ class ExecutionEngine:
     def _cb_scheduler_opened(self, _):
         self._heartbeat.start(self._heartbeat_interval, now=False)
         self.crawler.signals.send(signals.engine_started, spider=self.spider)
-        self._wakeup = self.reactor.callLater(0, self._next_request)
+        self._wake("open")
 
     def start(self):
         """@return: the C{_close} Deferred, fired with the finish reason when the crawl ends."""
@@ -117,6 +128,7 @@ class ExecutionEngine:
     def _next_request(self):
         """One turn: fill the free places with downloads, or notice the crawl is over."""
         self._wakeup = None
+        causes = self._take_causes()
         if self.closing_reason is None:
             while self._has_room():
                 request = self._next_from_frontier()
@@ -126,7 +138,7 @@ class ExecutionEngine:
                 self._download(request)
             if self._is_exhausted() and self._idle_signal_allows_close():
                 self.closing_reason = "finished"
-        self.crawler.signals.send(signals.engine_turn, spider=self.spider)
+        self.crawler.signals.send(signals.engine_turn, spider=self.spider, causes=causes)
         if self.closing_reason is not None and not self.in_flight:
             self._close_spider()
 
@@ -144,7 +156,7 @@ class ExecutionEngine:
         pulled = 0
         while request is None and self._start_requests.ready():
             if pulled == self._start_batch:  # a million duplicate start URLs: yield now
-                self._wake()
+                self._wake("start batch")
                 break
             self._start_requests.feed(self.crawl)
             pulled += 1
@@ -166,10 +178,21 @@ class ExecutionEngine:
             self.close_spider(reasons[0])
         return not reasons
 
-    def _wake(self):
-        """Schedule a turn of the loop, unless one is already pending."""
+    def _wake(self, cause="frontier"):
+        """Schedule a turn unless one is pending: every wake source comes through here, so
+        at most one turn is queued. C{cause} is for C{--trace} (a remote frontier's
+        prefetch calls C{_wake()})."""
+        if self.wake_causes is not None:
+            self.wake_causes.add(cause)
         if self._wakeup is None and not self._close.called:
             self._wakeup = self.reactor.callLater(0, self._next_request)
+
+    def _take_causes(self):
+        """The causes of the turn starting now (None unless traced)."""
+        causes = self.wake_causes
+        if causes is not None:
+            self.wake_causes = set()
+        return causes
 
     def _wake_when_a_slot_is_ready(self):
         """Nothing can start now: one turn for when the scheduler says one can."""
@@ -181,7 +204,7 @@ class ExecutionEngine:
         if call is not None and call.active():
             call.cancel()
         self._ready_call = self.reactor.callLater(max(0.0, at - self.reactor.seconds()),
-                                                  self._wake)
+                                                  self._wake, "slot ready")
 
     # admitting new requests
 
@@ -204,7 +227,7 @@ class ExecutionEngine:
             self.scraper.count_dropped(request, decision)
             return False
         self.crawler.signals.send(signals.request_scheduled, request=request, spider=self.spider)
-        self._wake()
+        self._wake("enqueue")
         return True
 
     # 3.-5. one download
@@ -221,7 +244,7 @@ class ExecutionEngine:
 
     def _cb_download_finished(self, result):
         """The transfer is over and its slot free: turn the loop (its place stays taken)."""
-        self._wake()
+        self._wake("download finished")
         return result
 
     def _cb_downloaded(self, result, request):
@@ -241,7 +264,7 @@ class ExecutionEngine:
         self.in_flight.discard(request)
         self.scheduler.request_done(request)
         self.crawler.signals.send(signals.request_done, request=request, spider=self.spider)
-        self._wake()
+        self._wake("request done")
 
     # 6. closing
 
@@ -254,7 +277,7 @@ class ExecutionEngine:
         if self.closing_reason is None:
             self.closing_reason = reason
             logger.info("closing %s (%s)", self.spider, reason)
-        self._wake()
+        self._wake("close")
         return self._close
 
     def _close_spider(self):

@@ -10,8 +10,8 @@ C{--help} shows (C{HELP} when it has none).
 
 import argparse
 
-NAMES = ("run", "runspider", "crawl", "parse", "list", "startproject", "genspider", "demo",
-         "bench", "settings", "version")
+NAMES = ("run", "runspider", "crawl", "fetch", "view", "shell", "parse", "list",
+         "startproject", "genspider", "demo", "bench", "settings", "version")
 
 
 def port_number(text):

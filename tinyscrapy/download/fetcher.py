@@ -16,9 +16,10 @@ The stack, measured against a bare twisted C{Agent} (docs/downloader.md has the 
 treq stays the front door for bodies (C{treq.collect}: a collector that raises closes
 the connection) and C{CrawlAgent} is an C{IAgent}, so C{treq.client.HTTPClient(agent)}
 works on it too. The fetcher does not go through C{HTTPClient.request} itself: that call
-parses the URL with hyperlink, wraps a cookie agent and twisted's C{GzipDecoder} (which
-inflates without bound, see TRAPS.md) for every request, and costs more than the whole
-transfer on a fast site.
+parses the URL with hyperlink, wraps a cookie agent and twisted's C{GzipDecoder} for
+every request (that decoder calls C{decompress()} with no C{max_length}: one 64 KiB read
+of a compression bomb can inflate to tens of MiB before any limit is checked), and costs
+more than the whole transfer on a fast site.
 
 What the fetcher adds to twisted and treq, because a crawler meets servers that
 misbehave:

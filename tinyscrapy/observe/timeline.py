@@ -1,8 +1,11 @@
 """
 The drawing half of C{--trace}: a recorded L{tinyscrapy.observe.trace.Trace} becomes one
-self-contained HTML page (inline CSS and SVG, no script): a lane per concurrent download
-in each slot, a bar per download coloured by outcome, the in-flight and queued counts over
-time, and a summary. Runs once, at C{spider_closed}.
+self-contained HTML page (inline CSS and SVG, no script, a C{viewBox} so it fits any
+window): a lane per concurrent download in each slot; per request its phases, queued (a
+thin line; dashed for a retry waiting out its backoff), downloading (the bar, coloured by
+outcome) and scraping (a pale bar); the in-flight and queued counts over time against a
+line at C{CONCURRENT_REQUESTS}; a tick per turn of C{_next_request}, its tooltip the causes
+that asked for it; and a summary. Runs once, at C{spider_closed}.
 """
 
 import os
@@ -24,28 +27,30 @@ class Download:
     """One download as drawn: a bar from C{start} to C{end} in its slot's lane."""
 
     __slots__ = ("rid", "url", "slot", "scheduled", "start", "end", "done", "outcome",
-                 "detail", "lane")
+                 "detail", "lane", "continues")
 
-    def __init__(self, rid, url, slot, scheduled, start):
+    def __init__(self, rid, url, slot, scheduled, start, continues=""):
         self.rid, self.url, self.slot = rid, url, slot
-        self.scheduled, self.start = scheduled, start
+        self.scheduled, self.start, self.continues = scheduled, start, continues
         self.end = self.done = None
         self.outcome, self.detail, self.lane = "unfinished", "", 0
 
 
-def downloads_of(trace):
-    """The recorded downloads, in start order, and the in-flight and queued series.
+def downloads_of(trace, offset=0.0):
+    """The recorded downloads, in start order, the in-flight and queued series, the turns.
 
-    @return: C{(downloads, in_flight, queued)}; each series a list of C{(time, count)}."""
-    scheduled, open_downloads, downloads = {}, {}, []
-    in_flight, queued, count = [(0.0, 0)], [(0.0, 0)], 0
+    @return: C{(downloads, in_flight, queued, turns)}; each series a list of C{(time,
+        count)}, C{turns} a list of C{(time, causes)}."""
+    scheduled, open_downloads, downloads, turns = {}, {}, [], []
+    in_flight, queued, count = [(offset, 0)], [(offset, 0)], 0
     for event in trace.events:
-        kind, t = event[0], event[1]
+        kind, t = event[0], event[1] + offset
         if kind == "scheduled":
-            scheduled[event[2]] = t
+            scheduled[event[2]] = (t, event[3] if len(event) > 3 else "")
         elif kind == "start":
             rid = event[2]
-            download = Download(rid, trace.urls[rid], event[3], scheduled.get(rid, t), t)
+            at, continues = scheduled.get(rid, (t, ""))
+            download = Download(rid, trace.urls[rid], event[3], at, t, continues)
             open_downloads[rid] = download
             downloads.append(download)
             if event[4]:  # in the engine's flight, until its "done"
@@ -63,7 +68,8 @@ def downloads_of(trace):
                 in_flight.append((t, count))
         elif kind == "turn":
             queued.append((t, event[3]))
-    return downloads, in_flight, queued
+            turns.append((t, event[4] if len(event) > 4 else ""))
+    return downloads, in_flight, queued, turns
 
 
 def assign_lanes(downloads):
@@ -97,28 +103,57 @@ def _nice_step(duration):
     return next(power * m for m in (1, 2, 5, 10) if power * m >= raw)
 
 
-def _timeline_svg(downloads, lanes, duration, end_time):
-    """The bars: one group of lanes per slot, one bar per download."""
+def _timeline_svg(downloads, lanes, duration, end_time, limits=None):
+    """The bars: one group of lanes per slot (a lane per download its slot runs at once,
+    a dashed line under lane C{parallelism}, each send's delay window shaded), one bar per
+    download.
+
+    @param limits: slot to C{(parallelism, delay)}, when known."""
     scale = PLOT_W / max(duration, 1e-6)
+    limits = limits or {}
     rows, y, out = {}, 20, []
     for slot, count in lanes.items():
         rows[slot] = y
+        parallelism, delay = limits.get(slot, (None, 0))
+        label = str(slot) if parallelism is None else f"{slot} (max {parallelism})"
         out.append(f'<text class="slot" x="{LABEL_W - 6}" y="{y + LANE_H - 1}">'
-                   f'{escape(str(slot))}</text>')
-        y += count * (LANE_H + 2) + 6
+                   f'{escape(label)}</text>')
+        if parallelism is not None and count > parallelism:
+            line_y = y + parallelism * (LANE_H + 2) - 1
+            out.append(f'<line class="parallelism" x1="{LABEL_W}" y1="{line_y}" '
+                       f'x2="{LABEL_W + PLOT_W}" y2="{line_y}"/>')
+        group_h = count * (LANE_H + 2)
+        if delay:
+            out.extend(f'<rect class="delay" x="{LABEL_W + d.start * scale:.1f}" y="{y - 1}" '
+                       f'width="{max(0.5, delay * scale):.1f}" height="{group_h}"/>'
+                       for d in downloads if d.slot == slot)
+        y += group_h + 6
     height = y + 4
     out.insert(0, _axis(duration, scale, height))
     for d in downloads:
         end = d.end if d.end is not None else end_time
+        done = d.done if d.done is not None else end
         x = LABEL_W + d.start * scale
         width = max(1.0, (end - d.start) * scale)
         top = rows[d.slot] + d.lane * (LANE_H + 2)
-        tip = (f"{d.url}\n{OUTCOMES[d.outcome][0]}: {d.detail}\n"
-               f"started {d.start:.3f} s, took {end - d.start:.3f} s")
+        waited = "retry backoff (no slot held)" if d.continues == "retry" else "queued"
+        tip = escape(f"{d.url}\n{OUTCOMES[d.outcome][0]}: {d.detail}\n"
+                     f"{waited} {d.start - d.scheduled:.3f} s (from {d.scheduled:.3f} s)\n"
+                     f"downloading {end - d.start:.3f} s (from {d.start:.3f} s)\n"
+                     f"scraping {done - end:.3f} s (to {done:.3f} s)")
+        if d.start > d.scheduled:
+            qx = LABEL_W + d.scheduled * scale
+            phase = "backoff" if d.continues == "retry" else "queued-phase"
+            out.append(f'<line class="{phase}" x1="{qx:.1f}" y1="{top + LANE_H / 2}" '
+                       f'x2="{x:.1f}" y2="{top + LANE_H / 2}"><title>{tip}</title></line>')
         out.append(f'<rect class="{d.outcome}" x="{x:.1f}" y="{top}" width="{width:.1f}" '
-                   f'height="{LANE_H}"><title>{escape(tip)}</title></rect>')
-    return (f'<svg id="timeline" xmlns="http://www.w3.org/2000/svg" '
-            f'width="{LABEL_W + PLOT_W + 20}" height="{height}">{"".join(out)}</svg>')
+                   f'height="{LANE_H}"><title>{tip}</title></rect>')
+        if done > end:  # drawn first: the slot is free, a later download may share the lane
+            out.insert(1, f'<rect class="scraping" x="{x + width:.1f}" y="{top + LANE_H - 3}" '
+                       f'width="{max(1.0, (done - end) * scale):.1f}" height="3">'
+                       f'<title>{tip}</title></rect>')
+    return (f'<svg id="timeline" xmlns="http://www.w3.org/2000/svg" width="100%" '
+            f'viewBox="0 0 {LABEL_W + PLOT_W + 20} {height}">{"".join(out)}</svg>')
 
 
 def _axis(duration, scale, height):
@@ -132,11 +167,12 @@ def _axis(duration, scale, height):
     return "".join(parts)
 
 
-def _series_svg(in_flight, queued, duration, end_time):
-    """The in-flight count (and the queue) over time, as step lines."""
+def _series_svg(in_flight, queued, duration, end_time, limit=None, turns=()):
+    """The in-flight count (and the queue) over time, as step lines, against a line at
+    C{limit} (C{CONCURRENT_REQUESTS}), with a tick per turn of the loop below."""
     scale = PLOT_W / max(duration, 1e-6)
     most_in_flight, most_queued = max(n for _, n in in_flight), max(n for _, n in queued)
-    top = max(most_in_flight, most_queued, 1)
+    top = max(most_in_flight, most_queued, limit or 0, 1)
 
     def points(series):
         pts, last = [], 0
@@ -150,9 +186,22 @@ def _series_svg(in_flight, queued, duration, end_time):
     def data(series):
         return " ".join(f"{t:.3f}:{n}" for t, n in series)
 
-    return (f'<svg id="series" xmlns="http://www.w3.org/2000/svg" '
-            f'width="{LABEL_W + PLOT_W + 20}" height="{CHART_H + 20}">'
-            f'{_axis(duration, scale, CHART_H + 5)}'
+    reference = ""
+    if limit:
+        y = CHART_H - limit * (CHART_H - 10) / top + 5
+        reference = (f'<line id="max-line" class="limit" x1="{LABEL_W}" y1="{y:.1f}" '
+                     f'x2="{LABEL_W + PLOT_W}" y2="{y:.1f}"/><text class="slot" '
+                     f'x="{LABEL_W + PLOT_W - 2}" y="{y - 3:.1f}">CONCURRENT_REQUESTS {limit}'
+                     f'</text>')
+    ticks = "".join(
+        f'<line class="turn" x1="{LABEL_W + t * scale:.1f}" y1="{CHART_H + 8}" '
+        f'x2="{LABEL_W + t * scale:.1f}" y2="{CHART_H + 18}"><title>turn at {t:.4f} s: '
+        f'{escape(causes or "-")}</title></line>' for t, causes in turns)
+    return (f'<svg id="series" xmlns="http://www.w3.org/2000/svg" width="100%" '
+            f'viewBox="0 0 {LABEL_W + PLOT_W + 20} {CHART_H + 24}">'
+            f'{_axis(duration, scale, CHART_H + 5)}{reference}'
+            f'<text class="slot" x="{LABEL_W - 6}" y="{CHART_H + 17}">turns of the loop</text>'
+            f'<g id="turns">{ticks}</g>'
             f'<text class="slot" x="{LABEL_W - 6}" y="20">in flight: max {most_in_flight}</text>'
             f'<text class="slot" x="{LABEL_W - 6}" y="34">queued: max {most_queued}</text>'
             f'<polyline id="queued" class="queued" points="{points(queued)}" '
@@ -171,21 +220,56 @@ polyline { fill: none; stroke-width: 1.5; } .in-flight { stroke: #2b5fad; }
 .queued { stroke: #aaa; stroke-dasharray: 4 3; }
 .legend span { display: inline-block; margin-right: 1.2em; }
 .legend i { display: inline-block; width: 12px; height: 10px; margin-right: 4px; }
+rect.delay { fill: #f3ecd2; } line.parallelism { stroke: #d64545; stroke-dasharray: 3 3; }
+line.queued-phase { stroke: #999; stroke-width: 1; } line.backoff { stroke: #4a7fd4;
+stroke-width: 1.5; stroke-dasharray: 3 2; } rect.scraping { fill: #c9b8e8; }
+line.limit { stroke: #d64545; stroke-dasharray: 6 3; } line.turn { stroke: #666; }
 table.downloads td { padding: 0 8px 0 0; white-space: nowrap; }
 """ + "".join(f"rect.{k}, i.{k} {{ fill: {c}; background: {c}; }}\n"
               for k, (_, c) in OUTCOMES.items())
 
 
 def render_html(trace, name):
-    """The whole page, as a string."""
-    downloads, in_flight, queued = downloads_of(trace)
+    """The page of one spider's trace, as a string."""
+    return render_page([(trace, name)])
+
+
+def render_page(traces):
+    """
+    One page for the spiders whose traces share a file, as a string: a section each, all
+    on one time axis (0 is when the first of them opened), so a reader sees them share
+    the reactor.
+
+    @param traces: C{(trace, spider name)} pairs.
+    """
+    first = min(getattr(trace, "opened_at", 0.0) for trace, _ in traces)
+    parts = []
+    for trace, name in traces:
+        offset = getattr(trace, "opened_at", 0.0) - first
+        downloads, in_flight, queued, turns = downloads_of(trace, offset)
+        end = max([offset + trace.duration] + [d.end or 0 for d in downloads])
+        parts.append((trace, name, offset, downloads, in_flight, queued, turns, end))
+    axis = max(part[-1] for part in parts)
+    names = ", ".join(name for _, name, *_ in parts)
+    sections = "".join(_section(*part[:-1], axis) for part in parts)
+    shared = "" if len(parts) == 1 else (
+        f'<p class="note">{len(parts)} spiders of one process, on one time axis: 0 is when '
+        f'the first one opened; they share one reactor.</p>\n')
+    return (f'<!DOCTYPE html>\n<html><head><meta charset="utf-8">'
+            f'<title>trace: {escape(names)}</title><style>{CSS}</style></head><body>\n'
+            f'<h1>Crawl timeline: {escape(names)}</h1>\n{shared}{sections}</body></html>\n')
+
+
+def _section(trace, name, offset, downloads, in_flight, queued, turns, duration):
+    """One spider's part of the page, drawn on an axis of C{duration} seconds."""
     lanes = assign_lanes(downloads)
-    duration = max([trace.duration] + [d.end or 0 for d in downloads])
     outcomes = Counter(d.outcome for d in downloads)
     stats = trace.crawler.stats
+    limit = trace.crawler.settings.getint("CONCURRENT_REQUESTS")
+    own = max([offset + trace.duration] + [d.end or 0 for d in downloads]) - offset
     summary = [
         ("spider", name), ("finish reason", trace.reason or "-"),
-        ("duration", f"{duration:.3f} s"),
+        ("duration", f"{own:.3f} s" + (f" (opened at {offset:.3f} s)" if offset else "")),
         ("pages (responses)", stats.get_value("response_received_count", 0)),
         ("items", stats.get_value("item_scraped_count", 0)),
         ("failures", stats.get_value("ledger/failed", 0)),
@@ -210,26 +294,50 @@ def render_html(trace, name):
         f'<td>{escape(str(d.slot))}</td><td>{d.outcome}</td><td>{escape(d.detail)}</td>'
         f'<td>{escape(d.url)}</td></tr>' for d in downloads)
     return (
-        f'<!DOCTYPE html>\n<html><head><meta charset="utf-8">'
-        f'<title>trace: {escape(name)}</title><style>{CSS}</style></head><body>\n'
-        f'<h1>Crawl timeline: {escape(name)}</h1>\n{note}\n'
+        f'<section class="spider" id="spider-{escape(name)}">'
+        f'<h2>{escape(name)}</h2>\n{note}\n'
         f'<table class="summary">{rows}</table>\n'
-        f'<h2>Requests in flight (solid) and queued (dashed)</h2>\n'
-        f'{_series_svg(in_flight, queued, duration, duration)}\n'
-        f'<h2>Downloads, one lane per concurrent download of each slot</h2>\n'
-        f'<p class="legend">{legend}</p>\n'
-        f'{_timeline_svg(downloads, lanes, duration, duration)}\n'
+        f'<h3>Requests in flight (solid: downloading or scraping) and queued (dashed)</h3>\n'
+        f'<p class="legend">Red dashed line: CONCURRENT_REQUESTS, the engine\'s max. '
+        f'Ticks below: each turn of the loop (_next_request); hover for what asked for it.'
+        f'</p>\n'
+        f'{_series_svg(in_flight, queued, duration, duration, limit, turns)}\n'
+        f'<h3>Downloads, one lane per concurrent download of each slot</h3>\n'
+        f'<p class="legend">{legend}</p>\n<p class="legend">Phases of a request: thin grey '
+        f'line, queued (scheduled, not yet taken); dashed blue line, a retry waiting out its '
+        f'backoff, holding no slot; the bar, downloading (middlewares and transfer); pale '
+        f'violet, scraping (callback and pipelines) until it leaves the flight. Pale '
+        f'yellow: each send\'s delay window in its slot (DOWNLOAD_DELAY); a red dashed line '
+        f'under a slot\'s lanes: its parallelism.</p>\n'
+        f'{_timeline_svg(downloads, lanes, duration, duration, _limits(trace, lanes))}\n'
         f'<details><summary>Every download ({len(downloads)})</summary>'
         f'<table class="downloads"><tr><th>start s</th><th>took s</th><th>slot</th>'
         f'<th>outcome</th><th>detail</th><th>URL</th></tr>{table}</table></details>\n'
-        f'</body></html>\n')
+        f'</section>\n')
 
 
-def write_html(trace, name):
-    """Write the page to C{trace.path} (folders made)."""
-    folder = os.path.dirname(trace.path)
+def _limits(trace, slots):
+    """C{{slot: (parallelism, delay)}} from the crawl's slots, for the lanes' reference."""
+    known = getattr(trace.crawler, "slots", None)
+    if known is None:
+        return {}
+    from tinyscrapy.download.limits import match_rule
+    limits = {}
+    for key in slots:
+        slot = known._slots.get(key)
+        if slot is not None:
+            limits[key] = (slot.rule.parallelism, slot.delay)
+        elif isinstance(key, str):  # forgotten since (idle): its rule says the same
+            rule = match_rule(known.rules, key, known.default)
+            limits[key] = (rule.parallelism, rule.delay)
+    return limits
+
+
+def write_html(path, traces):
+    """Write the page of C{traces} (C{(trace, name)} pairs) to C{path} (folders made)."""
+    folder = os.path.dirname(path)
     if folder:
         os.makedirs(folder, exist_ok=True)
-    html = render_html(trace, name)
-    with open(trace.path, "w", encoding="utf-8") as f:
+    html = render_page(traces)
+    with open(path, "w", encoding="utf-8") as f:
         f.write(html)

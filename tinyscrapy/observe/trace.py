@@ -13,17 +13,31 @@ the reactor's time:
     - C{request_left_downloader}: the download ended: a response (its status), a request
       that continues it (a redirect or a retry), or a failure (its class);
     - C{request_done}: its callback's output was handled, it left the engine's flight;
-    - C{engine_turn}: one turn of the loop, with the requests in flight and queued then.
+    - C{engine_turn}: one turn of the loop, with the requests in flight and queued then,
+      and the causes that asked for it since the turn before (the engine keeps them only
+      while a trace listens: C{ExecutionEngine.wake_causes}).
+
+A request's phases follow from its events: I{queued} from C{scheduled} to C{start} (for a
+retry, that is its C{not_before} wait, holding no slot: the scheduler hands out only what
+may start now, so a slot's delay is waited out here too), I{downloading} from C{start} to
+C{end} (the middlewares and the transfer), I{scraping} from C{end} to C{done} (the
+callback and the pipelines).
+
+C{TRACE_FILE = "-"} (C{--trace -}) draws nothing: it prints one line per event on standard
+error, among the log lines (time, event, request id, slot, in flight, queued, detail), to
+follow a small crawl step by step; standard output stays for items.
 
 Memory is bounded: after C{TRACE_MAX_EVENTS} events nothing more is recorded (a few
-counters go on) and the page says so. With several spiders in one process, C{%(name)s} in
-C{TRACE_FILE} is the spider's name; without it, the first spider to claim a path writes
-it and a later one writes C{STEM-NAME.EXT} beside it (logged), so no trace overwrites
-another.
+counters go on) and the page says so. With several spiders in one process and one
+C{TRACE_FILE}, they are drawn on one page, a section each on one shared time axis (0 is
+when the first opened), written when the last of them closes: a reader sees them share
+the reactor. With C{%(name)s} in C{TRACE_FILE}, each spider gets a page of its own (a
+second spider of the same name writes C{STEM-NAME.EXT} beside it, logged).
 """
 
 import logging
 import os
+import sys
 
 from tinyscrapy import signals
 from tinyscrapy.errors import IgnoreRequest, NotConfigured
@@ -34,7 +48,8 @@ logger = logging.getLogger(__name__)
 
 # TRACE_FILE paths claimed by the traces of this process (released once written)
 _CLAIMED = set()
-
+# TRACE_FILE paths without %(name)s: the traces of this process drawn on each one's page
+_PAGES = {}
 
 
 def claim_path(template, name):
@@ -68,8 +83,14 @@ class Trace:
     @ivar path: where the HTML goes.
     """
 
-    def __init__(self, crawler, path, max_events):
+    def __init__(self, crawler, path, max_events, text=None):
+        """@param text: a file to print each event to as a line (C{--trace -}); then no
+        HTML is written."""
         self.crawler = crawler
+        self.text = text
+        self.page = [self]     # the traces drawn on this one's page, itself included
+        self.name = None
+        self.opened_at = None  # the reactor time the crawl opened
         self.clock = crawler.reactor
         self.path = path
         self.max_events = max_events
@@ -78,6 +99,7 @@ class Trace:
         self.turns = 0
         self.urls = []        # request id -> URL
         self._ids = {}        # request -> id, while it is scheduled or in flight
+        self._slots = {}      # request id -> slot, for the text lines
         self._t0 = self.clock.seconds()
         self._closed_at = None
         self.reason = None
@@ -97,8 +119,17 @@ class Trace:
         if not template:
             raise NotConfigured("TRACE_FILE is not set")
         max_events = crawler.settings.getint("TRACE_MAX_EVENTS")
+        if template == "-":
+            return cls(crawler, "-", max_events, text=sys.stderr)
         name = crawler.spider.name if crawler.spider is not None else "spider"
-        return cls(crawler, claim_path(template, name), max_events)
+        if "%(" in template:
+            trace = cls(crawler, claim_path(template, name), max_events)
+            trace.page = [trace]
+            return trace
+        trace = cls(crawler, os.path.abspath(template), max_events)
+        trace.page = _PAGES.setdefault(trace.path, [])  # shared with the other spiders
+        trace.page.append(trace)
+        return trace
 
     # recording
 
@@ -110,8 +141,33 @@ class Trace:
         if len(self.events) >= self.max_events:
             self.not_recorded += 1
             return False
-        self.events.append(event)
+        if self.text is not None:  # printed, not kept: memory stays flat
+            self._print(event)
+        else:
+            self.events.append(event)
         return True
+
+    def _print(self, event):
+        """One line for C{event}: time, kind, request id, slot, in flight, queued, detail."""
+        engine = self.crawler.engine
+        in_flight = len(engine.in_flight) if engine is not None else 0
+        queued = engine.scheduler.size() if engine is not None else 0
+        kind, t = event[0], event[1]
+        rid, slot, detail = "-", "-", ""
+        if kind in ("scheduled", "start", "end", "done"):
+            rid = f"#{event[2]}"
+            slot = self._slots.get(event[2], "-")
+        if kind == "scheduled":
+            detail = f"{event[3]} {self.urls[event[2]]}" if event[3] else self.urls[event[2]]
+        elif kind == "start":
+            slot = self._slots[event[2]] = event[3]
+            detail = self.urls[event[2]]
+        elif kind == "end":
+            detail = f"{event[3]} {event[4]}"
+        elif kind == "turn":
+            detail = "causes: " + (event[4] or "-")
+        self.text.write(f"{t:9.4f} trace {kind:<9} {rid:>5} {slot:<16} in flight {in_flight:>3}"
+                        f"  queued {queued:>4}  {detail}\n")
 
     def _id(self, request):
         """The id of C{request}, given one (with its URL) on first sight."""
@@ -122,12 +178,15 @@ class Trace:
         return rid
 
     def engine_started(self, **_):
-        self._t0 = self.clock.seconds()
+        self._t0 = self.opened_at = self.clock.seconds()
+        engine = self.crawler.engine
+        if engine is not None:
+            engine.wake_causes = set()  # the engine notes why each turn was asked for
         self._record(("open", 0.0))
 
     def request_scheduled(self, request, **_):
         if len(self.events) < self.max_events:
-            self._record(("scheduled", self._now(), self._id(request)))
+            self._record(("scheduled", self._now(), self._id(request), _continues(request)))
         else:
             self.not_recorded += 1
 
@@ -160,25 +219,38 @@ class Trace:
             return
         self._record(("done", self._now(), rid))
 
-    def engine_turn(self, **_):
+    def engine_turn(self, causes=None, **_):
         self.turns += 1
         engine = self.crawler.engine
         if engine is None or len(self.events) >= self.max_events:
             self.not_recorded += 1
             return
         self._record(("turn", self._now(), engine.statistics().in_flight,
-                      engine.scheduler.size()))
+                      engine.scheduler.size(), ", ".join(sorted(causes or ()))))
 
     def spider_closed(self, spider, reason, **_):
         self._closed_at = self._now()
         self.reason = reason
         self._ids.clear()
+        if self.text is not None:
+            self._record(("close", self._closed_at))
+            self.text.write(f"{self._closed_at:9.4f} trace closed ({reason})\n")
+            return
+        self.name = spider.name
+        if any(trace.reason is None and trace.opened_at is not None for trace in self.page):
+            logger.info("%s: trace kept for %s, drawn once the other spiders close",
+                        spider.name, self.path)
+            return
+        if _PAGES.get(self.path) is self.page:
+            del _PAGES[self.path]
+        drawn = [(trace, trace.name) for trace in self.page if trace.opened_at is not None]
         try:
-            write_html(self, spider.name)
+            write_html(self.path, drawn)
         except OSError as e:
             logger.error("cannot write TRACE_FILE %s: %s", self.path, e)
         else:
-            logger.info("%s: trace written to %s", spider.name, self.path)
+            logger.info("%s: trace written to %s", ", ".join(name for _, name in drawn),
+                        self.path)
         finally:
             _CLAIMED.discard(self.path)
 
@@ -190,13 +262,25 @@ class Trace:
         return self.events[-1][1] if self.events else 0.0
 
 
+def _continues(request):
+    """What a scheduled request continues: C{"retry"} (it waits for its C{not_before}),
+    C{"redirect"}, or C{""} for a new request."""
+    meta = request._meta
+    if not meta:
+        return ""
+    if "not_before" in meta:
+        return "retry"
+    return "redirect" if "redirect_times" in meta else ""
+
+
 def describe_result(result):
     """@return: C{(outcome, detail)} for what a download ended with (the outcomes are
         L{tinyscrapy.observe.timeline.OUTCOMES})."""
     if isinstance(result, HttpResponse):
         return ("ok" if result.status < 400 else "http-error", str(result.status))
     if isinstance(result, Request):
-        return ("continued", "-> " + result.url)
+        kind = "retry" if "not_before" in (result._meta or ()) else "redirect"
+        return ("continued", f"{kind} -> {result.url}")
     failure_type = getattr(result, "type", type(result))
     if isinstance(failure_type, type) and issubclass(failure_type, IgnoreRequest):
         return ("ignored", failure_type.__name__)

@@ -1,0 +1,141 @@
+"""Step 2: per-host slots. Each host has its own queue, parallelism and delay."""
+import sys
+from urllib.parse import urljoin, urlsplit
+
+import treq
+from parsel import Selector
+from twisted.internet import reactor
+from twisted.internet.defer import Deferred
+
+from tinyscrapy.demo import listen
+
+TRACE = "--trace" in sys.argv
+T0 = 0.0  # the reactor time the crawl started at
+
+
+def trace(event, url, engine):
+    if TRACE:
+        print(f"{reactor.seconds() - T0:7.3f} {event:9} in flight {len(engine.in_flight)}"
+              f"  {url}", file=sys.stderr)
+
+
+class Slot:
+    """One host: its queue, how many may run at once, and the delay between two sends."""
+
+    def __init__(self, parallelism, delay):
+        self.queue, self.active, self.peak = [], 0, 0
+        self.parallelism, self.delay, self.next_send, self.sends = parallelism, delay, 0.0, []
+
+    def can_start(self, now):
+        return self.queue and self.active < self.parallelism and now >= self.next_send
+
+    def take(self, now):
+        self.active += 1
+        self.peak = max(self.peak, self.active)
+        self.next_send = now + self.delay       # the next one waits, holding nothing
+        self.sends.append(now)
+        return self.queue.pop(0)
+
+
+class Engine:
+    def __init__(self, start_urls, max_in_flight, parallelism=2, delay=0.005):
+        self.slots, self.seen, self.in_flight = {}, set(), set()
+        self.max, self.peak, self.pages, self.items = max_in_flight, 0, 0, []
+        self.parallelism, self.delay = parallelism, delay
+        self.closed, self._wakeup, self._ready_call = Deferred(), None, None
+        for url in start_urls:
+            self._enqueue(url)
+
+    def start(self):
+        self._wake()
+        return self.closed
+
+    def _wake(self):
+        """One pending turn at most, however many things ask for one."""
+        if self._wakeup is None or not self._wakeup.active():
+            self._wakeup = reactor.callLater(0, self._next_request)
+
+    def _next_request(self):
+        now = reactor.seconds()
+        while len(self.in_flight) < self.max:
+            slot = next((s for s in self.slots.values() if s.can_start(now)), None)
+            if slot is None:
+                break
+            self._download(slot.take(now), slot)
+        if len(self.in_flight) < self.max:
+            self._wake_when_a_slot_is_ready(now)
+        if not any(s.queue for s in self.slots.values()) and not self.in_flight \
+                and not self.closed.called:
+            self.closed.callback(self.pages)
+
+    def _wake_when_a_slot_is_ready(self, now):
+        """A host in its delay: one timer for the earliest, never one per turn."""
+        times = [s.next_send for s in self.slots.values()
+                 if s.queue and s.active < s.parallelism and s.next_send > now]
+        call = self._ready_call
+        if times and not (call and call.active() and call.getTime() <= min(times)):
+            if call and call.active():
+                call.cancel()
+            self._ready_call = reactor.callLater(min(times) - now, self._wake)
+
+    def _download(self, url, slot):
+        self.in_flight.add(url)
+        self.peak = max(self.peak, len(self.in_flight))
+        trace("start", url, self)
+        d = treq.get(url)
+        d.addCallback(treq.content)
+        d.addCallback(self._cb_parse, url)
+        d.addErrback(self._eb_failed, url)
+        d.addBoth(self._cb_done, url, slot)
+
+    def _cb_parse(self, body, url):
+        self.pages += 1
+        page = Selector(text=body.decode("utf-8"))
+        if page.css("article.product_page"):
+            self.items.append({"title": page.css("h1::text").get(), "url": url})
+        links = page.css("article.product_pod h3 a::attr(href), li.next a::attr(href)")
+        for href in links.getall():
+            self._enqueue(urljoin(url, href))
+
+    def _enqueue(self, url):
+        if url not in self.seen:
+            self.seen.add(url)
+            host = urlsplit(url).hostname
+            if host not in self.slots:
+                self.slots[host] = Slot(self.parallelism, self.delay)
+            self.slots[host].queue.append(url)
+
+    def _eb_failed(self, failure, url):
+        print("failed:", url, failure.getErrorMessage())
+
+    def _cb_done(self, _, url, slot):
+        slot.active -= 1
+        self.in_flight.discard(url)
+        trace("done", url, self)
+        self._wake()
+
+
+def report(pages, engine):
+    print(f"pages {pages}, items {len(engine.items)}, "
+          f"never more than {engine.max} in flight: {engine.peak <= engine.max}")
+    for host, slot in sorted(engine.slots.items()):
+        gaps = [b - a for a, b in zip(slot.sends, slot.sends[1:], strict=False)]
+        print(f"{host}: {len(slot.sends)} sent, never more than {slot.parallelism} at once: "
+              f"{slot.peak <= slot.parallelism}, at least {slot.delay} s apart: "
+              f"{min(gaps) >= slot.delay - 1e-6}")
+    reactor.stop()
+
+
+def main():
+    global T0
+    hosts = ("127.0.0.1", "127.0.0.2")     # two loopback addresses: two hosts, two slots
+    ports = [listen(0, interface=host, reactor=reactor) for host in hosts]
+    engine = Engine([f"http://{host}:{port.getHost().port}/books/"
+                     for host, port in zip(hosts, ports, strict=True)], max_in_flight=4)
+    T0 = reactor.seconds()
+    engine.start().addCallback(report, engine)
+    reactor.run()
+
+
+if __name__ == "__main__":
+    main()

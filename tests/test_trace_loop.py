@@ -1,0 +1,183 @@
+"""
+C{--trace} shows the loop: each request's phases in causal order, never more than C{max} in
+flight, retries apart from redirects, the turns with their causes; C{--trace -} prints the
+events as text lines on stderr and writes no file.
+"""
+
+import os
+import re
+
+import lxml.html
+from twisted.internet import defer, reactor
+from twisted.trial import unittest
+
+from tinyscrapy.observe.timeline import downloads_of
+from tinyscrapy.observe.trace import Trace
+
+from .helpers import LinkSpider, crawl, run_command
+from .logs import capture_logs
+from .servers import Delay, Redirect, Sequence, Status, TestServer
+from .test_trace import extension
+
+
+class LoopTraceTests(unittest.TestCase):
+    """The recorded trace of a small crawl with a redirect, a retry and slow pages."""
+
+    def setUp(self):
+        self.server = TestServer().start()
+        self.addCleanup(self.server.stop)
+        links = [f"/p{n}" for n in range(8)] + ["/moved", "/flaky"]
+        self.start = self.server.add_page("/", links=links)
+        for n in range(8):
+            self.server.add(f"/p{n}", Delay(0.02, b"<html><title>p</title></html>"))
+        self.server.add("/moved", Redirect("/p0?again"))
+        self.server.add_page("/p0?again")
+        self.server.add("/flaky", Sequence([Status(503), Delay(0, b"<html>ok</html>")]))
+        self.path = os.path.join(self.mktemp(), "trace.html")
+        capture_logs(self)
+
+    @defer.inlineCallbacks
+    def test_phases_in_order_and_never_more_than_max(self):
+        """scheduled <= start <= end <= done per request; in flight never above max."""
+        crawler = yield crawl(LinkSpider, {
+            "TRACE_FILE": self.path, "CONCURRENT_REQUESTS": 3, "RETRY_BACKOFF_BASE": 0.05},
+            start_urls=[self.start])
+        trace = extension(crawler, Trace)
+        downloads, in_flight, _, turns = downloads_of(trace)
+        self.assertGreaterEqual(len(downloads), 12)
+        for d in downloads:
+            if d.slot is None or "robots.txt" in d.url:
+                continue
+            self.assertLessEqual(d.scheduled, d.start, d.url)
+            self.assertLessEqual(d.start, d.end, d.url)
+            self.assertLessEqual(d.end, d.done, d.url)
+        self.assertLessEqual(max(n for _, n in in_flight), 3)
+        self.assertEqual(in_flight[-1][1], 0)
+        by_url = {}
+        for d in downloads:
+            by_url.setdefault(d.url, []).append(d)
+        first, retry = by_url[self.server.url("/flaky")]
+        self.assertEqual(first.detail.split()[0], "retry")
+        self.assertEqual(retry.continues, "retry")
+        self.assertEqual(by_url[self.server.url("/moved")][0].detail.split()[0], "redirect")
+        self.assertEqual(by_url[self.server.url("/p0?again")][0].continues, "redirect")
+        self.assertGreaterEqual(retry.start - retry.scheduled, 0.04)  # its backoff
+        causes = {cause for _, text in turns for cause in text.split(", ") if cause}
+        self.assertTrue({"open", "enqueue", "download finished", "request done"} <= causes,
+                        causes)
+
+    @defer.inlineCallbacks
+    def test_page_shows_the_loop(self):
+        """The page has a viewBox, the max line, one tick per turn, phases in tooltips."""
+        crawler = yield crawl(LinkSpider, {
+            "TRACE_FILE": self.path, "CONCURRENT_REQUESTS": 3, "RETRY_BACKOFF_BASE": 0.05},
+            start_urls=[self.start])
+        page = lxml.html.parse(self.path).getroot()
+        svgs = page.xpath("//*[local-name()='svg']")
+        self.assertTrue(all(svg.get("viewbox") or svg.get("viewBox") for svg in svgs))
+        self.assertEqual(len(page.xpath("//*[@id='max-line']")), 1)
+        ticks = page.xpath("//*[@id='turns']/*")
+        self.assertEqual(len(ticks), extension(crawler, Trace).turns)
+        labels = [tick.text_content() for tick in ticks]
+        self.assertTrue(labels[0].startswith("turn at "), labels[0])
+        self.assertTrue(any("request done" in label for label in labels))
+        tips = [t.text for t in page.xpath("//*[local-name()='rect']/*[local-name()='title']")]
+        self.assertTrue(any("downloading" in tip and "scraping" in tip for tip in tips))
+        self.assertTrue(any("retry backoff" in tip for tip in tips))
+        self.assertEqual(len(page.xpath("//*[local-name()='line'][@class='backoff']")), 1)
+
+
+class SlotReferenceTests(unittest.TestCase):
+    """The slots' own limits on the page."""
+
+    @defer.inlineCallbacks
+    def test_delay_windows_and_parallelism(self):
+        """With DOWNLOAD_DELAY each send's window is shaded; the slot shows its max."""
+        server = TestServer().start()
+        self.addCleanup(server.stop)
+        start = server.add_page("/", links=["/a", "/b"])
+        server.add_page("/a")
+        server.add_page("/b")
+        path = os.path.join(self.mktemp(), "trace.html")
+        capture_logs(self)
+        yield crawl(LinkSpider, {"TRACE_FILE": path, "DOWNLOAD_DELAY": 0.02,
+                                 "RANDOMIZE_DOWNLOAD_DELAY": False,
+                                 "CONCURRENT_REQUESTS_PER_DOMAIN": 3}, start_urls=[start])
+        page = lxml.html.parse(path).getroot()
+        self.assertEqual(len(page.xpath("//*[local-name()='rect'][@class='delay']")), 3)
+        labels = page.xpath("//*[local-name()='text'][@class='slot']/text()")
+        self.assertIn("127.0.0.1 (max 3)", labels)
+
+
+class OtherLinkSpider(LinkSpider):
+    """The same, under another name."""
+
+    name = "other"
+
+
+class SharedPageTests(unittest.TestCase):
+    """Two spiders of one process, one TRACE_FILE."""
+
+    @defer.inlineCallbacks
+    def test_one_page_one_time_axis(self):
+        """Both spiders are drawn on one page, written once both have closed."""
+        server = TestServer().start()
+        self.addCleanup(server.stop)
+        start = server.add_page("/", links=["/a"])
+        server.add("/a", Delay(0.05, b"<html>a</html>"))
+        path = os.path.join(self.mktemp(), "both.html")
+        capture_logs(self)
+        first = crawl(LinkSpider, {"TRACE_FILE": path}, start_urls=[start])
+        second = crawl(OtherLinkSpider, {"TRACE_FILE": path}, start_urls=[start + "?b"])
+        yield first
+        if not second.called:  # the first to close waits for the other
+            self.assertFalse(os.path.exists(path))
+        yield second
+        self.assertEqual(os.listdir(os.path.dirname(path)), ["both.html"])
+        page = lxml.html.parse(path).getroot()
+        sections = page.xpath("//section[@class='spider']/h2/text()")
+        self.assertEqual(sorted(sections), ["links", "other"])
+        ticks = page.xpath("//*[@id='series']//*[local-name()='text'][@class='tick']/text()")
+        axes = [tuple(ticks[i:i + 3]) for i in range(0, len(ticks), len(ticks) // 2)]
+        self.assertEqual(axes[0], axes[1])  # one time axis for both
+
+
+LINE = re.compile(r" *(\d+\.\d{4}) trace (\w+) +(#\d+|-) (\S+) +in flight +(\d+)  queued +(\d+)"
+                  r"  (.*)")
+
+
+class TextTraceTests(unittest.TestCase):
+    """python -m tinyscrapy crawl URL --trace -."""
+
+    @defer.inlineCallbacks
+    def test_lines_on_stderr_in_order(self):
+        """One line per event on stderr, in order; items alone on stdout; no file "-"."""
+        server = TestServer().start()
+        self.addCleanup(server.stop)
+        start = server.add_page("/", links=["/a", "/b"])
+        server.add_page("/a")
+        server.add_page("/b")
+        cwd = self.mktemp()
+        os.makedirs(cwd)
+        code, out, err = yield run_command(
+            reactor, ["crawl", start, "--trace", "-", "-s", "CONCURRENT_REQUESTS=2",
+                      "-L", "WARNING"], cwd=cwd)
+        self.assertEqual(code, 0, err)
+        self.assertEqual(os.listdir(cwd), [])
+        self.assertEqual(len(out.splitlines()), 3)  # the items, as JSON lines
+        lines = [LINE.fullmatch(line) for line in err.splitlines()
+                 if " trace " in line and " trace closed " not in line]
+        self.assertNotIn(None, lines, err)
+        times = [float(m.group(1)) for m in lines]
+        self.assertEqual(times, sorted(times))
+        seen = {}
+        for m in lines:
+            kind, rid, in_flight = m.group(2), m.group(3), int(m.group(5))
+            self.assertLessEqual(in_flight, 2)
+            if rid != "-" and kind in ("scheduled", "start", "end", "done"):
+                seen.setdefault(rid, []).append(kind)
+        pages = [kinds for kinds in seen.values() if "done" in kinds]
+        self.assertEqual(len(pages), 3)
+        for kinds in pages:
+            self.assertEqual(kinds, ["scheduled", "start", "end", "done"])
+        self.assertIn("closed (finished)", err)

@@ -1,0 +1,73 @@
+"""
+The engine's wake-ups: every source goes through C{_wake}, so at most one turn is queued,
+and each turn knows (when traced) which sources asked for it.
+"""
+
+from twisted.trial import unittest
+
+from tinyscrapy import Request, signals
+from tinyscrapy.scheduler import Scheduler
+
+from .helpers import make_engine
+from .test_engine import ListSpider
+
+
+class WaitingFrontier(Scheduler):
+    """Says "pending" and hands nothing out; names t=5 as the moment one may be ready."""
+
+    def next_request(self):
+        return None
+
+    def has_pending_requests(self):
+        return True
+
+    def next_ready_time(self):
+        return 5.0 if self.clock.seconds() < 5 else None
+
+
+class WakeTests(unittest.TestCase):
+    """The wake-up collapse is strict, and its causes are recorded for --trace."""
+
+    def _engine(self, scheduler=None):
+        engine, clock, downloader, crawler = make_engine(
+            ListSpider, {"ENGINE_HEARTBEAT": 5}, scheduler=scheduler, urls=[])
+        turns = []
+
+        def on_turn(causes, **_):
+            turns.append((clock.seconds(), None if causes is None else sorted(causes)))
+        crawler.signals.connect(on_turn, signals.engine_turn)
+        return engine, clock, turns
+
+    def test_heartbeat_and_slot_timer_make_one_turn(self):
+        """A heartbeat and the slot-ready timer due at the same time cost one turn."""
+        scheduler = WaitingFrontier()
+        engine, clock, turns = self._engine(scheduler)
+        scheduler.clock = clock
+        engine.wake_causes = set()
+        clock.advance(0)
+        self.assertEqual(engine._ready_call.getTime(), 5.0)
+        clock.advance(5)
+        self.assertEqual(turns, [(0, []), (5, ["heartbeat", "slot ready"])])
+        engine.close_spider("test")
+        clock.advance(0)
+        self.assertTrue(engine.start().called)
+
+    def test_never_two_turns_queued(self):
+        """However many wake-ups come, at most one turn of the loop is pending."""
+        engine, clock, turns = self._engine(WaitingFrontier())
+        engine.scheduler.clock = clock
+        for url in ("http://127.0.0.1/a", "http://127.0.0.1/b"):
+            engine.crawl(Request(url))
+        engine._wake("heartbeat")
+        queued = [call for call in clock.getDelayedCalls()
+                  if getattr(call.func, "__name__", "") == "_next_request"]
+        self.assertEqual(len(queued), 1)
+        engine.close_spider("test")
+        clock.advance(0)
+
+    def test_causes_not_kept_untraced(self):
+        """Without a tracer the engine keeps no causes (no per-request cost)."""
+        engine, clock, turns = self._engine()
+        clock.advance(0)
+        self.assertIsNone(engine.wake_causes)
+        self.assertEqual(turns, [(0, None)])

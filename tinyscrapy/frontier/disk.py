@@ -10,10 +10,13 @@ it: a second process on the same directory stops at once with a usage error.
 The slot-aware queues of L{tinyscrapy.scheduler.Scheduler} stay the working structure;
 C{DIR/<spider name>/frontier.sqlite} holds a copy of what a new run needs:
 
-    - C{requests}: every request enqueued and not yet acknowledged (id, pickled by
+    - C{requests}: every request enqueued and not yet acknowledged (id, data only, by
       L{tinyscrapy.frontier.codec});
     - C{seen}: the fingerprints of every request admitted (signed 64-bit integers);
-    - C{meta}: the spider the directory belongs to.
+    - C{meta}: the spider the directory belongs to, and the codec's format.
+
+The directories are made C{0700} and the files C{0600}: the stored requests keep their
+headers (cookies, credentials) in plain text.
 
 A request is acknowledged (deleted) in L{DiskScheduler.request_done}, which the engine
 calls once its callback finished and what it yielded is enqueued. A pause or a crash in
@@ -41,8 +44,9 @@ import sqlite3
 from twisted.internet.task import LoopingCall
 
 from tinyscrapy.errors import UnserializableRequest, UsageError
-from tinyscrapy.frontier.codec import request_from_bytes, request_to_bytes
-from tinyscrapy.frontier.jobdir import FRONTIER, lock_jobdir, spider_jobdir
+from tinyscrapy.frontier.codec import FORMAT, is_old_format, request_from_bytes, request_to_bytes
+from tinyscrapy.frontier.jobdir import FRONTIER, lock_jobdir, make_private_dir, \
+    make_private_file, spider_jobdir
 from tinyscrapy.scheduler import Scheduler
 
 logger = logging.getLogger(__name__)
@@ -126,10 +130,7 @@ class DiskScheduler(Scheduler):
             return
         if os.path.exists(self.jobdir) and not os.path.isdir(self.jobdir):
             raise UsageError(f"--jobdir {self.jobdir}: cannot use it (a file, not a directory)")
-        try:
-            os.makedirs(self.jobdir, exist_ok=True)
-        except OSError as e:
-            raise UsageError(f"--jobdir {self.jobdir}: cannot use it ({e})") from None
+        make_private_dir(self.jobdir, parent_too=True)
         self._lock = lock_jobdir(self.jobdir)
         try:
             self._db = self._open_database(spider_name)
@@ -145,16 +146,25 @@ class DiskScheduler(Scheduler):
     def _open_database(self, spider_name):
         """@return: the connection to C{jobdir}'s database, which belongs to C{spider_name}.
         @raise UsageError: it cannot be opened or belongs to another spider."""
+        path = os.path.join(self.jobdir, FILENAME)
+        for each in (path, path + "-wal", path + "-shm"):  # SQLite gives its -wal and -shm
+            if each == path or os.path.exists(each):  # files the mode of the database
+                make_private_file(each)
         try:
-            db = sqlite3.connect(os.path.join(self.jobdir, FILENAME), isolation_level=None)
+            db = sqlite3.connect(path, isolation_level=None)
         except sqlite3.Error as e:
             raise UsageError(f"--jobdir {self.jobdir}: cannot use it ({e})") from None
         try:
             db.execute("PRAGMA journal_mode=WAL")  # durable at each commit, for a crash
             for statement in _SCHEMA:
                 db.execute(statement)
+            new = db.execute("SELECT count(*) FROM meta").fetchone()[0] == 0
             db.execute("INSERT OR IGNORE INTO meta VALUES ('spider', ?)", (spider_name,))
+            if new:
+                db.execute("INSERT INTO meta VALUES ('format', ?)", (FORMAT,))
             (owner,) = db.execute("SELECT value FROM meta WHERE key = 'spider'").fetchone()
+            stored_format = db.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
+            first = db.execute("SELECT data FROM requests ORDER BY id LIMIT 1").fetchone()
         except sqlite3.Error as e:
             db.close()
             raise UsageError(f"--jobdir {self.jobdir}: cannot use it ({e})") from None
@@ -162,6 +172,12 @@ class DiskScheduler(Scheduler):
             db.close()
             raise UsageError(f"--jobdir {self.jobdir} holds the frontier of spider {owner!r}, "
                              f"not {spider_name!r}: give another directory")
+        if stored_format is None or stored_format[0] != FORMAT \
+                or (first is not None and is_old_format(first[0])):
+            db.close()
+            raise UsageError(f"--jobdir {self.jobdir} was written by an older tinyscrapy "
+                             "(pickled requests, which this version never loads): delete "
+                             "the directory, or give a new one, and start the crawl again")
         return db
 
     def open(self, spider):

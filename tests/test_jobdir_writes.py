@@ -31,14 +31,19 @@ class BookSpider(Spider):
         pass
 
 
-class _Crawler:
-    """Records L{Crawler.stop} calls."""
+class _Engine:
+    """Records L{ExecutionEngine.stop_for_error} calls."""
 
     def __init__(self):
         self.stopped = []
 
-    def stop(self, reason="shutdown"):
+    def stop_for_error(self, reason):
         self.stopped.append(reason)
+
+
+class _Crawler:
+    def __init__(self):
+        self.engine = _Engine()
 
 
 class _FailingWrites:
@@ -80,7 +85,8 @@ class JobdirWriteTests(unittest.TestCase):
         """Row ids taken by another writer: IntegrityError once, no retry every half second,
         the crawl is stopped, and close says what was NOT written instead of 'kept'."""
         scheduler = self._open()
-        scheduler.crawler = crawler = _Crawler()
+        scheduler.crawler = _Crawler()
+        crawler = scheduler.crawler.engine
         with sqlite3.connect(os.path.join(self.jobdir, FILENAME)) as other:
             other.execute("INSERT INTO requests (id, data) VALUES (1, x'00')")
         logs = capture_logs(self)

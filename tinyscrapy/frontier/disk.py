@@ -45,14 +45,21 @@ from twisted.internet.task import LoopingCall
 
 from tinyscrapy.errors import UnserializableRequest, UsageError
 from tinyscrapy.frontier.codec import FORMAT, is_old_format, request_from_bytes, request_to_bytes
-from tinyscrapy.frontier.jobdir import FRONTIER, lock_jobdir, make_private_dir, \
-    make_private_file, spider_jobdir
+from tinyscrapy.frontier.jobdir import (
+    FRONTIER,
+    lock_jobdir,
+    make_private_dir,
+    make_private_file,
+    spider_jobdir,
+)
 from tinyscrapy.scheduler import Scheduler
 
 logger = logging.getLogger(__name__)
 
 FILENAME = FRONTIER
 FLUSH_INTERVAL = 0.5  # seconds
+MAX_FLUSH_FAILURES = 3  # writes that fail in a row before the crawl stops (jobdir_error)
+MIN_FREE_BYTES = 1 << 20  # less free space than this when opening: a usage error
 LOAD_CHUNK = 10000  # rows read at once while loading
 _SIGN = 1 << 63
 _MASK = (1 << 64) - 1
@@ -66,6 +73,18 @@ _SCHEMA = (
 def _signed(fingerprint):
     """SQLite integers are signed 64-bit: store C{2**63} and above as negatives."""
     return fingerprint - (1 << 64) if fingerprint >= _SIGN else fingerprint
+
+
+def _check_free_space(directory):
+    """@raise UsageError: the filesystem of C{directory} is (nearly) full."""
+    try:
+        info = os.statvfs(directory)
+    except (OSError, AttributeError):  # not POSIX: the first write will tell
+        return
+    free = info.f_bavail * info.f_frsize
+    if free < MIN_FREE_BYTES:
+        raise UsageError(f"--jobdir {directory}: its filesystem is full ({free} bytes "
+                         "free): free some space or give a directory elsewhere")
 
 
 def _chunks(cursor):
@@ -100,7 +119,8 @@ class DiskScheduler(Scheduler):
         self._deletes = []
         self._lock = None  # the JobdirLock while connected
         self._closing = False
-        self._write_error = None  # the constraint violation that stopped the writes
+        self._write_error = None  # the error that stopped the writes
+        self._failures = 0  # writes failed in a row
         self.crawler = None  # set by from_crawler: closed when the writes stop
         self._flusher = LoopingCall(self.flush)
         self._flusher.clock = self.clock
@@ -131,6 +151,7 @@ class DiskScheduler(Scheduler):
         if os.path.exists(self.jobdir) and not os.path.isdir(self.jobdir):
             raise UsageError(f"--jobdir {self.jobdir}: cannot use it (a file, not a directory)")
         make_private_dir(self.jobdir, parent_too=True)
+        _check_free_space(self.jobdir)
         self._lock = lock_jobdir(self.jobdir)
         try:
             self._db = self._open_database(spider_name)
@@ -163,6 +184,9 @@ class DiskScheduler(Scheduler):
             if new:
                 db.execute("INSERT INTO meta VALUES ('format', ?)", (FORMAT,))
             (owner,) = db.execute("SELECT value FROM meta WHERE key = 'spider'").fetchone()
+            # a write now, so that a directory that cannot be written stops the start
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('opened_by', ?)",
+                       (str(os.getpid()),))
             stored_format = db.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
             first = db.execute("SELECT data FROM requests ORDER BY id LIMIT 1").fetchone()
         except sqlite3.Error as e:
@@ -278,9 +302,10 @@ class DiskScheduler(Scheduler):
         Write the buffered inserts, fingerprints and deletes in one transaction.
 
         A failed write (a full disk) is logged and counted; the buffer is kept and the
-        next flush tries again. A constraint violation (C{sqlite3.IntegrityError}: the
-        file was changed by someone else, so our row ids collide) would fail forever: it
-        stops the writes and closes the crawl.
+        next flush tries again. After C{MAX_FLUSH_FAILURES} failures in a row, or at once
+        for a constraint violation (C{sqlite3.IntegrityError}: the file was changed by
+        someone else, so our row ids collide), the writes stop and the crawl closes with
+        the reason C{jobdir_error}.
 
         @return: how many rows were written (0 when nothing was buffered or it failed).
         """
@@ -300,12 +325,14 @@ class DiskScheduler(Scheduler):
             if db.in_transaction:
                 db.execute("ROLLBACK")
             self._count("scheduler/flush_errors")
-            if isinstance(e, sqlite3.IntegrityError):
+            self._failures += 1
+            if isinstance(e, sqlite3.IntegrityError) or self._failures >= MAX_FLUSH_FAILURES:
                 self._stop_writing(e)
             else:
                 logger.error("--jobdir %s: cannot write the frontier (will try again): %s",
                              self.jobdir, e)
             return 0
+        self._failures = 0
         written = len(inserts) + len(seen) + len(deletes)
         self._inserts, self._new_seen, self._deletes = {}, [], []
         return written
@@ -313,13 +340,19 @@ class DiskScheduler(Scheduler):
     def _stop_writing(self, error):
         """A write that can never succeed: stop the flushes, and close the crawl."""
         self._write_error = error
-        logger.error("--jobdir %s: the frontier on disk no longer matches this crawl "
-                     "(%s; was it used by another process?): no more writes, the crawl "
-                     "stops", self.jobdir, error)
+        if isinstance(error, sqlite3.IntegrityError):
+            logger.error("--jobdir %s: the frontier on disk no longer matches this crawl "
+                         "(%s; was it used by another process?): no more writes, the crawl "
+                         "stops", self.jobdir, error)
+        else:
+            logger.error("--jobdir %s: cannot write the frontier (%s), %d times in a row: "
+                         "no more writes, the crawl stops (jobdir_error)", self.jobdir,
+                         error, self._failures)
         if self._flusher.running:
             self._flusher.stop()
-        if self.crawler is not None and self._db is not None and not self._closing:
-            self.crawler.stop("jobdir_error")
+        engine = getattr(self.crawler, "engine", None)
+        if engine is not None and self._db is not None:
+            engine.stop_for_error("jobdir_error")
 
     def unwritten(self):
         """@return: how many buffered operations (inserts, fingerprints, deletes) are not

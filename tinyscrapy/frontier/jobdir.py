@@ -107,8 +107,12 @@ def lock_jobdir(directory):
         os.close(fd)
         raise UsageError(f"another crawl is using --jobdir {directory}"
                          + (f" (pid {pid})" if pid.isdigit() else "")) from None
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+    except OSError as e:  # a full filesystem
+        os.close(fd)
+        raise UsageError(f"--jobdir {directory}: cannot use it ({e.strerror or e})") from None
     return JobdirLock(fd)
 
 

@@ -6,6 +6,7 @@ time, and a summary. Runs once, at C{spider_closed}.
 """
 
 import os
+import sys
 from collections import Counter
 from html import escape
 
@@ -226,7 +227,11 @@ def render_html(trace, name):
 
 
 def write_html(trace, name):
-    """Write the page to C{trace.path} (folders made)."""
+    """Write the page to C{trace.path} (folders made), or to stdout when it is C{-}."""
+    if trace.path == "-":
+        sys.stdout.write(render_html(trace, name))
+        sys.stdout.flush()
+        return
     folder = os.path.dirname(trace.path)
     if folder:
         os.makedirs(folder, exist_ok=True)

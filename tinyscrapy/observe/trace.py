@@ -28,6 +28,7 @@ import os
 from tinyscrapy import signals
 from tinyscrapy.errors import IgnoreRequest, NotConfigured
 from tinyscrapy.http import HttpResponse, Request
+from tinyscrapy.observe.outputs import check_output_path
 from tinyscrapy.observe.timeline import write_html
 
 logger = logging.getLogger(__name__)
@@ -98,7 +99,11 @@ class Trace:
             raise NotConfigured("TRACE_FILE is not set")
         max_events = crawler.settings.getint("TRACE_MAX_EVENTS")
         name = crawler.spider.name if crawler.spider is not None else "spider"
-        return cls(crawler, claim_path(template, name), max_events)
+        if template == "-":  # the page on stdout, not a file named "-"
+            return cls(crawler, "-", max_events)
+        path = claim_path(template, name)
+        check_output_path(path, "--trace")  # now, not after the crawl
+        return cls(crawler, path, max_events)
 
     # recording
 

@@ -177,6 +177,7 @@ class DiskScheduler(Scheduler):
             raise UsageError(f"--jobdir {self.jobdir}: cannot use it ({e})") from None
         try:
             db.execute("PRAGMA journal_mode=WAL")  # durable at each commit, for a crash
+            db.execute("PRAGMA synchronous=NORMAL")  # (not for a power loss: docs)
             for statement in _SCHEMA:
                 db.execute(statement)
             new = db.execute("SELECT count(*) FROM meta").fetchone()[0] == 0
@@ -290,12 +291,18 @@ class DiskScheduler(Scheduler):
         return True
 
     def request_done(self, request):
-        """Acknowledge C{request}: buffer its delete (or forget its unwritten insert)."""
+        """
+        Acknowledge C{request} and commit at once, with what it yielded (one small
+        transaction a page, some 40 microseconds in WAL mode): a C{kill -9} then repeats
+        at most the requests in flight. The engine calls it after the page's items are
+        in the feeds, so a feed line is always written before its page's acknowledgement.
+        """
         row = self._rows.pop(request, None)
         if row is None:
             return
         if self._inserts.pop(row, None) is None:
             self._deletes.append(row)
+        self.flush()
 
     def flush(self):
         """
@@ -316,10 +323,15 @@ class DiskScheduler(Scheduler):
         db = self._db
         try:
             db.execute("BEGIN")
-            db.executemany("INSERT INTO requests (id, data) VALUES (?, ?)", inserts.items())
-            db.executemany("INSERT OR IGNORE INTO seen (fp) VALUES (?)",
-                           [(fp,) for fp in seen])
-            db.executemany("DELETE FROM requests WHERE id = ?", [(row,) for row in deletes])
+            if inserts:
+                db.executemany("INSERT INTO requests (id, data) VALUES (?, ?)",
+                               inserts.items())
+            if seen:
+                db.executemany("INSERT OR IGNORE INTO seen (fp) VALUES (?)",
+                               [(fp,) for fp in seen])
+            if deletes:
+                db.executemany("DELETE FROM requests WHERE id = ?",
+                               [(row,) for row in deletes])
             db.execute("COMMIT")
         except sqlite3.Error as e:
             if db.in_transaction:

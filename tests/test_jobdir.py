@@ -173,13 +173,13 @@ class DiskSchedulerTests(unittest.TestCase):
         parent = scheduler.next_request()
         scheduler.enqueue_request(self._request("/child"))
         logs = capture_logs(self)
-        real = scheduler._db
-        scheduler._db = _FailingDeletes(real)
+        real = scheduler._store.db
+        scheduler._store.db = _FailingDeletes(real)
         scheduler.request_done(parent)
         self.assertEqual(scheduler.stats.get_value("scheduler/flush_errors"), 1)
         self.assertIn("cannot write the frontier (will try again)", logs.text())
         self.assertEqual(self._stored_urls(), ["http://example.com/parent"])
-        scheduler._db = real
+        scheduler._store.db = real
         self.assertEqual(scheduler.flush(), 3)
         self.assertEqual(self._stored_urls(), ["http://example.com/child"])
 

@@ -184,7 +184,7 @@ class StoredCodeTests(unittest.TestCase):
         first.close("shutdown")
         target = os.path.join(self.root, "pwned")
         with self._db() as db:
-            db.execute("INSERT INTO requests (id, data) VALUES (?, ?)",
+            db.execute("INSERT INTO requests VALUES (?, 'example.com', 9, ?)",
                        (100, pickle.dumps(_Touch(target))))
         logs = capture_logs(self)
         second = self._open()

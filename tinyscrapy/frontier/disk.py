@@ -47,6 +47,7 @@ from tinyscrapy.frontier.codec import request_from_bytes, request_to_bytes
 from tinyscrapy.frontier.diskstore import DiskStore, signed
 from tinyscrapy.frontier.jobdir import FRONTIER, lock_jobdir, make_private_dir, spider_jobdir
 from tinyscrapy.scheduler import Scheduler
+from tinyscrapy.scope.seen import FingerprintSet
 
 logger = logging.getLogger(__name__)
 
@@ -141,6 +142,8 @@ class DiskScheduler(Scheduler):
         if stored + fingerprints >= LARGE:
             logger.info("opening --jobdir %s: %d requests waiting, %d seen ...",
                         self.jobdir, stored, fingerprints)
+        if fingerprints and not len(self.seen):  # sized once: no rehash while loading
+            self.seen = FingerprintSet(capacity=fingerprints * 2)
         collecting = gc.isenabled()
         gc.disable()  # a million new integers: no collections half-way
         try:

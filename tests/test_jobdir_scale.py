@@ -144,3 +144,56 @@ class CooperativeScraperTests(unittest.TestCase):
         for _ in range(20):  # bounded
             clock.advance(0)
         self.assertEqual(scheduler.statistics().enqueued, 3001)
+
+
+class WindowTests(unittest.TestCase):
+    """C{WINDOW}: the requests in memory in all, whatever the number of hosts."""
+
+    def setUp(self):
+        self.patch(disk, "HEAD", 4)
+        self.patch(disk, "WINDOW", 6)
+        self.jobdir = self.mktemp()
+        self.spider = HostSpider()
+
+    def _open(self):
+        scheduler = DiskScheduler(self.jobdir, stats=StatsCollector(), clock=task.Clock())
+        scheduler.open(self.spider)
+        self.addCleanup(scheduler.close, "test")
+        return scheduler
+
+    def _fill(self, scheduler):
+        for host in range(5):
+            for i in range(3):
+                scheduler.enqueue_request(
+                    Request(f"http://h{host}.example/{i}", callback=self.spider.parse))
+
+    def _drain(self, scheduler):
+        urls = []
+        for _ in range(1000):  # bounded
+            request = scheduler.next_request()
+            if request is None:
+                break
+            self.assertLessEqual(len(scheduler._rows), 6)
+            urls.append(request.url)
+            scheduler.request_done(request)
+        return urls
+
+    def test_many_hosts_stay_within_the_window(self):
+        """15 requests on 5 hosts, a window of 6: never more than 6 in memory; all out."""
+        scheduler = self._open()
+        self._fill(scheduler)
+        self.assertEqual((scheduler.size(), len(scheduler._rows)), (15, 6))
+        urls = self._drain(scheduler)
+        self.assertEqual(sorted(urls), sorted(f"http://h{host}.example/{i}"
+                                              for host in range(5) for i in range(3)))
+        self.assertFalse(scheduler.has_pending_requests())
+
+    def test_resume_fills_only_the_window(self):
+        """A resume of 5 hosts pages in as many as the window holds; the rest follow."""
+        first = self._open()
+        self._fill(first)
+        first.close("shutdown")
+        second = self._open()
+        self.assertEqual(second.size(), 15)
+        self.assertLessEqual(len(second._rows), 6)
+        self.assertEqual(len(self._drain(second)), 15)

@@ -13,10 +13,12 @@ L{tinyscrapy.frontier.diskstore.DiskStore}.
 
 Every waiting request is a row on disk; only a bounded head of each host's queue is in
 memory, as requests (the slot-aware queues of L{tinyscrapy.scheduler.Scheduler}): at most
-C{HEAD} per slot. A request for a slot whose head is full is "spilled": written, and not
-kept. When a slot's head runs below C{HEAD // 2}, its best rows on disk (by priority, then
-enqueue order) are paged in. A resume reads the seen set and one count per slot, and pages
-in each slot's head: it does not load every row. (Within one slot, a request paged in
+C{HEAD} per slot, and C{WINDOW} in all (beyond it, a new host's requests wait on disk only
+until the window has room: a broad crawl of a million hosts stays bounded too). A request
+for a slot whose head is full is "spilled": written, and not kept. When a slot's head runs
+below C{HEAD // 2}, its best rows on disk (by priority, then enqueue order) are paged in.
+A resume reads the seen set and one count per slot, and pages in the slots' heads (as far
+as the window goes): it does not load every row. (Within one slot, a request paged in
 later can have a higher priority than one already in memory: priorities are exact within
 the head and within the disk, not across them.)
 
@@ -39,6 +41,7 @@ import gc
 import logging
 import os
 import sqlite3
+from itertools import islice
 
 from twisted.internet.task import LoopingCall
 
@@ -55,6 +58,7 @@ FILENAME = FRONTIER
 FLUSH_INTERVAL = 0.5  # seconds
 FLUSH_ROWS = 5000  # buffered inserts that make a commit now (a few milliseconds)
 HEAD = 64  # requests of one slot kept in memory; the rest wait on disk
+WINDOW = 100000  # requests kept in memory in all (some 70 MB): beyond, hosts wait on disk
 MAX_FLUSH_FAILURES = 3  # writes that fail in a row before the crawl stops (jobdir_error)
 MIN_FREE_BYTES = 1 << 20  # less free space than this when opening: a usage error
 LARGE = 100000  # rows that make the open log a line first (about a second a million)
@@ -80,6 +84,7 @@ class DiskScheduler(Scheduler):
         self._slot_rows = {}  # slot -> the row ids of its requests in memory or in flight
         self._head = {}  # slot -> how many of its requests wait in memory
         self._spilled = {}  # slot -> how many of its requests wait on disk only
+        self._dormant = {}  # slots with requests on disk and none in memory (in order)
         self._next_id = 1
         self._inserts = {}  # row id -> (slot, priority, data), not yet written
         self._new_seen = []
@@ -162,7 +167,10 @@ class DiskScheduler(Scheduler):
                 self.ledger.open(None)  # this run's books: each ends here like any other
             self.ledger.keep_pending()
         for slot in list(self._spilled):
-            self._page_in(slot)
+            if len(self._rows) < WINDOW:
+                self._page_in(slot)
+            else:
+                self._dormant[slot] = None  # paged in when the window has room
         if self.resumed or len(self.seen):
             logger.info("resuming: %d requests waiting, %d seen (--jobdir %s)",
                         self.resumed, len(self.seen), self.jobdir)
@@ -201,8 +209,11 @@ class DiskScheduler(Scheduler):
         self._inserts[row] = (slot, request.priority, data)
         if new:
             self._new_seen.append(signed(fingerprint))
-        if self._spilled.get(slot) or self._head.get(slot, 0) >= HEAD:
+        if self._spilled.get(slot) or self._head.get(slot, 0) >= HEAD \
+                or len(self._rows) >= WINDOW:
             self._spilled[slot] = self._spilled.get(slot, 0) + 1  # on disk only
+            if not self._head.get(slot):
+                self._dormant[slot] = None
         else:
             self._keep(request, row, slot)
         if len(self._inserts) >= FLUSH_ROWS:
@@ -217,11 +228,15 @@ class DiskScheduler(Scheduler):
         self._queue(request)
 
     def _page_in(self, slot):
-        """Bring C{slot}'s best rows on disk into memory, up to C{HEAD} in memory."""
+        """Bring C{slot}'s best rows on disk into memory, up to C{HEAD} of the slot and
+        C{WINDOW} in all; a slot left with none in memory is filed as dormant."""
         if self._inserts and not self.flush():
             return  # the spilled rows still buffered must be on disk to be read: later
-        want = min(HEAD - self._head.get(slot, 0), self._spilled.get(slot, 0))
+        want = min(HEAD - self._head.get(slot, 0), self._spilled.get(slot, 0),
+                   WINDOW - len(self._rows))
         if want <= 0 or self._store is None:
+            if self._spilled.get(slot) and not self._head.get(slot):
+                self._dormant[slot] = None  # when the window has room
             return
         rows = self._store.best_rows(slot, sorted(self._slot_rows.get(slot, ())), want)
         for row, data in rows:
@@ -240,12 +255,17 @@ class DiskScheduler(Scheduler):
             self._keep(request, row, slot)
         if not rows or self._spilled[slot] <= 0:  # nothing more (or it was not written)
             self._pending -= self._spilled.pop(slot)
+        elif not self._head.get(slot):
+            self._dormant[slot] = None
 
     # out
 
     def next_request(self):
         """As L{Scheduler.next_request}; the slot of a request handed out pages in more
-        when its head runs low."""
+        when its head runs low, and hosts waiting only on disk are paged in while the
+        window has room."""
+        if self._dormant and len(self._rows) < WINDOW:
+            self._wake_dormant()
         request = super().next_request()
         if request is not None:
             entry = self._rows.get(request)
@@ -255,6 +275,14 @@ class DiskScheduler(Scheduler):
                 if left < HEAD // 2 and self._spilled.get(slot):
                     self._page_in(slot)
         return request
+
+    def _wake_dormant(self):
+        """Page in up to 16 hosts that wait on disk only (the oldest first)."""
+        for slot in list(islice(self._dormant, 16)):
+            if len(self._rows) >= WINDOW:
+                return
+            del self._dormant[slot]
+            self._page_in(slot)  # files it again if nothing came in
 
     def request_done(self, request):
         """

@@ -94,7 +94,7 @@ def request_to_bytes(request, spider):
     """
     cls = type(request)
     name = class_name(cls)
-    if _request_classes().get(name) is not cls:
+    if _request_class(name) is not cls:
         raise UnserializableRequest(
             f"cannot persist {request.url}: its class {name} is not a registered Request "
             "subclass")
@@ -220,13 +220,20 @@ def _method_name(request, attribute, spider):
 # the registries
 
 
-def _request_classes():
-    """C{Request.classes} (filled by C{__init_subclass__}), or, where it does not exist,
-    the same map made from the subclasses Python knows (which imports nothing)."""
+def _request_class(name):
+    """
+    The class registered as C{name}: L{Request} itself, or one of C{Request.classes}
+    (its subclasses, filled by C{__init_subclass__}); where that registry does not exist,
+    the same map made from the subclasses Python knows (which imports nothing either).
+
+    @return: the class, or None.
+    """
+    if name == _REQUEST:
+        return Request
     classes = getattr(Request, "classes", None)
-    if classes is not None:
-        return classes
-    return _SUBCLASSES
+    if classes is None:
+        classes = _SUBCLASSES
+    return classes.get(name)
 
 
 class _Subclasses(dict):
@@ -253,6 +260,7 @@ def _subclasses():
 
 
 _SUBCLASSES = _Subclasses()
+_REQUEST = class_name(Request)
 
 
 def _item_classes(_item=[]):  # noqa: B006 - the Item class, imported once
@@ -298,7 +306,7 @@ def request_from_bytes(data, spider):
     if type(fields) is not dict or sorted(fields) != sorted(_FIELDS):
         raise StoredRequestError("not a stored request (wrong fields)")
     url = fields["url"]
-    cls = _request_classes().get(fields["class"])
+    cls = _request_class(fields["class"]) if type(fields["class"]) is str else None
     if cls is None or not isinstance(url, str):
         raise StoredRequestError(f"not a stored request (class {fields['class']!r} is not "
                                  "a registered Request subclass)")

@@ -48,7 +48,13 @@ from twisted.internet.task import LoopingCall
 from tinyscrapy.errors import UnserializableRequest, UsageError
 from tinyscrapy.frontier.codec import request_from_bytes, request_to_bytes
 from tinyscrapy.frontier.diskstore import DiskStore, signed
-from tinyscrapy.frontier.jobdir import FRONTIER, lock_jobdir, make_private_dir, spider_jobdir
+from tinyscrapy.frontier.jobdir import (
+    FRONTIER,
+    check_free_space,
+    lock_jobdir,
+    make_private_dir,
+    spider_jobdir,
+)
 from tinyscrapy.scheduler import Scheduler
 from tinyscrapy.scope.seen import FingerprintSet
 
@@ -124,7 +130,7 @@ class DiskScheduler(Scheduler):
         if os.path.exists(self.jobdir) and not os.path.isdir(self.jobdir):
             raise UsageError(f"--jobdir {self.jobdir}: cannot use it (a file, not a directory)")
         make_private_dir(self.jobdir, parent_too=True)
-        _check_free_space(self.jobdir)
+        check_free_space(self.jobdir, MIN_FREE_BYTES)
         self._lock = lock_jobdir(self.jobdir)
         try:
             self._store = DiskStore(self.jobdir, spider_name)
@@ -399,15 +405,3 @@ class DiskScheduler(Scheduler):
     def _set(self, key, value):
         if self.stats is not None:
             self.stats.set_value(key, value)
-
-
-def _check_free_space(directory):
-    """@raise UsageError: the filesystem of C{directory} is (nearly) full."""
-    try:
-        info = os.statvfs(directory)
-    except (OSError, AttributeError):  # not POSIX: the first write will tell
-        return
-    free = info.f_bavail * info.f_frsize
-    if free < MIN_FREE_BYTES:
-        raise UsageError(f"--jobdir {directory}: its filesystem is full ({free} bytes "
-                         "free): free some space or give a directory elsewhere")

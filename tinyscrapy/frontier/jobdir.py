@@ -42,6 +42,19 @@ def make_private_dir(directory, parent_too=False):
         raise UsageError(f"--jobdir {directory}: cannot use it ({e.strerror or e})") from None
 
 
+def check_free_space(directory, minimum):
+    """@raise UsageError: the filesystem of C{directory} has less than C{minimum} bytes
+    free."""
+    try:
+        info = os.statvfs(directory)
+    except (OSError, AttributeError):  # not POSIX: the first write will tell
+        return
+    free = info.f_bavail * info.f_frsize
+    if free < minimum:
+        raise UsageError(f"--jobdir {directory}: its filesystem is full ({free} bytes "
+                         "free): free some space or give a directory elsewhere")
+
+
 def make_private_file(path):
     """Create C{path} if missing, or restrict it, to C{0600}.
     @raise UsageError: it cannot be."""

@@ -66,7 +66,7 @@ FLUSH_ROWS = 5000  # buffered inserts that make a commit now (a few milliseconds
 HEAD = 64  # requests of one slot kept in memory; the rest wait on disk
 WINDOW = 100000  # requests kept in memory in all (some 70 MB): beyond, hosts wait on disk
 MAX_FLUSH_FAILURES = 3  # writes that fail in a row before the crawl stops (jobdir_error)
-MIN_FREE_BYTES = 1 << 20  # less free space than this when opening: a usage error
+MIN_FREE_BYTES = 64 * 1024  # less free space than this when opening: a usage error
 LARGE = 100000  # rows that make the open log a line first (about a second a million)
 
 
@@ -385,8 +385,8 @@ class DiskScheduler(Scheduler):
             self._set("scheduler/unwritten", lost)
             logger.error("--jobdir %s: %d frontier operations were NOT written (%d new "
                          "requests, %d fingerprints, %d acknowledgements): the next run with "
-                         "this directory misses those requests and fetches the acknowledged "
-                         "ones again", self.jobdir, lost, len(self._inserts),
+                         "this directory fetches those pages again, and finds their links "
+                         "again (a page and what it yielded are written together)", self.jobdir, lost, len(self._inserts),
                          len(self._new_seen), len(self._deletes))
         elif saved:
             logger.info("--jobdir %s: %d requests kept for the next run", self.jobdir, saved)

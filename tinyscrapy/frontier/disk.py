@@ -386,8 +386,9 @@ class DiskScheduler(Scheduler):
             logger.error("--jobdir %s: %d frontier operations were NOT written (%d new "
                          "requests, %d fingerprints, %d acknowledgements): the next run with "
                          "this directory fetches those pages again, and finds their links "
-                         "again (a page and what it yielded are written together)", self.jobdir, lost, len(self._inserts),
-                         len(self._new_seen), len(self._deletes))
+                         "again (a page and what it yielded are written together)",
+                         self.jobdir, lost, len(self._inserts), len(self._new_seen),
+                         len(self._deletes))
         elif saved:
             logger.info("--jobdir %s: %d requests kept for the next run", self.jobdir, saved)
         else:

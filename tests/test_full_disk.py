@@ -237,6 +237,10 @@ class UnwritablePathTests(unittest.TestCase):
         self.assertEqual(code, 0, err)
         self.assertIn("<html", out)
         self.assertFalse(os.path.exists(os.path.join(cwd, "-")))
+        code, out, err = yield run_command(reactor, ["crawl", server.url("/"), "--trace", "-"],
+                                           cwd=cwd)
+        self.assertEqual(code, 2, err)  # the items go to stdout too: one line
+        self.assertIn("would both go to stdout", err)
 
 
 class _RecordingDisk(DiskScheduler):

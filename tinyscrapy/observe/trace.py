@@ -26,7 +26,7 @@ import logging
 import os
 
 from tinyscrapy import signals
-from tinyscrapy.errors import IgnoreRequest, NotConfigured
+from tinyscrapy.errors import IgnoreRequest, NotConfigured, UsageError
 from tinyscrapy.http import HttpResponse, Request
 from tinyscrapy.observe.outputs import check_output_path
 from tinyscrapy.observe.timeline import write_html
@@ -100,6 +100,9 @@ class Trace:
         max_events = crawler.settings.getint("TRACE_MAX_EVENTS")
         name = crawler.spider.name if crawler.spider is not None else "spider"
         if template == "-":  # the page on stdout, not a file named "-"
+            if "-" in (crawler.settings.getdict("FEEDS") or {}):
+                raise UsageError("--trace - and the items would both go to stdout: give "
+                                 "-o FILE for the items, or --trace FILE")
             return cls(crawler, "-", max_events)
         path = claim_path(template, name)
         check_output_path(path, "--trace")  # now, not after the crawl

@@ -142,43 +142,44 @@ class DiskSchedulerTests(unittest.TestCase):
         second = self._open()
         self.assertEqual(second.next_request().url, "http://example.com/a")
 
-    def test_acknowledged_requests_gone_after_a_flush(self):
-        """Buffered until the flush: inserted by one, deleted by a later one."""
+    def test_enqueued_written_by_the_flush_acknowledged_at_once(self):
+        """New requests wait for the periodic flush (or the next acknowledgement); an
+        acknowledgement is committed at once, with what the page yielded."""
         scheduler = self._open()
         scheduler.enqueue_request(self._request("/a"))
         self.assertEqual(self._rows(), 0)
         self.clock.advance(0.5)  # the LoopingCall flush
         self.assertEqual(self._rows(), 1)
-        scheduler.request_done(scheduler.next_request())
-        self.assertEqual(self._rows(), 1)
-        self.clock.advance(0.5)
-        self.assertEqual((self._rows(), self._rows("seen")), (0, 1))
+        parent = scheduler.next_request()
+        scheduler.enqueue_request(self._request("/child"))
+        scheduler.request_done(parent)
+        self.assertEqual(self._stored_urls(), ["http://example.com/child"])
+        self.assertEqual(self._rows("seen"), 2)
 
     def test_acknowledged_before_written_is_never_written(self):
         """A request done before its insert was flushed costs no row at all."""
         scheduler = self._open()
         scheduler.enqueue_request(self._request("/a"))
         scheduler.request_done(scheduler.next_request())
-        self.assertEqual(scheduler.flush(), 1)  # only its fingerprint
         self.assertEqual((self._rows(), self._rows("seen")), (0, 1))
+        self.assertEqual(scheduler.unwritten(), 0)
 
     def test_parent_delete_never_written_before_child_insert(self):
-        """A child's insert and its parent's delete land in one transaction: a failed flush
-        writes neither, the next one writes both."""
+        """A child's insert and its parent's delete land in one transaction: a failed
+        commit writes neither, the next one writes both."""
         scheduler = self._open()
         scheduler.enqueue_request(self._request("/parent"))
         scheduler.flush()
         parent = scheduler.next_request()
         scheduler.enqueue_request(self._request("/child"))
-        scheduler.request_done(parent)
         logs = capture_logs(self)
-        real = scheduler._db
-        scheduler._db = _FailingDeletes(real)
-        self.assertEqual(scheduler.flush(), 0)
+        real = scheduler._store.db
+        scheduler._store.db = _FailingDeletes(real)
+        scheduler.request_done(parent)
         self.assertEqual(scheduler.stats.get_value("scheduler/flush_errors"), 1)
         self.assertIn("cannot write the frontier (will try again)", logs.text())
         self.assertEqual(self._stored_urls(), ["http://example.com/parent"])
-        scheduler._db = real
+        scheduler._store.db = real
         self.assertEqual(scheduler.flush(), 3)
         self.assertEqual(self._stored_urls(), ["http://example.com/child"])
 

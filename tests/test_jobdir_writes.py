@@ -14,7 +14,7 @@ from tests.helpers import crawl
 from tests.logs import capture_logs
 from tests.servers import TestServer
 from tinyscrapy.errors import UsageError
-from tinyscrapy.frontier import disk
+from tinyscrapy.frontier import disk, diskstore
 from tinyscrapy.frontier.codec import request_from_bytes, request_to_bytes
 from tinyscrapy.frontier.disk import FILENAME, DiskScheduler
 from tinyscrapy.frontier.jobdir import spider_jobdir
@@ -31,14 +31,19 @@ class BookSpider(Spider):
         pass
 
 
-class _Crawler:
-    """Records L{Crawler.stop} calls."""
+class _Engine:
+    """Records L{ExecutionEngine.stop_for_error} calls."""
 
     def __init__(self):
         self.stopped = []
 
-    def stop(self, reason="shutdown"):
+    def stop_for_error(self, reason):
         self.stopped.append(reason)
+
+
+class _Crawler:
+    def __init__(self):
+        self.engine = _Engine()
 
 
 class _FailingWrites:
@@ -80,9 +85,10 @@ class JobdirWriteTests(unittest.TestCase):
         """Row ids taken by another writer: IntegrityError once, no retry every half second,
         the crawl is stopped, and close says what was NOT written instead of 'kept'."""
         scheduler = self._open()
-        scheduler.crawler = crawler = _Crawler()
+        scheduler.crawler = _Crawler()
+        crawler = scheduler.crawler.engine
         with sqlite3.connect(os.path.join(self.jobdir, FILENAME)) as other:
-            other.execute("INSERT INTO requests (id, data) VALUES (1, x'00')")
+            other.execute("INSERT INTO requests VALUES (1, 'example.com', 0, x'00')")
         logs = capture_logs(self)
         scheduler.enqueue_request(self._request("/a"))
         self.clock.advance(0.5)
@@ -102,7 +108,7 @@ class JobdirWriteTests(unittest.TestCase):
         scheduler = self._open()
         scheduler.enqueue_request(self._request("/a"))
         scheduler.enqueue_request(self._request("/b"))
-        scheduler._db = _FailingWrites(scheduler._db)
+        scheduler._store.db = _FailingWrites(scheduler._store.db)
         logs = capture_logs(self)
         scheduler.close("shutdown")
         self.assertIn("4 frontier operations were NOT written", logs.text())
@@ -119,9 +125,10 @@ class JobdirWriteTests(unittest.TestCase):
         self._scheduler().open(BookSpider())
 
     def test_loading_in_chunks(self):
-        """Loaded in chunks (logged first, when large): every request comes back, and the
+        """Read in chunks (logged first, when large): every request comes back, and the
         next row id follows the last one stored."""
-        self.patch(disk, "LOAD_CHUNK", 2)
+        self.patch(diskstore, "CHUNK", 2)
+        self.patch(disk, "LARGE", 1)
         first = self._open()
         for path in ("/a", "/b", "/c"):
             first.enqueue_request(self._request(path))
@@ -129,7 +136,8 @@ class JobdirWriteTests(unittest.TestCase):
         logs = capture_logs(self)
         second = self._open()
         messages = logs.messages()
-        self.assertIn(f"loading --jobdir {self.jobdir}: 3 requests, 3 seen ...", messages[0])
+        self.assertIn(f"opening --jobdir {self.jobdir}: 3 requests waiting, 3 seen ...",
+                      messages[0])
         self.assertIn("resuming: 3 requests waiting, 3 seen", messages[1])
         second.enqueue_request(self._request("/d"))
         self.assertEqual(second.flush(), 2)

@@ -34,7 +34,8 @@ docs/walkthrough.md follows it with you):
     5. L{ExecutionEngine._cb_request_done} (C{addBoth}): out of flight, acknowledged to
        the scheduler, the loop woken.
     6. L{ExecutionEngine._close_spider}, closing with nothing in flight:
-       L{tinyscrapy.closing.close_parts} closes pipelines, scheduler and downloader, sends
+       L{tinyscrapy.closing.close_parts} closes pipelines, feeds (before the frontier's
+       last acknowledgements), scheduler and downloader, sends
        C{spider_closed}, calls C{spider.closed(reason)}, closes the stats, sends
        C{engine_stopped}, each waited for; C{_close} fires with the reason and
        C{Crawler.crawl} returns it. Once every crawl has,
@@ -86,6 +87,7 @@ class ExecutionEngine:
         self.scraper = scraper
         self.max = crawler.settings.getint("CONCURRENT_REQUESTS")
         self.in_flight = set()
+        self.acknowledging = True  # False once output was lost (stop_for_error)
         self.spider = None
         self.closing_reason = None
         self._closing_started = False
@@ -262,7 +264,8 @@ class ExecutionEngine:
         """Out of flight and acknowledged (a persistent frontier forgets it only now);
         schedule the next turn (the faithful C{callLater})."""
         self.in_flight.discard(request)
-        self.scheduler.request_done(request)
+        if self.acknowledging:
+            self.scheduler.request_done(request)
         self.crawler.signals.send(signals.request_done, request=request, spider=self.spider)
         self._wake("request done")
 
@@ -280,16 +283,29 @@ class ExecutionEngine:
         self._wake("close")
         return self._close
 
+    def stop_for_error(self, reason):
+        """
+        A part the crawl's results depend on failed (a feed or the frontier cannot be
+        written): acknowledge no request from now on, so that a persistent frontier keeps
+        them for the next run, and close with C{reason} (an C{_error} reason, which
+        replaces one that is not, even while the crawl is closing).
+        """
+        self.acknowledging = False
+        if not (self.closing_reason or "").endswith("_error"):
+            logger.info("closing %s (%s)", self.spider, reason)
+            self.closing_reason = reason
+        if not self._closing_started:
+            self._wake()
+
     def _close_spider(self):
         """Nothing in flight and closing: close each part in turn, then fire C{_close}."""
         self._stop_timers()
         if self._closing_started:
             return
         self._closing_started = True
-        reason = self.closing_reason
         self.crawler.ledger.reconcile(self.scheduler.size(), len(self.in_flight))
-        d = close_parts(self, reason)
-        d.addCallback(self._cb_closed, reason)
+        d = close_parts(self)
+        d.addCallback(self._cb_closed)
 
     def _stop_timers(self):
         if self._heartbeat.running:
@@ -299,7 +315,8 @@ class ExecutionEngine:
                 call.cancel()
         self._wakeup = self._ready_call = None
 
-    def _cb_closed(self, _, reason):
+    def _cb_closed(self, _):
+        reason = self.closing_reason  # an error while closing may have changed it
         logger.info("spider %s closed (%s)", self.spider, reason)
         self._close.callback(reason)
 

@@ -9,11 +9,15 @@ pipeline slows the crawl down instead of piling items up in memory.
 
 When does a callback's generator run? Not when the callback is called: calling a generator
 function only makes the generator. Its body runs here, in L{Scraper._drain}, one C{yield}
-at a time, and pauses whenever an item waits for a pipeline's Deferred.
+at a time, and pauses whenever an item waits for a pipeline's Deferred. It also pauses
+after C{SLICE} seconds of routing (a callback yielding a million requests): the rest is
+routed in later reactor turns (C{callLater(0)}), so downloads, timers and the other
+callbacks go on meanwhile, as in Scrapy's cooperative scraper.
 """
 
 import inspect
 import logging
+import time
 from types import GeneratorType
 
 from twisted.internet.defer import Deferred, succeed
@@ -36,6 +40,9 @@ from tinyscrapy.scope.filters import Scope
 from tinyscrapy.scope.fingerprint import SeenUrls
 
 logger = logging.getLogger(__name__)
+
+SLICE = 0.05  # seconds of routing one callback's output before giving the reactor a turn
+_CHECK_EVERY = 256  # outputs between two looks at the clock
 
 
 class Scraper:
@@ -179,15 +186,24 @@ class Scraper:
 
     def _drain(self, output, response, request, spider, done):
         """
-        Route each output of the iterator C{output}; pause while a pipeline is busy.
+        Route each output of the iterator C{output}; pause while a pipeline is busy, and
+        give the reactor a turn after C{SLICE} seconds.
 
         @param done: fired with None when the iterator is exhausted (or broke).
         """
+        deadline = time.monotonic() + SLICE
+        count = 0
         try:
             for each in output:
                 waiting = self._route(each, response, request, spider)
                 if waiting is not None:
                     waiting.addBoth(self._cb_resume, output, response, request, spider, done)
+                    return
+                count += 1
+                if count % _CHECK_EVERY == 0 and time.monotonic() >= deadline:
+                    # a long output (a million requests): the reactor turns, then on
+                    self.crawler.reactor.callLater(0, self._drain, output, response,
+                                                   request, spider, done)
                     return
         except Exception:
             failure = Failure()

@@ -1,118 +1,216 @@
 """
 One codec for the frontiers that keep requests outside this process (C{--jobdir} on disk,
-C{--scheduler redis://} shared): a L{Request} to bytes and back.
+C{--scheduler redis://} shared): a L{Request} to bytes and back, as data only.
 
-A request is stored as a pickled plain C{dict} (C{meta} and C{cb_kwargs} may hold values
-JSON cannot: bytes, tuples, datetimes). Its callback and errback are stored by name, as
-in Scrapy, and bound again to the spider of the run that loads it; so only methods of the
-spider can be stored. The class is stored as a dotted path, so C{JsonRequest},
-C{FormRequest} and a project's own subclasses come back as what they were.
+A stored request is C{MAGIC} followed by one JSON object (the standard library's C{json},
+which is written in C both ways). JSON has no bytes, tuples, sets or datetimes, so
+C{meta} and C{cb_kwargs} values of those kinds are written as one-key objects whose key
+is a tag: C{{"$b": base64}}, C{{"$t": [...]}} (tuple), C{{"$s": [...]}} (set),
+C{{"$fs": [...]}} (frozenset), C{{"$dt": iso}} (datetime), C{{"$date": iso}}, and
+C{{"$dict": [[key, value], ...]}} for a dict whose keys are not all strings (or that looks
+like a tag itself). A registered item is C{{"$item": [class name, {field: value}]}}.
+
+Nothing that the stored bytes name is imported or called:
+
+    - the callback and errback are stored by name and bound again to the spider of the
+      run that loads them (only its methods, and no C{__dunder__} one);
+    - the request class is looked up in the registry of L{Request} subclasses,
+      C{Request.classes} (C{"module.qualname" -> class}, filled when a subclass is
+      defined); an item class in C{Item.classes} or in the classes registered here with
+      L{register_item_class} (dataclass or attrs items);
+    - C{meta} and C{cb_kwargs} hold plain data (None, booleans, numbers, strings, lists,
+      dicts, and the tagged kinds above) and registered items, nothing else.
+
+A request that holds anything else is refused when it is enqueued (L{request_to_bytes}
+raises L{UnserializableRequest}, naming the URL and the key), not lost later. An entry
+that is not one this code wrote (crafted, damaged, or a pickle written by an older
+tinyscrapy) is refused by L{request_from_bytes} with L{StoredRequestError}; the frontier
+counts it, logs it and goes on. L{is_old_format} tells an older tinyscrapy's pickle.
 
 A proxy that L{tinyscrapy.middleware.proxy} chose from the environment (C{meta
 ["_scheme_proxy"]}) is not stored, nor its C{Proxy-Authorization}: the middleware chooses
-it again, credentials included, when the loaded request is downloaded (as after a redirect
-to another scheme). Every other header (C{Cookie}, C{Authorization}, the credentials of a
-C{meta["proxy"]} the spider set) and C{meta} are stored as they are, in plain text.
+it again, credentials included, when the loaded request is downloaded. Every other header
+and C{meta} are stored as they are, in plain text.
 
-Loading unpickles: it must only ever see bytes this code wrote, in a C{--jobdir} the user
-owns or a Redis nobody untrusted can write to (whoever can write there can make the
-loading process run arbitrary code).
-
-Loading sets the request's slots directly and runs no C{__init__}: a C{JsonRequest}
-does not encode its body twice, and a subclass whose constructor takes other arguments
-still loads.
+Loading sets the request's slots directly and runs no C{__init__}: a C{JsonRequest} does
+not encode its body twice, and a subclass whose constructor takes other arguments still
+loads. (An item is made by calling its registered class with its fields.)
 """
 
-import pickle
+import json
+from base64 import b64decode, b64encode
+from datetime import date, datetime
 
-from tinyscrapy.components import load_object
 from tinyscrapy.errors import UnserializableRequest
+from tinyscrapy.http import FormRequest, JsonRequest, Request
+from tinyscrapy.http.request import _NO_EXTRA
 
-FORMAT = 1  # the "v" key: bump it when the fields change
+MAGIC = b"TSJ1"  # what every stored request starts with: bump the digit when fields change
+FORMAT = "json1"  # the name of this format, for the frontiers that record it
 _ENV_PROXY_META = ("proxy", "_auth_proxy", "_scheme_proxy")
+_PLAIN = (str, int, float, bool, type(None))
+_FIELDS = ("class", "url", "callback", "errback", "method", "headers", "body", "meta",
+           "cb_kwargs", "priority", "depth", "dont_filter", "fingerprint", "extra")
+_encode_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+# dataclass and attrs item classes the user registered (Item subclasses register
+# themselves in Item.classes)
+_ITEM_CLASSES = {}
+
+
+class StoredRequestError(ValueError):
+    """The bytes are not a request this codec wrote; the message says why."""
+
+
+def class_name(cls):
+    """The registry key of C{cls}: C{"module.qualname"}."""
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def register_item_class(cls):
+    """
+    Allow instances of C{cls} (a dataclass or attrs class) in stored C{meta} and
+    C{cb_kwargs}. Usable as a class decorator. L{tinyscrapy.items} C{Item} subclasses
+    need not be registered. @return: C{cls}.
+    """
+    _ITEM_CLASSES[class_name(cls)] = cls
+    return cls
+
+
+def is_old_format(data):
+    """True if C{data} is a request pickled by an older tinyscrapy (pickle protocol 2+)."""
+    return bool(data) and data[:1] == b"\x80"
+
+
+# storing
 
 
 def request_to_bytes(request, spider):
     """
     @return: C{bytes} that L{request_from_bytes} turns back into an equal request.
-    @raise UnserializableRequest: the callback or errback is not a method of C{spider}, or the
-        C{meta} or C{cb_kwargs} cannot be pickled; the message names the URL.
+    @raise UnserializableRequest: the callback or errback is not a method of
+        C{spider}, the request's class is not registered, or C{meta} or C{cb_kwargs}
+        holds something that is not plain data or a registered item; the message names
+        the URL (and the key).
     """
     cls = type(request)
+    name = class_name(cls)
+    if _request_class(name) is not cls:
+        raise UnserializableRequest(
+            f"cannot persist {request.url}: its class {name} is not a registered Request "
+            "subclass")
     headers, meta = _stored_headers_and_meta(request)
+    body = request.body
     fields = {
-        "v": FORMAT,
-        "class": f"{cls.__module__}.{cls.__qualname__}",
+        "class": name,
         "url": request.url,
         "callback": _method_name(request, "callback", spider),
         "errback": _method_name(request, "errback", spider),
         "method": request.method,
         "headers": headers,
-        "body": request.body,
-        "meta": meta,
-        "cb_kwargs": request._cb_kwargs,
+        "body": _bytes_text(body) if body else "",
+        "meta": _plain_mapping(meta, request, "meta") if meta else None,
+        "cb_kwargs": _plain_mapping(request._cb_kwargs, request, "cb_kwargs")
+        if request._cb_kwargs else None,
         "priority": request.priority,
         "depth": request.depth,
         "dont_filter": request.dont_filter,
         "fingerprint": request.fingerprint,
-        "extra": request._extra or None,  # encoding, cookies, flags when given
+        # encoding, cookies, flags when given
+        "extra": _plain_mapping(request._extra, request, "extra") if request._extra else None,
     }
     try:
-        return pickle.dumps(fields, protocol=pickle.HIGHEST_PROTOCOL)
-    except Exception as e:  # PicklingError, TypeError, AttributeError: all say the same
-        raise UnserializableRequest(
-            f"cannot persist {request.url}: its meta or cb_kwargs cannot be pickled "
-            f"({type(e).__name__}: {e})") from None
+        return MAGIC + _encode_json(fields).encode("utf-8", "surrogatepass")
+    except (TypeError, ValueError) as e:  # a priority that is not a number, say
+        raise UnserializableRequest(f"cannot persist {request.url}: {e}") from None
 
 
-def request_from_bytes(data, spider):
-    """
-    @return: the L{Request} that L{request_to_bytes} stored, its callback and errback bound
-        to C{spider}'s methods of the same names.
-    @raise ValueError: C{spider} has no method of that name any more, or C{data} is not
-        a stored request.
-    """
-    # noqa: S301 - trusted data only: a --jobdir this user owns, or a Redis that must be
-    # private (docs/frontier.md): pickle runs whatever code a crafted payload names
-    fields = pickle.loads(data)  # noqa: S301
-    if not isinstance(fields, dict) or fields.get("v") != FORMAT:
-        raise ValueError("not a request stored by this version of tinyscrapy")
-    cls = _load_class(fields["class"])
-    request = cls.__new__(cls)
-    request._url = fields["url"]
-    request.callback = _bound(spider, fields["callback"], fields["url"])
-    request.errback = _bound(spider, fields["errback"], fields["url"])
-    request.method = fields["method"]
-    request._headers = tuple(fields["headers"]) or None
-    request._body = fields["body"]
-    request._meta = fields["meta"]
-    request._cb_kwargs = fields["cb_kwargs"]
-    request.priority = fields["priority"]
-    request.depth = fields["depth"]
-    request.dont_filter = fields["dont_filter"]
-    request.fingerprint = fields["fingerprint"]
-    request._extra = fields.get("extra") or {}
-    return request
+def _latin1(value):
+    """A header name or value (bytes, or str from an older caller) as latin-1 text."""
+    return value.decode("latin-1") if isinstance(value, (bytes, bytearray)) else str(value)
+
+
+def _bytes_text(data):
+    """C{bytes} as base64 text."""
+    return b64encode(data).decode("ascii")
+
+
+def _plain_mapping(mapping, request, what):
+    """C{mapping}'s values as JSON data, each checked. @raise UnserializableRequest."""
+    out = {}
+    for key, value in mapping.items():
+        if not isinstance(key, str):
+            raise UnserializableRequest(
+                f"cannot persist {request.url}: {what} key {key!r} is not a string")
+        try:
+            out[key] = _plain(value)
+        except _NotPlain as e:
+            raise UnserializableRequest(
+                f"cannot persist {request.url}: {what}[{key!r}] holds {e} (a persistent "
+                "or shared frontier stores plain data and registered items only)") from None
+    return out
+
+
+class _NotPlain(Exception):
+    """Raised by L{_plain}: the value's description."""
+
+
+def _plain(value, depth=0):
+    """C{value} as JSON data, tagged where JSON has no kind for it. @raise _NotPlain."""
+    kind = type(value)
+    if kind in _PLAIN:
+        return value
+    if depth > 50:
+        raise _NotPlain("data nested more than 50 levels deep")
+    depth += 1
+    if kind is list:
+        return [_plain(each, depth) for each in value]
+    if kind is dict:
+        if all(type(key) is str for key in value) and not _looks_tagged(value):
+            return {key: _plain(each, depth) for key, each in value.items()}
+        return {"$dict": [[_plain(key, depth), _plain(each, depth)]
+                          for key, each in value.items()]}
+    if kind is bytes:
+        return {"$b": _bytes_text(value)}
+    if kind is tuple:
+        return {"$t": [_plain(each, depth) for each in value]}
+    if kind is set or kind is frozenset:
+        tag = "$s" if kind is set else "$fs"
+        return {tag: [_plain(each, depth) for each in value]}
+    if kind is datetime:
+        return {"$dt": value.isoformat()}
+    if kind is date:
+        return {"$date": value.isoformat()}
+    classes = _item_classes()
+    name = class_name(kind)
+    if classes.get(name) is kind:
+        fields = _item_fields(value)
+        return {"$item": [name, {key: _plain(each, depth) for key, each in fields.items()}]}
+    raise _NotPlain(f"a {kind.__module__}.{kind.__qualname__}")
+
+
+def _looks_tagged(mapping):
+    return len(mapping) == 1 and next(iter(mapping)).startswith("$")
+
+
+def _item_fields(item):
+    """The fields an item holds, through itemadapter (imported on first need)."""
+    from itemadapter import ItemAdapter
+    return dict(ItemAdapter(item).items())
 
 
 def _stored_headers_and_meta(request):
     """C{request}'s headers and meta as stored: without a proxy chosen from the environment
     and its C{Proxy-Authorization}. The request itself is not changed."""
-    headers = [(name, list(values)) for name, values in request.header_items()]
+    # names and values are bytes: stored as latin-1 text, which keeps every byte
+    headers = [[_latin1(name), [_latin1(value) for value in values]]
+               for name, values in request.header_items()]
     meta = request._meta
     if meta and meta.get("_scheme_proxy"):
         meta = {key: value for key, value in meta.items() if key not in _ENV_PROXY_META}
-        headers = [(name, values) for name, values in headers
-                   if name != b"Proxy-Authorization"]
+        headers = [[name, values] for name, values in headers
+                   if name.lower() != "proxy-authorization"]
     return headers, meta
-
-
-def _load_class(path, _classes={}):  # noqa: B006 - a cache, on purpose
-    """L{load_object}, remembered: a resume loads thousands of requests of one class."""
-    cls = _classes.get(path)
-    if cls is None:
-        cls = _classes[path] = load_object(path)
-    return cls
 
 
 def _method_name(request, attribute, spider):
@@ -122,17 +220,205 @@ def _method_name(request, attribute, spider):
         return None
     name = getattr(func, "__name__", None)
     if name is None or getattr(func, "__self__", None) is not spider \
-            or getattr(spider, name, None) != func:
+            or getattr(spider, name, None) != func or name.startswith("__"):
         raise UnserializableRequest(
-            f"cannot persist {request.url}: {attribute} {func!r} is not a spider method "
-            f"(a persistent or shared frontier stores callbacks by name)")
+            f"cannot persist {request.url}: {attribute} {func!r} is not a spider "
+            "method (a persistent or shared frontier stores callbacks by name)")
     return name
+
+
+# the registries
+
+
+def _request_class(name):
+    """
+    The class registered as C{name}: L{Request} itself, or one of C{Request.classes}
+    (its subclasses, filled by C{__init_subclass__}); where that registry does not exist,
+    the same map made from the subclasses Python knows (which imports nothing either).
+
+    @return: the class, or None.
+    """
+    if name == _REQUEST:
+        return Request
+    classes = getattr(Request, "classes", None)
+    if classes is None:
+        classes = _SUBCLASSES
+    return classes.get(name)
+
+
+class _Subclasses(dict):
+    """C{"module.qualname" -> class} for L{Request} and its subclasses, looked for again
+    when a name is missing (a subclass defined since)."""
+
+    def get(self, name, default=None):
+        cls = dict.get(self, name)
+        if cls is None:
+            self.update(_subclasses())
+            cls = dict.get(self, name, default)
+        return cls
+
+
+def _subclasses():
+    found = {class_name(cls): cls for cls in (Request, JsonRequest, FormRequest)}
+    todo = [Request]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            if class_name(sub) not in found:
+                found[class_name(sub)] = sub
+                todo.append(sub)
+    return found
+
+
+_SUBCLASSES = _Subclasses()
+_REQUEST = class_name(Request)
+
+
+def _item_classes(_item=[]):  # noqa: B006 - the Item class, imported once
+    """The registered item classes: C{Item.classes} and L{register_item_class}'s."""
+    if not _item:
+        try:
+            from tinyscrapy.items.declared import Item
+        except ImportError:  # before tinyscrapy had declared items
+            Item = None
+        _item.append(Item)
+    classes = getattr(_item[0], "classes", None)
+    if not classes:
+        return _ITEM_CLASSES
+    if not _ITEM_CLASSES:
+        return classes
+    return {**classes, **_ITEM_CLASSES}
+
+
+# loading
+
+
+def request_from_bytes(data, spider):
+    """
+    @return: the L{Request} that L{request_to_bytes} stored, its callback and errback bound
+        to C{spider}'s methods of the same names.
+    @raise StoredRequestError: (a C{ValueError}) C{data} is not a request this codec wrote
+        (an older tinyscrapy's pickle, damaged or crafted bytes, a class that is not
+        registered), or C{spider} has no method of the stored name.
+    """
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise StoredRequestError(f"not a stored request (a {type(data).__name__})")
+    data = bytes(data)
+    if not data.startswith(MAGIC):
+        if is_old_format(data):
+            raise StoredRequestError("a request pickled by an older tinyscrapy (refused: "
+                                     "pickles can run code)")
+        raise StoredRequestError("not a request stored by this version of tinyscrapy")
+    try:
+        fields = json.loads(data[len(MAGIC):].decode("utf-8", "surrogatepass"),
+                            object_hook=_untag)
+    except (ValueError, RecursionError) as e:
+        raise StoredRequestError(f"not a stored request ({e})") from None
+    if type(fields) is not dict or sorted(fields) != sorted(_FIELDS):
+        raise StoredRequestError("not a stored request (wrong fields)")
+    url = fields["url"]
+    cls = _request_class(fields["class"]) if type(fields["class"]) is str else None
+    if cls is None or not isinstance(url, str):
+        raise StoredRequestError(f"not a stored request (class {fields['class']!r} is not "
+                                 "a registered Request subclass)")
+    request = cls.__new__(cls)
+    request._url = url  # url and body are read-only properties: their slots are set here
+    request.callback = _bound(spider, fields["callback"], url)
+    request.errback = _bound(spider, fields["errback"], url)
+    request.method = _checked(fields["method"], str, url, "method")
+    request._headers = _headers(fields["headers"], url)
+    request._body = _body(fields["body"], url)
+    request._meta = _mapping(fields["meta"], url, "meta")
+    request._cb_kwargs = _mapping(fields["cb_kwargs"], url, "cb_kwargs")
+    request.priority = _checked(fields["priority"], int, url, "priority")
+    request.depth = _checked(fields["depth"], int, url, "depth")
+    request.dont_filter = _checked(fields["dont_filter"], bool, url, "dont_filter")
+    fingerprint = fields["fingerprint"]
+    request.fingerprint = None if fingerprint is None else \
+        _checked(fingerprint, int, url, "fingerprint")
+    request._extra = _mapping(fields["extra"], url, "extra") or _NO_EXTRA
+    return request
+
+
+_TAGS = {
+    "$t": tuple,
+    "$s": set,
+    "$fs": frozenset,
+}
+
+
+def _untag(obj):
+    """C{json}'s object hook: a tagged object back to its value (innermost first)."""
+    if len(obj) != 1:
+        return obj
+    ((tag, value),) = obj.items()
+    if not tag.startswith("$"):
+        return obj
+    try:
+        if tag in _TAGS:
+            if type(value) is not list:
+                raise TypeError("not a list")
+            return _TAGS[tag](value)
+        if tag == "$b":
+            return b64decode(value.encode("ascii"), validate=True)
+        if tag == "$dt":
+            return datetime.fromisoformat(value)
+        if tag == "$date":
+            return date.fromisoformat(value)
+        if tag == "$dict":
+            return {key: each for key, each in value}
+        if tag == "$item":
+            return _item(*value)
+    except StoredRequestError:
+        raise
+    except Exception as e:  # TypeError, ValueError, binascii.Error: all mean crafted
+        raise StoredRequestError(f"a bad {tag} value ({type(e).__name__}: {e})") from None
+    raise StoredRequestError(f"an unknown tag {tag!r}")
+
+
+def _item(name, fields):
+    """A registered item class, called with its fields (nothing else is ever called)."""
+    cls = _item_classes().get(name) if type(name) is str else None
+    if cls is None or type(fields) is not dict:
+        raise StoredRequestError(f"an item of class {name!r}, which is not registered")
+    return cls(**fields)
+
+
+def _checked(value, kind, url, what):
+    if type(value) is not kind:
+        raise StoredRequestError(f"cannot load {url}: a bad {what} ({value!r})")
+    return value
+
+
+def _headers(pairs, url):
+    if type(pairs) is not list or not all(
+            type(pair) is list and len(pair) == 2 and type(pair[0]) is str
+            and type(pair[1]) is list and all(type(v) is str for v in pair[1])
+            for pair in pairs):
+        raise StoredRequestError(f"cannot load {url}: bad headers")
+    return tuple((name.encode("latin-1"), [value.encode("latin-1") for value in values])
+                 for name, values in pairs) or None
+
+
+def _body(text, url):
+    try:
+        return b64decode(text.encode("ascii"), validate=True) if text else b""
+    except (AttributeError, ValueError) as e:
+        raise StoredRequestError(f"cannot load {url}: a bad body ({e})") from None
+
+
+def _mapping(value, url, what):
+    if value is not None and type(value) is not dict:
+        raise StoredRequestError(f"cannot load {url}: a bad {what}")
+    return value
 
 
 def _bound(spider, name, url):
     if name is None:
         return None
+    if type(name) is not str or name.startswith("__"):
+        raise StoredRequestError(f"cannot load {url}: a bad callback name {name!r}")
     method = getattr(spider, name, None)
-    if not callable(method):
-        raise ValueError(f"cannot load {url}: spider {spider.name!r} has no method {name!r}")
+    if not callable(method) or getattr(method, "__self__", None) is not spider:
+        raise StoredRequestError(f"cannot load {url}: spider {spider.name!r} has no "
+                                 f"method {name!r}")
     return method

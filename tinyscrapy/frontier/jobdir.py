@@ -7,6 +7,8 @@ The layout of a C{--jobdir DIR}, apart from the SQLite frontier itself
       which writes its pid in it;
     - C{DIR/demo_port}: the port the embedded demo site listened on, so that a resumed
       C{run} serves it where the saved requests point.
+
+Every directory of it is private to the user (C{0700}) and every file too (C{0600}).
 """
 
 import os
@@ -21,6 +23,48 @@ except ImportError:  # not POSIX: no lock, one crawl per directory is up to the 
 FRONTIER = "frontier.sqlite"
 LOCK = "lock"
 DEMO_PORT = "demo_port"
+
+
+def make_private_dir(directory, parent_too=False):
+    """
+    Make C{directory} if missing, readable by the user only (C{0700}); with C{parent_too},
+    its parent as well (the C{--jobdir} above a spider's directory).
+
+    @raise UsageError: it cannot be made or is not a directory.
+    """
+    try:
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        parent = os.path.dirname(directory.rstrip(os.sep)) if parent_too else None
+        for each in (parent, directory):
+            if each and os.path.isdir(each) and os.stat(each).st_mode & 0o077:
+                os.chmod(each, 0o700)
+    except OSError as e:
+        raise UsageError(f"--jobdir {directory}: cannot use it ({e.strerror or e})") from None
+
+
+def check_free_space(directory, minimum):
+    """@raise UsageError: the filesystem of C{directory} has less than C{minimum} bytes
+    free."""
+    try:
+        info = os.statvfs(directory)
+    except (OSError, AttributeError):  # not POSIX: the first write will tell
+        return
+    free = info.f_bavail * info.f_frsize
+    if free < minimum:
+        raise UsageError(f"--jobdir {directory}: its filesystem is full ({free} bytes "
+                         "free): free some space or give a directory elsewhere")
+
+
+def make_private_file(path):
+    """Create C{path} if missing, or restrict it, to C{0600}.
+    @raise UsageError: it cannot be."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
+        if os.stat(path).st_mode & 0o077:
+            os.chmod(path, 0o600)
+    except OSError as e:
+        raise UsageError(f"--jobdir {os.path.dirname(path)}: cannot use it "
+                         f"({e.strerror or e})") from None
 
 
 def spider_jobdir(jobdir, spider_name):
@@ -64,9 +108,11 @@ def lock_jobdir(directory):
     if fcntl is None:
         return JobdirLock(None)
     try:
-        fd = os.open(os.path.join(directory, LOCK), os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(os.path.join(directory, LOCK), os.O_RDWR | os.O_CREAT, 0o600)
     except OSError as e:
         raise UsageError(f"--jobdir {directory}: cannot use it ({e})") from None
+    if os.fstat(fd).st_mode & 0o077:
+        os.fchmod(fd, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
@@ -74,8 +120,12 @@ def lock_jobdir(directory):
         os.close(fd)
         raise UsageError(f"another crawl is using --jobdir {directory}"
                          + (f" (pid {pid})" if pid.isdigit() else "")) from None
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+    except OSError as e:  # a full filesystem
+        os.close(fd)
+        raise UsageError(f"--jobdir {directory}: cannot use it ({e.strerror or e})") from None
     return JobdirLock(fd)
 
 
@@ -92,9 +142,11 @@ def saved_demo_port(jobdir):
 def save_demo_port(jobdir, port):
     """Remember the demo site's C{port} in C{jobdir} (created if missing).
     @raise UsageError: it cannot be written."""
+    make_private_dir(jobdir)
     try:
-        os.makedirs(jobdir, exist_ok=True)
-        with open(os.path.join(jobdir, DEMO_PORT), "w") as f:
+        fd = os.open(os.path.join(jobdir, DEMO_PORT), os.O_WRONLY | os.O_CREAT | os.O_TRUNC,
+                     0o600)
+        with open(fd, "w") as f:
             f.write(f"{port}\n")
     except OSError as e:
         raise UsageError(f"--jobdir {jobdir}: cannot use it ({e})") from None

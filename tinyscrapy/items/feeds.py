@@ -20,6 +20,13 @@ Files are opened when the crawler is built, so a feed that cannot be opened (a f
 that cannot be made, a C{.json} file to append to that is not a JSON array) stops the
 start with one line, before anything is fetched.
 
+A feed that cannot be written (a full disk, an I/O error) loses nothing that was scraped:
+the part of the item that did reach the file is cut off again (no torn last line), the
+crawl stops with the finish reason C{feed_error} (exit status 1), and from then on the
+engine acknowledges no request, so a C{--jobdir} frontier keeps every page whose items
+may not be in the file, and the next run fetches them again. At the end of a crawl the
+feeds are closed before the frontier's last write (L{tinyscrapy.closing}).
+
 The writers, one per format, are in L{tinyscrapy.items.writers}.
 """
 
@@ -110,11 +117,21 @@ class FeedExporter:
             if self.item_classes and path in self.item_classes \
                     and not isinstance(item, self.item_classes[path]):
                 continue
+            writer = _OPEN_WRITERS[path][0]
+            if getattr(writer, "failed", None) is not None:  # its file is closed for good
+                stats.inc_value("feedexport/failed_count")
+                self._stop(path, writer.failed, kwargs.get("response"))
+                continue
+            position = _position(writer)
             try:
-                _OPEN_WRITERS[path][0].write_item(item)
+                writer.write_item(item)
             except Exception as e:
                 stats.inc_value("feedexport/failed_count")
-                if path not in self._broken:  # once per file, not once per item
+                if isinstance(e, OSError):  # the file, not the item: nothing more goes in
+                    _cut_torn_write(writer, position)
+                    writer.failed = e
+                    self._stop(path, e, kwargs.get("response"))
+                elif path not in self._broken:  # once per file, not once per item
                     self._broken.add(path)
                     logger.error("cannot write an item from %s to the feed %s: %s: %s",
                                  getattr(kwargs.get("response"), "url", None), path,
@@ -122,10 +139,67 @@ class FeedExporter:
                 continue
             stats.inc_value("feedexport/items_count")
 
-    def spider_closed(self, spider, reason):
+    def _stop(self, path, error, response):
+        """The feed C{path} cannot be written: acknowledge nothing more, stop the crawl
+        (logged once per file)."""
+        if path not in self._broken:
+            self._broken.add(path)
+            logger.error("cannot write the feed %s (%s: %s): the crawl stops (feed_error); "
+                         "the item from %s and the later ones are not in it, and their "
+                         "pages are not acknowledged (a run with the same --jobdir fetches "
+                         "them again)", path, type(error).__name__,
+                         error.strerror or error, getattr(response, "url", None))
+        engine = self.crawler.engine
+        if engine is not None:
+            engine.stop_for_error("feed_error")
+
+    def close_feeds(self):
+        """Close this crawler's feeds (the last user of a file closes it): called before
+        the frontier's last write, so nothing is acknowledged that is not in a file."""
         for path in self.paths:
-            _release_writer(path)
+            try:
+                _release_writer(path)
+            except OSError as e:
+                self.crawler.stats.inc_value("feedexport/failed_count")
+                self._stop(path, e, None)
         self.paths = []
+
+    def spider_closed(self, spider, reason):
+        self.close_feeds()  # already done by the engine's close, unless it was not run
+
+
+def _position(writer):
+    """Where the next item starts in C{writer}'s file, or None (stdout, a pipe)."""
+    file = writer.file
+    try:
+        return file.tell() if writer.path != "-" and file.seekable() else None
+    except OSError:
+        return None
+
+
+def _cut_torn_write(writer, position):
+    """
+    An item was written in part: cut the file back to C{position} (before it), and close
+    the file at once, so that what its buffer still holds never reaches the disk.
+    A feed whose format has a closing mark (C{.json}'s C{]}, C{.xml}'s C{</items>}) gets it
+    back, written over bytes the file already has (a full disk has no room for new ones).
+    """
+    if position is None:
+        return
+    file = writer.file
+    try:
+        fd = file.fileno()
+        tail = getattr(writer, "tail", None)
+        if tail and getattr(writer, "seekable", False):
+            os.pwrite(fd, tail, position)
+            position += len(tail)
+        os.ftruncate(fd, position)
+    except OSError as e:
+        logger.error("feed %s: cannot cut off the item written in part (%s)", writer.path, e)
+    finally:
+        raw = getattr(file, "raw", None)
+        if raw is not None:
+            raw.close()  # the buffered file is closed with it, without writing its buffer
 
 
 def _check_options(path, options):
@@ -221,13 +295,18 @@ def _shared_csv(path):
 
 
 def _release_writer(key):
-    """One crawler is done with C{key}; the last one closes the file."""
+    """One crawler is done with C{key}; the last one closes the file.
+    @raise OSError: the file could not be closed (its last bytes not written)."""
     entry = _OPEN_WRITERS[key]
     entry[1] -= 1
     if entry[1] == 0:
         writer = entry[0]
-        writer.close()
         del _OPEN_WRITERS[key]
+        if getattr(writer, "failed", None) is not None:
+            logger.error("feed %s: %d items written before it failed", writer.path,
+                         writer.count)
+            return
+        writer.close()
         if key != "-":
             logger.info("stored %s feed (%d items) in %s", writer.format, writer.count,
                         writer.path)

@@ -15,6 +15,8 @@ import logging
 import os
 from datetime import datetime, timezone
 
+from tinyscrapy.observe.outputs import check_output_path
+
 logger = logging.getLogger(__name__)
 
 # fields of the parts' statistics() records that the stats already count, as Scrapy names
@@ -70,7 +72,10 @@ class StatsCollector:
 
     @classmethod
     def from_crawler(cls, crawler):
-        return cls(crawler.settings.get("STATS_FILE"), crawler)
+        stats_file = crawler.settings.get("STATS_FILE")
+        if stats_file:  # checked now, not after the crawl (as the spider opens, again)
+            check_output_path(_resolve(stats_file, crawler.spidercls.name), "STATS_FILE")
+        return cls(stats_file, crawler)
 
     def inc_value(self, key, count=1, start=0):
         stats = self._stats
@@ -94,11 +99,11 @@ class StatsCollector:
         """Stamp the start; claim C{STATS_FILE} (warning if another crawler has it)."""
         self._stats["start_time"] = datetime.now(timezone.utc)
         if self.stats_file:
-            path = os.path.abspath(self.stats_file % {"name": spider.name}
-                                   if "%(" in self.stats_file else self.stats_file)
+            path = _resolve(self.stats_file, spider.name)
             if path in _STATS_FILES:
                 logger.warning("%s: STATS_FILE %s is also another spider's: the last one to "
                                "finish wins (put %%(name)s in it)", spider.name, path)
+            check_output_path(path, "STATS_FILE")  # now, not after the crawl
             _STATS_FILES.add(path)
             self._path = path
 
@@ -151,6 +156,11 @@ class StatsCollector:
                 f.write("\n")
         except OSError as e:
             logger.error("cannot write STATS_FILE %s: %s", path, e)
+
+
+def _resolve(template, name):
+    """The absolute path of C{STATS_FILE} C{template} for the spider C{name}."""
+    return os.path.abspath(template % {"name": name} if "%(" in template else template)
 
 
 def _json_value(value):

@@ -42,6 +42,7 @@ import sys
 from tinyscrapy import signals
 from tinyscrapy.errors import IgnoreRequest, NotConfigured
 from tinyscrapy.http import HttpResponse, Request
+from tinyscrapy.observe.outputs import check_output_path
 from tinyscrapy.observe.timeline import write_html
 
 logger = logging.getLogger(__name__)
@@ -123,10 +124,14 @@ class Trace:
             return cls(crawler, "-", max_events, text=sys.stderr)
         name = crawler.spider.name if crawler.spider is not None else "spider"
         if "%(" in template:
-            trace = cls(crawler, claim_path(template, name), max_events)
+            path = claim_path(template, name)
+            check_output_path(path, "--trace")  # now, not after the crawl
+            trace = cls(crawler, path, max_events)
             trace.page = [trace]
             return trace
-        trace = cls(crawler, os.path.abspath(template), max_events)
+        path = os.path.abspath(template)
+        check_output_path(path, "--trace")
+        trace = cls(crawler, path, max_events)
         trace.page = _PAGES.setdefault(trace.path, [])  # shared with the other spiders
         trace.page.append(trace)
         return trace

@@ -1,0 +1,176 @@
+"""
+L{DiskStore}: the SQLite file of a C{--jobdir} spider directory, C{frontier.sqlite}, and
+the few statements L{tinyscrapy.frontier.disk.DiskScheduler} runs on it.
+
+Tables:
+
+    - C{requests}: every request enqueued and not yet acknowledged: its row id (the
+      enqueue order), its download slot (host), its priority, and its data (written by
+      L{tinyscrapy.frontier.codec}); an index on (slot, priority, id) pages a host's
+      waiting requests in, best first;
+    - C{seen}: the fingerprints of every request admitted (signed 64-bit integers);
+    - C{meta}: the spider the directory belongs to, and the codec's format.
+
+The database runs in WAL mode with C{synchronous=NORMAL}: a commit survives the process
+being killed, not a power loss (docs/frontier.md). The file is made C{0600} before SQLite
+opens it, and SQLite gives its C{-wal} and C{-shm} files the same mode.
+"""
+
+import os
+import sqlite3
+
+from tinyscrapy.errors import UsageError
+from tinyscrapy.frontier.codec import FORMAT, is_old_format
+from tinyscrapy.frontier.jobdir import make_private_file
+
+CHUNK = 10000  # rows read at once
+_SIGN = 1 << 63
+_MASK = (1 << 64) - 1
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS requests (id INTEGER PRIMARY KEY, slot TEXT NOT NULL, "
+    "priority INTEGER NOT NULL, data BLOB NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS requests_by_slot ON requests (slot, priority DESC, id)",
+    "CREATE TABLE IF NOT EXISTS seen (fp INTEGER PRIMARY KEY) WITHOUT ROWID",
+)
+
+
+def signed(fingerprint):
+    """SQLite integers are signed 64-bit: store C{2**63} and above as negatives."""
+    return fingerprint - (1 << 64) if fingerprint >= _SIGN else fingerprint
+
+
+class DiskStore:
+    """
+    One spider's C{frontier.sqlite}.
+
+    @ivar path: the database file.
+    """
+
+    def __init__(self, directory, spider_name):
+        """
+        Open (or create) the database of C{spider_name} in C{directory}, and write to it
+        once, so that a directory that cannot be written stops the start.
+
+        @raise UsageError: it cannot be opened or written, belongs to another spider, or
+            was written by an older tinyscrapy.
+        """
+        self.directory = directory
+        self.path = path = os.path.join(directory, "frontier.sqlite")
+        for each in (path, path + "-wal", path + "-shm"):
+            if each == path or os.path.exists(each):
+                make_private_file(each)
+        try:
+            self.db = sqlite3.connect(path, isolation_level=None)
+        except sqlite3.Error as e:
+            raise UsageError(f"--jobdir {directory}: cannot use it ({e})") from None
+        try:
+            self._check(spider_name)
+        except BaseException:
+            self.db.close()
+            raise
+
+    def _check(self, spider_name):
+        db, directory = self.db, self.directory
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            old = db.execute("SELECT name FROM sqlite_master WHERE name = 'requests'"
+                             ).fetchone() is not None and not self._has_slots()
+            if not old:
+                for statement in _SCHEMA:
+                    db.execute(statement)
+                new = db.execute("SELECT count(*) FROM meta").fetchone()[0] == 0
+                db.execute("INSERT OR IGNORE INTO meta VALUES ('spider', ?)", (spider_name,))
+                if new:
+                    db.execute("INSERT INTO meta VALUES ('format', ?)", (FORMAT,))
+                owner = db.execute("SELECT value FROM meta WHERE key = 'spider'").fetchone()[0]
+                stored = db.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
+                first = db.execute("SELECT data FROM requests LIMIT 1").fetchone()
+                old = stored is None or stored[0] != FORMAT \
+                    or (first is not None and is_old_format(first[0]))
+        except sqlite3.Error as e:
+            raise UsageError(f"--jobdir {directory}: cannot use it ({e})") from None
+        if old:
+            raise UsageError(f"--jobdir {directory} was written by an older tinyscrapy "
+                             "(pickled requests, which this version never loads): delete "
+                             "the directory, or give a new one, and start the crawl again")
+        if owner != spider_name:
+            raise UsageError(f"--jobdir {directory} holds the frontier of spider {owner!r}, "
+                             f"not {spider_name!r}: give another directory")
+        try:  # a write now: a directory that cannot be written stops the start
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('opened_by', ?)",
+                       (str(os.getpid()),))
+        except sqlite3.Error as e:
+            raise UsageError(f"--jobdir {directory}: cannot use it ({e})") from None
+
+    def _has_slots(self):
+        columns = [row[1] for row in self.db.execute("PRAGMA table_info(requests)")]
+        return "slot" in columns
+
+    # reading, at open
+
+    def counts(self):
+        """@return: (waiting requests, seen fingerprints, the next free row id)."""
+        db = self.db
+        (stored, last) = db.execute("SELECT count(*), max(id) FROM requests").fetchone()
+        (fingerprints,) = db.execute("SELECT count(*) FROM seen").fetchone()
+        return stored, fingerprints, (last or 0) + 1
+
+    def fingerprints(self):
+        """The stored fingerprints (unsigned), in chunks of C{CHUNK} (a list each)."""
+        cursor = self.db.execute("SELECT fp FROM seen")
+        while True:
+            rows = cursor.fetchmany(CHUNK)
+            if not rows:
+                return
+            yield [fp & _MASK for (fp,) in rows]
+
+    def slot_counts(self):
+        """@return: C{{slot: how many requests wait}} (one walk of the index)."""
+        return dict(self.db.execute("SELECT slot, count(*) FROM requests GROUP BY slot"))
+
+    def best_rows(self, slot, exclude, limit):
+        """
+        @return: up to C{limit} C{(id, data)} rows of C{slot}, by priority (highest first)
+            then enqueue order, leaving out the ids in C{exclude} (those already in memory
+            or in flight: a bounded few, which the index walk steps over).
+        """
+        if exclude:
+            marks = ",".join("?" * len(exclude))
+            return self.db.execute(
+                f"SELECT id, data FROM requests WHERE slot = ? AND id NOT IN ({marks}) "
+                "ORDER BY priority DESC, id LIMIT ?", (slot, *exclude, limit)).fetchall()
+        return self.db.execute("SELECT id, data FROM requests WHERE slot = ? "
+                               "ORDER BY priority DESC, id LIMIT ?", (slot, limit)).fetchall()
+
+    # writing
+
+    def write(self, inserts, seen, deletes):
+        """
+        Write in one transaction: C{inserts} (a dict row id -> (slot, priority, data)),
+        C{seen} (signed fingerprints), C{deletes} (row ids).
+
+        @raise sqlite3.Error: nothing was written (a full disk, a changed file).
+        """
+        db = self.db
+        try:
+            db.execute("BEGIN")
+            if inserts:
+                db.executemany("INSERT INTO requests (id, slot, priority, data) "
+                               "VALUES (?, ?, ?, ?)",
+                               [(row, *fields) for row, fields in inserts.items()])
+            if seen:
+                db.executemany("INSERT OR IGNORE INTO seen (fp) VALUES (?)",
+                               [(fp,) for fp in seen])
+            if deletes:
+                db.executemany("DELETE FROM requests WHERE id = ?",
+                               [(row,) for row in deletes])
+            db.execute("COMMIT")
+        except sqlite3.Error:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+
+    def close(self):
+        self.db.close()

@@ -1,134 +1,147 @@
 """
 The Lua scripts of L{tinyscrapy.frontier.redisstore.RedisStore}: each step of a shared
 crawl that must not be torn runs as one script, atomically in Redis.
+
+Every script that writes the crawl's keys first checks the crawl's epoch (C{KEYS[1]}
+against the token in C{ARGV[1]}) and writes nothing unless it is the worker's own: a
+worker of a lost epoch (Redis restarted without its data, or the crawl ended while the
+worker was away) can never recreate a queue or a seen set. Each answer starts with the
+state: 0 the epoch is ours, 1 it is marked over (C{over:TOKEN}: the crawl ended), 2 it is
+gone or another crawl's.
 """
 
-_PUSH = """
-local n = tonumber(ARGV[1])
-local flags = {}
+_EPOCH = """
+local function epoch_state()
+  local epoch = redis.call('GET', KEYS[1])
+  if epoch == ARGV[1] then return 0 end
+  if epoch == 'over:' .. ARGV[1] then return 1 end
+  return 2
+end
+local state = epoch_state()
+"""
+
+# KEYS: epoch, seen, queue, processing; ARGV: token, n, n x (fingerprint, score, member,
+# dont_filter), then the acknowledgements. Returns {state, flag per entry (1 queued)}.
+PUSH = _EPOCH + """
+if state ~= 0 then return {state} end
+local n = tonumber(ARGV[2])
+local answer = {0}
 for i = 0, n - 1 do
-  local at = 2 + 4 * i
-  if redis.call('SADD', KEYS[1], ARGV[at]) == 1 or ARGV[at + 3] == '1' then
-    redis.call('ZADD', KEYS[2], ARGV[at + 1], ARGV[at + 2])
-    flags[i + 1] = 1
+  local at = 3 + 4 * i
+  if redis.call('SADD', KEYS[2], ARGV[at]) == 1 or ARGV[at + 3] == '1' then
+    redis.call('ZADD', KEYS[3], ARGV[at + 1], ARGV[at + 2])
+    answer[#answer + 1] = 1
   else
-    flags[i + 1] = 0
+    answer[#answer + 1] = 0
   end
 end
-for i = 2 + 4 * n, #ARGV do
-  redis.call('HDEL', KEYS[3], ARGV[i])
+for i = 3 + 4 * n, #ARGV do
+  redis.call('HDEL', KEYS[4], ARGV[i])
 end
-return flags
+return answer
 """
 
-_POP = """
-redis.call('SADD', KEYS[3], ARGV[2])
-local items = redis.call('ZRANGE', KEYS[1], 0, tonumber(ARGV[1]) - 1, 'WITHSCORES')
+# KEYS: epoch, queue, processing, workers, alive; ARGV: token, count, worker, heartbeat
+# ms. Returns {state, evicted (1: this worker had been removed as dead), member, score,
+# ...}.
+POP = _EPOCH + """
+if state ~= 0 then return {state, 0} end
+local evicted = 1 - redis.call('SISMEMBER', KEYS[4], ARGV[3])
+redis.call('SADD', KEYS[4], ARGV[3])
+redis.call('SET', KEYS[5], '1', 'PX', ARGV[4])
+local items = redis.call('ZRANGE', KEYS[2], 0, tonumber(ARGV[2]) - 1, 'WITHSCORES')
 for i = 1, #items, 2 do
-  redis.call('HSET', KEYS[2], items[i], items[i + 1])
+  redis.call('HSET', KEYS[3], items[i], items[i + 1])
 end
 if #items > 0 then
-  redis.call('ZREMRANGEBYRANK', KEYS[1], 0, #items / 2 - 1)
+  redis.call('ZREMRANGEBYRANK', KEYS[2], 0, #items / 2 - 1)
 end
-return items
+local answer = {0, evicted}
+for i = 1, #items do answer[#answer + 1] = items[i] end
+return answer
 """
 
-# KEYS: queue, workers, epoch; ARGV: prefix, worker, epoch token.
-# Returns {queued, processing, requeued, state}: state 0 the crawl goes on, 1 it is over
-# (another worker cleared the keys), 2 the epoch is gone or not ours (Redis lost the data).
-_STATUS = """
-local epoch = redis.call('GET', KEYS[3])
-if epoch ~= ARGV[3] then
-  if epoch == 'over:' .. ARGV[3] then
-    return {0, 0, 0, 1}
-  end
-  return {0, 0, 0, 2}
-end
+# KEYS: epoch, queue, workers, seen; ARGV: token, prefix, worker, may end (1/0), the end
+# marker's TTL in ms, persist (1/0).
+# Requeues the entries of workers whose heartbeat expired, then counts. With "may end"
+# (this worker is idle), an empty queue and no entry held by a live worker end the crawl
+# here, atomically: the keys go (the seen set stays with persist) and the epoch becomes
+# the end marker, which expires. Returns {state, queued, processing, requeued}: state 1
+# with the counts 0 when the crawl is over (now or before).
+STATUS = _EPOCH + """
+if state ~= 0 then return {state, 0, 0, 0} end
 local requeued, processing = 0, 0
-for _, worker in ipairs(redis.call('SMEMBERS', KEYS[2])) do
-  local hash = ARGV[1] .. 'processing:' .. worker
-  if worker ~= ARGV[2] and redis.call('EXISTS', ARGV[1] .. 'alive:' .. worker) == 0 then
+local workers = redis.call('SMEMBERS', KEYS[3])
+for _, worker in ipairs(workers) do
+  local hash = ARGV[2] .. 'processing:' .. worker
+  if worker ~= ARGV[3] and redis.call('EXISTS', ARGV[2] .. 'alive:' .. worker) == 0 then
     local entries = redis.call('HGETALL', hash)
     for i = 1, #entries, 2 do
-      redis.call('ZADD', KEYS[1], entries[i + 1], entries[i])
+      redis.call('ZADD', KEYS[2], entries[i + 1], entries[i])
     end
     requeued = requeued + #entries / 2
     redis.call('DEL', hash)
-    redis.call('SREM', KEYS[2], worker)
+    redis.call('SREM', KEYS[3], worker)
   else
     processing = processing + redis.call('HLEN', hash)
   end
 end
-return {redis.call('ZCARD', KEYS[1]), processing, requeued, 0}
-"""
-
-_BEAT = """
-redis.call('SET', KEYS[1], '1', 'PX', ARGV[1])
-redis.call('SADD', KEYS[2], ARGV[2])
-return 1
-"""
-
-# KEYS: alive, workers, epoch, seen; ARGV: heartbeat ms, worker, a new epoch token.
-# Joins, and starts a new epoch unless a crawl is on: returns {epoch token, SCARD seen}.
-_JOIN = """
-redis.call('SET', KEYS[1], '1', 'PX', ARGV[1])
-redis.call('SADD', KEYS[2], ARGV[2])
-local epoch = redis.call('GET', KEYS[3])
-if not epoch or string.sub(epoch, 1, 5) == 'over:' then
-  epoch = ARGV[3]
-  redis.call('SET', KEYS[3], epoch)
+local queued = redis.call('ZCARD', KEYS[2])
+if ARGV[4] == '1' and queued == 0 and processing == 0 then
+  for _, worker in ipairs(workers) do
+    redis.call('DEL', ARGV[2] .. 'alive:' .. worker, ARGV[2] .. 'processing:' .. worker)
+  end
+  redis.call('DEL', KEYS[2], KEYS[3])
+  if ARGV[6] ~= '1' then
+    redis.call('DEL', KEYS[4])
+  end
+  redis.call('SET', KEYS[1], 'over:' .. ARGV[1], 'PX', ARGV[5])
+  return {1, 0, 0, requeued}
 end
-return {epoch, redis.call('SCARD', KEYS[4])}
+return {0, queued, processing, requeued}
 """
 
-# KEYS: queue, workers, processing, alive, seen, epoch;
-# ARGV: worker, clear (1/0), prefix, epoch token, the "over" marker's TTL in ms.
-# This worker's entries go back to the queue and it leaves. With clear, the other workers
-# whose heartbeat expired are requeued and removed; those alive with an empty processing
-# hash do not hold the crawl: if none holds an entry and the queue is empty, the keys
-# go (the epoch is marked over for the idle workers still registered, so that they
-# finish). Returns {released, cleared, entries held by other workers, queued}.
-_RELEASE = """
-local entries = redis.call('HGETALL', KEYS[3])
+# KEYS: epoch, alive, workers; ARGV: token, heartbeat ms, worker.
+# Returns {state, evicted}.
+BEAT = _EPOCH + """
+if state ~= 0 then return {state, 0} end
+local evicted = 1 - redis.call('SISMEMBER', KEYS[3], ARGV[3])
+redis.call('SET', KEYS[2], '1', 'PX', ARGV[2])
+redis.call('SADD', KEYS[3], ARGV[3])
+return {0, evicted}
+"""
+
+# KEYS: epoch, alive, workers, seen, queue; ARGV: a new token, heartbeat ms, worker.
+# Joins the crawl on, or starts one (a new epoch) when there is none. A crawl whose end
+# marker is there is not joined. Returns {how, token, SCARD seen, ZCARD queue, marker's
+# PTTL}: how is 'join' (a crawl is on), 'new' (a new epoch; seen and queue say whether
+# keys of an earlier crawl were left: SCHEDULER_PERSIST or a stopped crawl) or 'over'.
+JOIN = """
+local epoch = redis.call('GET', KEYS[1])
+if epoch and string.sub(epoch, 1, 5) == 'over:' then
+  return {'over', epoch, 0, 0, redis.call('PTTL', KEYS[1])}
+end
+local how = 'join'
+if not epoch then
+  epoch = ARGV[1]
+  redis.call('SET', KEYS[1], epoch)
+  how = 'new'
+end
+redis.call('SET', KEYS[2], '1', 'PX', ARGV[2])
+redis.call('SADD', KEYS[3], ARGV[3])
+return {how, epoch, redis.call('SCARD', KEYS[4]), redis.call('ZCARD', KEYS[5]), -1}
+"""
+
+# KEYS: epoch, queue, workers, processing, alive; ARGV: token, worker.
+# This worker's entries go back to the queue and it leaves (when the epoch is its own:
+# else there is nothing of it left to release). Returns {state, released}.
+RELEASE = _EPOCH + """
+if state ~= 0 then return {state, 0} end
+local entries = redis.call('HGETALL', KEYS[4])
 for i = 1, #entries, 2 do
-  redis.call('ZADD', KEYS[1], entries[i + 1], entries[i])
+  redis.call('ZADD', KEYS[2], entries[i + 1], entries[i])
 end
-redis.call('DEL', KEYS[3], KEYS[4])
-redis.call('SREM', KEYS[2], ARGV[1])
-local epoch = redis.call('GET', KEYS[6])
-local cleared, holders, idle = 0, 0, {}
-if ARGV[2] == '1' and epoch == ARGV[4] then
-  for _, worker in ipairs(redis.call('SMEMBERS', KEYS[2])) do
-    local hash = ARGV[3] .. 'processing:' .. worker
-    if redis.call('EXISTS', ARGV[3] .. 'alive:' .. worker) == 1 then
-      local held = redis.call('HLEN', hash)
-      holders = holders + held
-      if held == 0 then
-        idle[#idle + 1] = worker
-      end
-    else
-      local dead = redis.call('HGETALL', hash)
-      for i = 1, #dead, 2 do
-        redis.call('ZADD', KEYS[1], dead[i + 1], dead[i])
-      end
-      redis.call('DEL', hash)
-      redis.call('SREM', KEYS[2], worker)
-    end
-  end
-  if holders == 0 and redis.call('ZCARD', KEYS[1]) == 0 then
-    for _, worker in ipairs(idle) do
-      redis.call('DEL', ARGV[3] .. 'alive:' .. worker, ARGV[3] .. 'processing:' .. worker)
-    end
-    redis.call('DEL', KEYS[5], KEYS[1], KEYS[2])
-    if #idle > 0 then
-      redis.call('SET', KEYS[6], 'over:' .. ARGV[4], 'PX', ARGV[5])
-    else
-      redis.call('DEL', KEYS[6])
-    end
-    cleared = 1
-  end
-elseif epoch == 'over:' .. ARGV[4] and redis.call('SCARD', KEYS[2]) == 0 then
-  redis.call('DEL', KEYS[6])
-end
-return {#entries / 2, cleared, holders, redis.call('ZCARD', KEYS[1])}
+redis.call('DEL', KEYS[4], KEYS[5])
+redis.call('SREM', KEYS[3], ARGV[2])
+return {0, #entries / 2}
 """

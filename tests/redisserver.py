@@ -87,3 +87,25 @@ def _read_reply(f):
     if kind == b"$":
         return None if rest == b"-1" else f.read(int(rest) + 2)[:-2]
     return [_read_reply(f) for _ in range(int(rest))]
+
+
+def wait_for(name, predicate, timeout=30.0, interval=0.02):
+    """
+    Wait for an event of the test (C{predicate()} turning true), polled on the reactor.
+
+    @param name: what is waited for, shown when it does not come.
+    @return: a Deferred firing once it came; it errbacks with an AssertionError naming
+        C{name} after C{timeout} seconds (generous: a loaded machine is slow, and the
+        wait ends as soon as the event comes).
+    """
+    from twisted.internet import reactor, task
+
+    deadline = reactor.seconds() + timeout
+
+    def check():
+        if predicate():
+            return None
+        if reactor.seconds() > deadline:
+            raise AssertionError(f"timed out after {timeout:g} s waiting for: {name}")
+        return task.deferLater(reactor, interval, check)
+    return task.deferLater(reactor, 0, check)

@@ -368,7 +368,7 @@ class SharedQueueSync:
         if self._outage_since is None and not self._closing:
             self._outage_since = self.clock.seconds()
             what = "lost the connection to Redis" if failure is None else \
-                f"{doing} failed ({_reason(failure)})"
+                f"lost the connection to Redis ({doing} failed: {_reason(failure)})"
             logger.warning("shared frontier %s: %s; waiting while txredisapi reconnects "
                            "(at most %g s)", self.shown, what,
                            self.timeout * (1 + self.retries))

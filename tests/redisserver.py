@@ -4,6 +4,7 @@ a tiny blocking client for checks. Tests skip when redis-server is not installed
 """
 
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -46,7 +47,19 @@ class RedisServer:
     def url(self):
         return f"redis://127.0.0.1:{self.port}/0"
 
+    def pause(self):
+        """SIGSTOP: Redis stalls (connections stay open, nothing answers)."""
+        self.process.send_signal(signal.SIGSTOP)
+        self.paused = True
+
+    def resume(self):
+        """SIGCONT: Redis answers again."""
+        self.process.send_signal(signal.SIGCONT)
+        self.paused = False
+
     def stop(self):
+        if getattr(self, "paused", False):
+            self.resume()
         self.process.terminate()
         try:
             self.process.wait(5)

@@ -173,7 +173,7 @@ class RedisScheduler(SharedQueueSync):
 
     def _cb_connected(self, client, prefix):
         tls = tls_options(self.url, self.ca) if is_tls(self.url) else None
-        remake = partial(make_client, self.url, self.timeout, tls)
+        remake = partial(make_client, self.url, self.timeout, tls, quiet=True)
         self.store = RedisStore(client, prefix, self.worker, self.worker_timeout,
                                 self.clock, self.timeout, remake)
         d = self.store.run_id()

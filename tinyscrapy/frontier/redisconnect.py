@@ -156,12 +156,13 @@ def _cb_probed(result, call):
     return result
 
 
-def make_client(url, timeout, tls=None):
+def make_client(url, timeout, tls=None, quiet=False):
     """
     A txredisapi lazy connection to C{url} that reconnects by itself (soon: at most
     about a second between attempts), with C{timeout} on connecting and on each reply.
     The db index is selected only when it is not 0 (one command less to time out on a
-    reconnection).
+    reconnection). C{quiet}: nobody waits for this client's first connection (a
+    replacement), so its failure (an AUTH that timed out) is consumed here.
     """
     import txredisapi
 
@@ -177,7 +178,14 @@ def make_client(url, timeout, tls=None):
     factory = getattr(client, "_factory", None)
     if factory is not None:
         factory.initialDelay, factory.maxDelay = 0.1, max(0.1, min(1.0, timeout))
+    ready = getattr(client, "_connected", None)
+    if quiet and ready is not None:
+        ready.addErrback(_ignore)
     return client
+
+
+def _ignore(_failure):
+    return None
 
 
 def _cb_reachable(probe, url, reactor, timeout, tls):

@@ -163,6 +163,20 @@ class OutageTests(FaultTestCase):
         self.assertTrue(a.has_pending_requests())  # it never decided the crawl was over
 
     @defer.inlineCallbacks
+    def test_writes_of_a_lost_epoch_are_refused_and_counted(self):
+        """After the crawl's keys vanished, a worker's push is refused (nothing recreates
+        a queue or a seen set without the epoch), counted, and the crawl stops."""
+        a = yield self.open_scheduler()
+        self.redis.call("FLUSHALL")
+        a.enqueue_request(Request("http://example.com/late"))
+        yield wait_until(lambda: self.stops, timeout=15)
+        self.assertEqual(self.stops, ["redis_state_error"])
+        self.assertEqual(a.stats.get_value("scheduler/redis/refused_writes"), 1)
+        self.assertEqual(self.redis.call("KEYS", "*"), [])
+        self.assertTrue(self.logs.has("Redis did not restart: the keys were deleted",
+                                      logging.ERROR), self.logs.messages())
+
+    @defer.inlineCallbacks
     def test_no_flush_waiters_pile_up_during_an_outage(self):
         """Enqueues and ticks during an outage schedule no flush while one is on its way."""
         a = yield self.open_scheduler(SCHEDULER_REDIS_TIMEOUT=1)

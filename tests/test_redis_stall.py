@@ -35,7 +35,7 @@ class FaultCase(unittest.TestCase):
     PAGES = 60
 
     def setUp(self):
-        self.redis = RedisServer("--requirepass", PASSWORD).start()
+        self.redis = RedisServer("--requirepass", PASSWORD, *self.redis_options()).start()
         self.addCleanup(self.redis.stop)
         self.server = TestServer().start()
         self.addCleanup(self.server.stop)
@@ -43,6 +43,9 @@ class FaultCase(unittest.TestCase):
         self.url = f"redis://:{PASSWORD}@127.0.0.1:{self.redis.port}/0"
         self.runs = []
         self.transports = []
+
+    def redis_options(self):
+        return ()
 
     def worker(self, *extra):
         feed = os.path.abspath(self.mktemp() + ".jsonl")
@@ -145,6 +148,32 @@ class DataLossTests(FaultCase):
         self.assertIn("started a new crawl", err)
         self.assertEqual(self.scraped(1), self.all_pages())
         self.assertGreaterEqual(hits, 10)
+
+
+class PersistedRestartTests(FaultCase):
+    """Redis restarted with its data (append-only file)."""
+
+    def setUp(self):
+        self.dir = os.path.abspath(self.mktemp())
+        os.makedirs(self.dir)
+        super().setUp()
+
+    def redis_options(self):
+        return ("--appendonly", "yes", "--appendfsync", "always", "--dir", self.dir)
+
+    @defer.inlineCallbacks
+    def test_restart_with_data_resumes(self):
+        """A Redis restarted with its data mid-crawl: the worker reconnects, resumes the
+        same crawl and fetches every page, exit 0."""
+        d = self.worker("-s", "SCHEDULER_REDIS_RETRIES=30")
+        yield self.fetched(10)
+        self.redis.stop()
+        self.redis.start()
+        code, _out, err = yield d
+        self.assertEqual(code, 0, err)
+        self.assertIn("reachable again", err)
+        self.assertNotIn("gone", err)
+        self.assertEqual(self.scraped(0), self.all_pages())
 
 
 class PausedWorkerTests(FaultCase):

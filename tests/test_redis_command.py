@@ -16,7 +16,7 @@ from tinyscrapy.spiders.sitespider import SiteCrawler
 from .helpers import run_command
 from .redisserver import NO_REDIS, RedisServer
 from .servers import Delay, TestServer
-from .test_redis_frontier import START_URL, wait_until
+from .test_redis_frontier import START_URL
 
 PASSWORD = "hunter2-secret"
 

@@ -6,6 +6,7 @@ The shared frontier (C{--scheduler redis://}): each test runs its own redis-serv
 import json
 import os
 import socket
+import struct
 
 from twisted.internet import defer, reactor, task
 from twisted.trial import unittest
@@ -199,7 +200,8 @@ class RedisSchedulerTests(SchedulerTestCase):
         """The entries of a worker whose heartbeat expired go back to the queue, and
         another worker takes them."""
         spider = SharedSpider()
-        member = b"\0" * 16 + codec.request_to_bytes(Request("http://example.com/orphan"), spider)
+        member = (b"\0" * 16 + struct.pack(">H", 11) + b"example.com" + struct.pack(">LL", 8, 0)
+                  + codec.request_to_bytes(Request("http://example.com/orphan"), spider))
         self.redis.call("SADD", self.key("workers"), "ghost")
         self.redis.call("HSET", self.key("processing:ghost"), member, "0")
         a = yield self.open_scheduler()  # checks at open

@@ -127,6 +127,9 @@ class RedisScheduler(SharedQueueSync):
         self._count = 0
         self._outbox = []   # (fingerprint, score, member, dont_filter) to push
         self._acks = []     # members of our processing hash to forget, after the outbox
+        self._reports = []  # (slot, delay ms) of the sends on slots with a delay
+        self._reporting = ()
+        self._sends = {}    # slot -> its sent_count when last looked at
         self._acking = ()   # the acknowledgements of the push on its way
         self._pushing = ()  # the outbox entries of the push on its way
         self._taken = {}    # request -> member, for requests taken and not yet done
@@ -145,6 +148,10 @@ class RedisScheduler(SharedQueueSync):
         self._enqueued = self._duplicates = 0
         self._tick = LoopingCall(self._on_tick)
         self._tick.clock = crawler.reactor
+        self._pop_call = None  # a refill when a slot's delay ends
+        self.slots = getattr(crawler, "slots", None)
+        if self.slots is not None:
+            self.slots.listeners.append(self._slot_event)
 
     def _new_buffer(self):
         buffer = Scheduler(fingerprint=_stored_fingerprint,
@@ -238,6 +245,10 @@ class RedisScheduler(SharedQueueSync):
             self._tick.stop()
         self._closing = True
         self.local.close(reason)
+        if self.slots is not None and self._slot_event in self.slots.listeners:
+            self.slots.listeners.remove(self._slot_event)
+        if self._pop_call is not None and self._pop_call.active():
+            self._pop_call.cancel()
         if self.store is None:
             return succeed(None)
         if self._lost or self._over:  # nothing of ours can be written any more
@@ -299,7 +310,7 @@ class RedisScheduler(SharedQueueSync):
             return False
         request.fingerprint = fingerprint
         try:
-            member = self._member(codec.request_to_bytes(request, self.spider))
+            member = self._member(request, codec.request_to_bytes(request, self.spider))
         except UnserializableRequest as e:
             logger.error("%s", e)
             raise
@@ -311,11 +322,19 @@ class RedisScheduler(SharedQueueSync):
         self._flush_soon()
         return True
 
-    def _member(self, data):
-        """A queue member: microseconds, this worker's token and a counter, then data."""
+    def _member(self, request, data):
+        """A queue member: its lease header (see L{tinyscrapy.frontier.redisscripts}:
+        microseconds, this worker's token and a counter, then the slot's name, parallelism
+        and delay), then C{data}."""
         self._count += 1
-        return struct.pack(">Q4sL", time.time_ns() // 1000, self._token,
-                           self._count & 0xFFFFFFFF) + data
+        slots = self.local.slots
+        key = slots.key_for(request)
+        slot = slots.slot(key)
+        name = str(key).encode("utf-8")[:0xFFFF]
+        return struct.pack(">Q4sLH", time.time_ns() // 1000, self._token,
+                           self._count & 0xFFFFFFFF, len(name)) + name + struct.pack(
+            ">LL", min(slot.rule.parallelism, 0xFFFFFFFF),
+            min(int(slot.floor * 1000), 0xFFFFFFFF)) + data
 
     def next_request(self):
         """The next buffered request whose slot can take one now, or None. A refill is

@@ -8,9 +8,61 @@ worker of a lost epoch (Redis restarted without its data, or the crawl ended whi
 worker was away) can never recreate a queue or a seen set. Each answer starts with the
 state: 0 the epoch is ours, 1 it is marked over (C{over:TOKEN}: the crawl ended), 2 it is
 gone or another crawl's.
+
+Politeness across workers lives here too. A queue member starts with its lease header:
+16 bytes of id, the slot's name (a 2-byte length, then the name: a host), the rule's
+parallelism and delay in ms (4 bytes each). Per slot, in hashes C{host:active} (leases
+out), C{host:next} (Redis C{TIME} in ms before which no lease is granted), C{host:hold}
+(the lease whose send is awaited: C{WORKER|ID}) and C{host:sent} (the next-send time
+after the last real send): a pop grants a lease only while the slot has fewer than its
+parallelism out and, for a delay, when its next-send time passed; it then holds the slot
+until the worker reports the send (the next-send time becomes the send's C{TIME} plus the
+delay: timed from the send), or the lease ends unsent, or the hold expires.
 """
 
-_EPOCH = """
+_LEASES = """
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local function lease_of(m)
+  local hlen = struct.unpack('>H', m, 17)
+  local host = string.sub(m, 19, 18 + hlen)
+  local par, delay = struct.unpack('>I4>I4', m, 19 + hlen)
+  return host, par, delay
+end
+-- the lease of member m (held by worker) ends; conservative: it may have been sent
+local function free(prefix, m, worker, conservative)
+  local host, _, delay = lease_of(m)
+  local active = prefix .. 'host:active'
+  if redis.call('HINCRBY', active, host, -1) <= 0 then redis.call('HDEL', active, host) end
+  if delay > 0 and redis.call('HGET', prefix .. 'host:hold', host)
+      == worker .. '|' .. string.sub(m, 1, 16) then
+    redis.call('HDEL', prefix .. 'host:hold', host)
+    local nxt = tonumber(redis.call('HGET', prefix .. 'host:sent', host) or '0')
+    if conservative then nxt = now_ms() + delay end
+    redis.call('HSET', prefix .. 'host:next', host, nxt)
+  end
+end
+-- worker sent a request of slot host now: its next send is timed from here
+local function sent(prefix, worker, host, delay)
+  local nxt = now_ms() + delay
+  local hold = redis.call('HGET', prefix .. 'host:hold', host)
+  if hold and string.sub(hold, 1, #worker + 1) == worker .. '|' then
+    redis.call('HDEL', prefix .. 'host:hold', host)
+  else
+    nxt = math.max(nxt, tonumber(redis.call('HGET', prefix .. 'host:next', host) or '0'))
+  end
+  redis.call('HSET', prefix .. 'host:next', host, nxt)
+  redis.call('HSET', prefix .. 'host:sent', host, nxt)
+end
+local function delete_leases(prefix)
+  redis.call('DEL', prefix .. 'host:active', prefix .. 'host:next', prefix .. 'host:hold',
+             prefix .. 'host:sent')
+end
+"""
+
+_EPOCH = _LEASES + """
 local function epoch_state()
   local epoch = redis.call('GET', KEYS[1])
   if epoch == ARGV[1] then return 0 end
@@ -20,14 +72,15 @@ end
 local state = epoch_state()
 """
 
-# KEYS: epoch, seen, queue, processing; ARGV: token, n, n x (fingerprint, score, member,
-# dont_filter), then the acknowledgements. Returns {state, flag per entry (1 queued)}.
+# KEYS: epoch, seen, queue, processing; ARGV: token, n, prefix, worker, r, n x
+# (fingerprint, score, member, dont_filter), r x (slot, delay ms) sends to report, then
+# the acknowledgements. Returns {state, flag per entry (1 queued)}.
 PUSH = _EPOCH + """
 if state ~= 0 then return {state} end
-local n = tonumber(ARGV[2])
+local n, prefix, worker, r = tonumber(ARGV[2]), ARGV[3], ARGV[4], tonumber(ARGV[5])
 local answer = {0}
 for i = 0, n - 1 do
-  local at = 3 + 4 * i
+  local at = 6 + 4 * i
   if redis.call('SADD', KEYS[2], ARGV[at]) == 1 or ARGV[at + 3] == '1' then
     redis.call('ZADD', KEYS[3], ARGV[at + 1], ARGV[at + 2])
     answer[#answer + 1] = 1
@@ -35,29 +88,62 @@ for i = 0, n - 1 do
     answer[#answer + 1] = 0
   end
 end
-for i = 3 + 4 * n, #ARGV do
-  redis.call('HDEL', KEYS[4], ARGV[i])
+local at = 6 + 4 * n
+for i = 0, r - 1 do
+  sent(prefix, worker, ARGV[at + 2 * i], tonumber(ARGV[at + 2 * i + 1]))
+end
+for i = at + 2 * r, #ARGV do
+  if redis.call('HDEL', KEYS[4], ARGV[i]) == 1 then
+    free(prefix, ARGV[i], worker, false)
+  end
 end
 return answer
 """
 
 # KEYS: epoch, queue, processing, workers, alive; ARGV: token, count, worker, heartbeat
-# ms. Returns {state, evicted (1: this worker had been removed as dead), member, score,
-# ...}.
+# ms, prefix, how many of the best queued to look at, hold ms.
+# Takes up to count requests whose slot grants a lease (see above), best first. Returns
+# {state, evicted (1: this worker had been removed as dead), wait ms (when a slot's delay
+# held requests back: the soonest it ends; else -1), member, score, ...}.
 POP = _EPOCH + """
-if state ~= 0 then return {state, 0} end
-local evicted = 1 - redis.call('SISMEMBER', KEYS[4], ARGV[3])
-redis.call('SADD', KEYS[4], ARGV[3])
+if state ~= 0 then return {state, 0, -1} end
+local count, worker, prefix = tonumber(ARGV[2]), ARGV[3], ARGV[5]
+local evicted = 1 - redis.call('SISMEMBER', KEYS[4], worker)
+redis.call('SADD', KEYS[4], worker)
 redis.call('SET', KEYS[5], '1', 'PX', ARGV[4])
-local items = redis.call('ZRANGE', KEYS[2], 0, tonumber(ARGV[2]) - 1, 'WITHSCORES')
+local items = redis.call('ZRANGE', KEYS[2], 0, tonumber(ARGV[6]) - 1, 'WITHSCORES')
+local answer, blocked, wait, now = {0, evicted, -1}, {}, -1, nil
+local active_key = prefix .. 'host:active'
 for i = 1, #items, 2 do
-  redis.call('HSET', KEYS[3], items[i], items[i + 1])
+  if (#answer - 3) / 2 >= count then break end
+  local m = items[i]
+  local host, par, delay = lease_of(m)
+  if not blocked[host] then
+    local ok = tonumber(redis.call('HGET', active_key, host) or '0') < par
+    if ok and delay > 0 then
+      now = now or now_ms()
+      local nxt = tonumber(redis.call('HGET', prefix .. 'host:next', host) or '0')
+      if nxt > now then
+        ok = false
+        if wait < 0 or nxt - now < wait then wait = nxt - now end
+      else
+        redis.call('HSET', prefix .. 'host:next', host, now + delay + tonumber(ARGV[7]))
+        redis.call('HSET', prefix .. 'host:hold', host, worker .. '|' .. string.sub(m, 1, 16))
+        blocked[host] = true  -- one at a time: the next is timed from its send
+      end
+    end
+    if ok then
+      redis.call('HINCRBY', active_key, host, 1)
+      redis.call('HSET', KEYS[3], m, items[i + 1])
+      redis.call('ZREM', KEYS[2], m)
+      answer[#answer + 1] = m
+      answer[#answer + 1] = items[i + 1]
+    else
+      blocked[host] = true
+    end
+  end
 end
-if #items > 0 then
-  redis.call('ZREMRANGEBYRANK', KEYS[2], 0, #items / 2 - 1)
-end
-local answer = {0, evicted}
-for i = 1, #items do answer[#answer + 1] = items[i] end
+answer[3] = wait
 return answer
 """
 
@@ -78,6 +164,7 @@ for _, worker in ipairs(workers) do
     local entries = redis.call('HGETALL', hash)
     for i = 1, #entries, 2 do
       redis.call('ZADD', KEYS[2], entries[i + 1], entries[i])
+      free(ARGV[2], entries[i], worker, true)
     end
     requeued = requeued + #entries / 2
     redis.call('DEL', hash)
@@ -92,6 +179,7 @@ if ARGV[4] == '1' and queued == 0 and processing == 0 then
     redis.call('DEL', ARGV[2] .. 'alive:' .. worker, ARGV[2] .. 'processing:' .. worker)
   end
   redis.call('DEL', KEYS[2], KEYS[3])
+  delete_leases(ARGV[2])
   if ARGV[6] ~= '1' then
     redis.call('DEL', KEYS[4])
   end
@@ -132,7 +220,7 @@ redis.call('SADD', KEYS[3], ARGV[3])
 return {how, epoch, redis.call('SCARD', KEYS[4]), redis.call('ZCARD', KEYS[5]), -1}
 """
 
-# KEYS: epoch, queue, workers, processing, alive; ARGV: token, worker.
+# KEYS: epoch, queue, workers, processing, alive; ARGV: token, worker, prefix.
 # This worker's entries go back to the queue and it leaves (when the epoch is its own:
 # else there is nothing of it left to release). Returns {state, released}.
 RELEASE = _EPOCH + """
@@ -140,6 +228,7 @@ if state ~= 0 then return {state, 0} end
 local entries = redis.call('HGETALL', KEYS[4])
 for i = 1, #entries, 2 do
   redis.call('ZADD', KEYS[2], entries[i + 1], entries[i])
+  free(ARGV[3], entries[i], ARGV[2], true)
 end
 redis.call('DEL', KEYS[4], KEYS[5])
 redis.call('SREM', KEYS[3], ARGV[2])

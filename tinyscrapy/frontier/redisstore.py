@@ -143,35 +143,46 @@ class RedisStore:
         d.addCallback(_ints)
         return d
 
-    def push(self, entries, acks=()):
+    def push(self, entries, acks=(), reports=()):
         """
-        Queue the new ones of C{entries}, then acknowledge C{acks}, in one script.
+        Queue the new ones of C{entries}, then report the sends of C{reports}, then
+        acknowledge C{acks} (their leases end), in one script.
 
         @param entries: C{(fingerprint, score, member, dont_filter)} tuples.
         @param acks: members of this worker's C{processing} hash to forget.
+        @param reports: C{(slot, delay ms)} of the requests sent since the last push, on
+            slots with a delay.
         @return: a Deferred firing with C{(state, flags)}: one flag per entry, 1 queued,
             0 a duplicate (no flags unless the state is L{OK}: nothing was written).
         """
-        if not entries and not acks:
+        if not entries and not acks and not reports:
             return succeed((OK, []))
-        args = [self.epoch or "", len(entries)]
+        args = [self.epoch or "", len(entries), self.prefix, self.worker, len(reports)]
         for fingerprint, score, member, dont_filter in entries:
             args += [fingerprint, score, member, 1 if dont_filter else 0]
+        for slot, delay_ms in reports:
+            args += [slot, delay_ms]
         args += list(acks)
         d = self._eval(redisscripts.PUSH,
                        [self.epoch_key, self.seen, self.queue, self.processing], args)
         d.addCallback(_state_and_rest)
         return d
 
-    def pop(self, count):
+    def pop(self, count, scan, hold):
         """
-        Move up to C{count} requests, best first, from the queue into C{processing}.
+        Move up to C{count} requests, best first among the C{scan} best queued, whose
+        slot grants a lease, from the queue into C{processing}.
 
-        @return: a Deferred firing with C{(state, evicted, [(member, score), ...])}.
+        @param hold: seconds a slot with a delay stays held for a lease whose send was
+            not reported (a worker that died, or went silent).
+        @return: a Deferred firing with C{(state, evicted, wait, [(member, score), ...])}:
+            wait is the seconds until a slot's delay ends, when one held requests back
+            (else None).
         """
         d = self._eval(redisscripts.POP, [self.epoch_key, self.queue, self.processing,
                                           self.workers, self.alive],
-                       [self.epoch or "", count, self.worker, self.worker_timeout_ms])
+                       [self.epoch or "", count, self.worker, self.worker_timeout_ms,
+                        self.prefix, max(count, scan), max(1, int(hold * 1000))])
         d.addCallback(_popped)
         return d
 
@@ -207,7 +218,7 @@ class RedisStore:
         """
         d = self._eval(redisscripts.RELEASE, [self.epoch_key, self.queue, self.workers,
                                               self.processing, self.alive],
-                       [self.epoch or "", self.worker])
+                       [self.epoch or "", self.worker, self.prefix])
         d.addCallback(_ints)
         return d
 
@@ -220,8 +231,9 @@ class RedisStore:
 
 
 def _popped(flat):
-    state, evicted, rest = int(flat[0]), int(flat[1]), flat[2:]
-    return state, evicted, [(rest[i], rest[i + 1]) for i in range(0, len(rest), 2)]
+    state, evicted, wait, rest = int(flat[0]), int(flat[1]), int(flat[2]), flat[3:]
+    return (state, evicted, wait / 1000 if wait >= 0 else None,
+            [(rest[i], rest[i + 1]) for i in range(0, len(rest), 2)])
 
 
 def _state_and_rest(flat):

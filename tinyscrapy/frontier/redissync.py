@@ -19,20 +19,28 @@ fires when Redis answers, or errbacks when the connection is lost (then the tick
 """
 
 import logging
+import struct
 
 from twisted.internet.defer import Deferred, succeed
 from twisted.internet.task import deferLater
 
 from tinyscrapy.frontier import codec
-from tinyscrapy.frontier.redisstore import OK, OVER
+from tinyscrapy.frontier.redisstates import CrawlStates
 
 logger = logging.getLogger("tinyscrapy.frontier.redis")
 
 _MAX_PUSH = 1000  # requests a push script writes at most
 _PREFETCH_CAP = 4  # times CONCURRENT_REQUESTS: the most a worker buffers when slots wait
+_SCAN = 8  # times CONCURRENT_REQUESTS: the best queued requests a pop looks at
 
 
-class SharedQueueSync:
+def _member_data(member):
+    """The encoded request of a queue member, after its lease header."""
+    (length,) = struct.unpack_from(">H", member, 16)
+    return member[18 + length + 8:]
+
+
+class SharedQueueSync(CrawlStates):
     """The writing, reading and ticking of L{tinyscrapy.frontier.redis.RedisScheduler}."""
 
     # writing
@@ -54,17 +62,18 @@ class SharedQueueSync:
         self._flush_call = None
         if self._flushing is not None:
             return self._wait_flush()
-        if not (self._outbox or self._acks):
+        if not (self._outbox or self._acks or self._reports):
             return succeed(True)
         entries, self._outbox = self._outbox[:_MAX_PUSH], self._outbox[_MAX_PUSH:]
         acks = []
+        reports, self._reports = self._reports, []
         if not self._outbox:
             acks, self._acks = self._acks, []
-        self._acking, self._pushing = acks, entries
+        self._acking, self._pushing, self._reporting = acks, entries, reports
         waiter = self._wait_flush()  # before the push: it may fail at once
-        d = self._flushing = self.store.push(entries, acks)
+        d = self._flushing = self.store.push(entries, acks, reports)
         d.addCallbacks(self._cb_pushed, self._eb_push_failed,
-                       callbackArgs=(entries,), errbackArgs=(entries, acks))
+                       callbackArgs=(entries,), errbackArgs=(entries, acks, reports))
         d.addBoth(self._cb_flushed)
         return waiter
 
@@ -87,19 +96,20 @@ class SharedQueueSync:
             self._refill()
         return True
 
-    def _eb_push_failed(self, failure, entries, acks):
+    def _eb_push_failed(self, failure, entries, acks, reports):
         self._outbox[:0] = entries
         self._acks[:0] = acks
+        self._reports[:0] = reports
         self._trouble(failure, "writing")
         return False
 
     def _cb_flushed(self, written):
         self._flushing = None
-        self._acking = self._pushing = ()
+        self._acking = self._pushing = self._reporting = ()
         waiters, self._flush_waiters = self._flush_waiters, []
         for waiter in waiters:
             waiter.callback(written)
-        if written and (self._outbox or self._acks):
+        if written and (self._outbox or self._acks or self._reports):
             self._flush_soon()
 
     def _write_all(self, written=True):
@@ -110,7 +120,7 @@ class SharedQueueSync:
         @return: a Deferred firing once all is written; it never fires while Redis does
             not answer: the caller cancels it at its deadline.
         """
-        if self._flushing is None and not (self._outbox or self._acks) \
+        if self._flushing is None and not (self._outbox or self._acks or self._reports) \
                 or self._over or self._lost:
             return succeed(None)
         if not written:
@@ -136,7 +146,11 @@ class SharedQueueSync:
         count = min(self.batch, cap - self.local.size())
         if count <= 0:
             return
-        d = self._popping = self.store.taken() if self._reclaim else self.store.pop(count)
+        if self._reclaim:
+            d = self._popping = self.store.taken()
+        else:
+            d = self._popping = self.store.pop(count, _SCAN * self.batch,
+                                               self.timeout + self.worker_timeout)
         d.addCallbacks(self._cb_popped, self._eb_pop_failed)
 
     def _cb_popped(self, answer):
@@ -147,11 +161,13 @@ class SharedQueueSync:
             known = {*self._taken.values(), *self._acks, *self._acking}
             entries = [(member, score) for member, score in answer if member not in known]
         else:
-            state, evicted, entries = answer
+            state, evicted, wait, entries = answer
             if not self._epoch_ok(state, 0):
                 return
             if evicted:
                 self._evicted()
+            if wait is not None:  # a slot's delay held some back: try again as it ends
+                self._pop_when(wait)
         if not entries:
             self._empty_pop_at = self.clock.seconds()
             return
@@ -161,10 +177,36 @@ class SharedQueueSync:
         self._changed()
         self._wake_engine()
 
+    def _pop_when(self, wait):
+        """A refill in C{wait} seconds (when a slot's delay in Redis ends)."""
+        call = self._pop_call
+        at = self.clock.seconds() + wait
+        if call is not None and call.active():
+            if call.getTime() <= at:
+                return
+            call.cancel()
+        self._pop_call = self.clock.callLater(wait, self._on_delay_over)
+
+    def _on_delay_over(self):
+        self._pop_call = None
+        self._empty_pop_at = float("-inf")
+        self._refill(from_tick=True)
+
+    def _slot_event(self, key):
+        """The downloader's slots changed: after a send on a slot with a delay, report
+        it (Redis times that slot's next send from it, for every worker)."""
+        slot = self.slots.slot(key)
+        if slot.floor <= 0 or self._over or self._lost:
+            return
+        if slot.sent_count != self._sends.get(key, 0):
+            self._sends[key] = slot.sent_count
+            self._reports.append((key, int(slot.floor * 1000)))
+            self._flush_soon()
+
     def _take(self, member):
         """One request out of the shared queue: opened in the ledger, buffered here."""
         try:
-            request = codec.request_from_bytes(member[16:], self.spider)
+            request = codec.request_from_bytes(_member_data(member), self.spider)
         except Exception as e:
             logger.error("shared frontier %s: dropping an entry that does not decode "
                          "(%s: %s)", self.shown, type(e).__name__, e)
@@ -205,7 +247,7 @@ class SharedQueueSync:
             self._next_beat = now + self.worker_timeout / 3
             self.store.beat().addCallbacks(self._cb_beat, self._trouble,
                                            errbackArgs=("renewing the heartbeat",))
-        if self._outbox or self._acks:
+        if self._outbox or self._acks or self._reports:
             self._flush_soon()
         idle = not self.local.has_pending_requests() and not self._busy()
         if idle or now >= self._next_status:
@@ -221,7 +263,8 @@ class SharedQueueSync:
 
     def _busy(self):
         """Something of ours is not yet in Redis, or on its way from it."""
-        return bool(self._taken or self._outbox or self._acks or self._flushing
+        return bool(self._taken or self._outbox or self._acks or self._reports
+                    or self._flushing
                     or self._popping or self._reclaim)
 
     def _status(self):
@@ -248,106 +291,6 @@ class SharedQueueSync:
             self._empty_pop_at = float("-inf")
             self._refill()
 
-    def _epoch_ok(self, state, refused):
-        """Act on the epoch state a script answered: L{OVER} finishes this worker,
-        L{LOST} stops it. C{refused}: the writes the script refused (counted).
-        @return: whether the state is L{OK}."""
-        if state == OK:
-            return True
-        if refused:
-            self.stats.inc_value("scheduler/redis/refused_writes", refused)
-        if state == OVER:
-            self._crawl_over()
-        else:
-            self._state_lost()
-        return False
-
-    def _crawl_over(self):
-        """The crawl ended (this worker's status ended it, or another's): nothing is
-        queued or held anywhere. What is buffered here was requeued from a heartbeat
-        that expired and fetched by others: it ends here as C{shared}."""
-        if self._over:
-            return
-        self._over = True
-        self._drop_buffer()
-        self._refuse_outbox()
-        logger.info("shared frontier %s: the crawl is over (nothing queued, nothing held "
-                    "by any worker); keys %s* deleted%s, the end marker kept for %g s",
-                    self.shown, self.store.prefix,
-                    " but the seen set (SCHEDULER_PERSIST)" if self.persist else "",
-                    self.end_ttl)
-        self._wake_engine()
-
-    def _refuse_outbox(self):
-        """Forget what can no longer be written (the epoch is over or lost)."""
-        refused = len(self._outbox) + len(self._acks)
-        if refused:
-            self.stats.inc_value("scheduler/redis/refused_writes", refused)
-        self._outbox, self._acks = [], []
-
-    def _evicted(self):
-        """Another worker found this one's heartbeat expired (a pause, a stall) and put
-        its entries back in the queue: the requests buffered here are someone else's
-        now. Those handed to the engine run on (fetched twice at worst)."""
-        dropped = self._drop_buffer()
-        self.stats.inc_value("scheduler/redis/evicted")
-        logger.warning("shared frontier %s: this worker's heartbeat had expired and its "
-                       "requests were put back in the queue; %d buffered request(s) "
-                       "dropped here, joined again", self.shown, dropped)
-
-    def _drop_buffer(self):
-        """End the buffered requests (taken, not handed out) as C{shared}.
-        @return: how many."""
-        buffered = [request for request in self._taken if request not in self._handed]
-        for request in buffered:
-            del self._taken[request]
-            self.ledger.close(request, "shared")
-        self.local.close("dropped")
-        self.local = self._new_buffer()
-        self._changed()
-        return len(buffered)
-
-    def _wake_engine(self):
-        engine = self.crawler.engine
-        if engine is not None:
-            engine._wake()
-
-    def _state_lost(self):
-        """The epoch key is gone: Redis lost the crawl (restarted without its data, or
-        the keys were deleted, or its end marker expired while this worker was away).
-        Going on would fetch nothing or everything again: stop, and say which."""
-        if self._lost:
-            return
-        self._lost = True
-        self._refuse_outbox()
-        d = self.store.run_id()
-        d.addCallback(self._cb_lost_run_id)
-
-    def _cb_lost_run_id(self, run_id):
-        if run_id is not None and run_id != self.run_id:
-            why = "Redis restarted without its data (its run id changed)"
-        else:
-            why = ("Redis did not restart: the keys were deleted, or the crawl ended more "
-                   f"than SCHEDULER_REDIS_END_MARKER_TTL ({self.end_ttl:g} s) ago while "
-                   "this worker was away")
-        logger.error("shared frontier %s: the crawl's keys %s* are gone: %s; this "
-                     "worker's writes are refused and the crawl stops (finish reason "
-                     "redis_state_error). Start the workers again: they start a new "
-                     "crawl on the empty keys", self.shown, self.store.prefix, why)
-        self.stats.inc_value("scheduler/redis/state_lost")
-        self.crawler.stop("redis_state_error")
-
-    def _unreachable(self, seconds):
-        """Redis has not answered for longer than the bound: stop (exit status 1)."""
-        self._lost = True
-        logger.error("shared frontier %s: Redis has not answered for %.0f s "
-                     "(SCHEDULER_REDIS_TIMEOUT %g s x (1 + SCHEDULER_REDIS_RETRIES %d)); "
-                     "the crawl stops (finish reason redis_unreachable_error); the "
-                     "requests this worker took go back to the queue when its heartbeat "
-                     "expires", self.shown, seconds, self.timeout, self.retries)
-        self.stats.inc_value("scheduler/redis/unreachable")
-        self.crawler.stop("redis_unreachable_error")
-
     def _eb_status_failed(self, failure):
         self._checking = None
         self._trouble(failure, "checking the status")
@@ -360,28 +303,3 @@ class SharedQueueSync:
 
     def _changed(self):
         self._changes += 1
-
-    def _trouble(self, failure, doing):
-        """Log a lost connection once per outage; txredisapi reconnects by itself (the
-        tick watches that it does). C{failure} is None when the tick found the
-        connection down."""
-        if self._outage_since is None and not self._closing:
-            self._outage_since = self.clock.seconds()
-            what = "lost the connection to Redis" if failure is None else \
-                f"lost the connection to Redis ({doing} failed: {_reason(failure)})"
-            logger.warning("shared frontier %s: %s; waiting while txredisapi reconnects "
-                           "(at most %g s)", self.shown, what,
-                           self.timeout * (1 + self.retries))
-
-    def _reachable(self):
-        if self._outage_since is not None:
-            self._outage_since = None
-            logger.info("shared frontier %s: reachable again", self.shown)
-            self._next_status = float("-inf")  # check at once that Redis kept the crawl
-
-
-def _reason(failure):
-    from twisted.internet.defer import CancelledError
-    if failure.check(CancelledError):
-        return "no answer in SCHEDULER_REDIS_TIMEOUT"
-    return failure.getErrorMessage() or failure.type.__name__

@@ -16,8 +16,11 @@ NO_REDIS = None if REDIS_SERVER else "redis-server is not installed (apt-get ins
 class RedisServer:
     """A redis-server of its own on a free port, with a tiny blocking client for checks."""
 
-    def __init__(self, *options):
+    def __init__(self, *options, tls=None):
+        """@param tls: C{(certificate path, key path)}: serve TLS only (C{rediss://}),
+        with that certificate."""
         self.options = [str(option) for option in options]  # e.g. "--requirepass", "pw"
+        self.tls = tls
         self.port = None
 
     def start(self):
@@ -27,8 +30,14 @@ class RedisServer:
             with socket.socket() as probe:
                 probe.bind(("127.0.0.1", 0))
                 self.port = probe.getsockname()[1]
+        ports = ["--port", str(self.port)]
+        if self.tls:
+            cert, key = self.tls
+            ports = ["--port", "0", "--tls-port", str(self.port), "--tls-cert-file", cert,
+                     "--tls-key-file", key, "--tls-ca-cert-file", cert,
+                     "--tls-auth-clients", "no"]
         self.process = subprocess.Popen(
-            [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+            [REDIS_SERVER, *ports, "--bind", "127.0.0.1", "--save", "",
              "--appendonly", "no", *self.options],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 10
@@ -45,7 +54,7 @@ class RedisServer:
 
     @property
     def url(self):
-        return f"redis://127.0.0.1:{self.port}/0"
+        return f"{'rediss' if self.tls else 'redis'}://127.0.0.1:{self.port}/0"
 
     def pause(self):
         """SIGSTOP: Redis stalls (connections stay open, nothing answers)."""
@@ -70,7 +79,12 @@ class RedisServer:
     def call(self, *args):
         """One command; the reply as Python values (blocking, a few ms on 127.0.0.1).
         With a password set (C{--requirepass}), it authenticates first."""
-        with socket.create_connection(("127.0.0.1", self.port), timeout=5) as sock:
+        with socket.create_connection(("127.0.0.1", self.port), timeout=5) as plain:
+            sock = plain
+            if self.tls:
+                import ssl
+                context = ssl.create_default_context(cafile=self.tls[0])
+                sock = context.wrap_socket(plain, server_hostname="127.0.0.1")
             replies = sock.makefile("rb")
             if "--requirepass" in self.options:
                 password = self.options[self.options.index("--requirepass") + 1]

@@ -48,6 +48,7 @@ def tls_options(url, ca=None):
 
     @raise UsageError: C{ca} cannot be read or holds no certificate.
     """
+    from OpenSSL import crypto
     from twisted.internet.ssl import Certificate, optionsForClientTLS
 
     host = parse_redis_url(url)[0]
@@ -56,7 +57,7 @@ def tls_options(url, ca=None):
         try:
             with open(ca, "rb") as f:
                 trust = Certificate.loadPEM(f.read())
-        except (OSError, ValueError, Exception) as e:
+        except (OSError, ValueError, crypto.Error) as e:
             raise UsageError(f"SCHEDULER_REDIS_TLS_CA={ca}: not a readable PEM "
                              f"certificate ({e})") from None
     return optionsForClientTLS(host, trustRoot=trust)

@@ -1,7 +1,7 @@
 """
 L{RedisScheduler}: a frontier that many processes share through Redis
-(C{--scheduler redis://host:port/db}); the keys are described in
-L{tinyscrapy.frontier.redisstore}.
+(C{--scheduler redis://host:port/db}, or C{rediss://} over TLS); the keys are described in
+L{tinyscrapy.frontier.redisstore}, the user's view in C{docs/shared-crawl.md}.
 
 The engine's interface is synchronous; Redis is not. So:
 
@@ -11,22 +11,24 @@ The engine's interface is synchronous; Redis is not. So:
     - L{RedisScheduler.next_request} serves from a local, slot-aware
       L{tinyscrapy.scheduler.Scheduler}. When it holds fewer than C{CONCURRENT_REQUESTS}
       (or up to 4 times that while all it holds wait on slot delays), a pop moves a batch
-      from the shared queue into this worker's C{processing} hash; when it lands, the
-      engine is woken.
+      of leases (requests whose host may take one more now, across all workers) from the
+      shared queue into this worker's C{processing} hash; when it lands, the engine is
+      woken. Each send on a host with a delay is reported, so that Redis times that
+      host's next send from it.
     - L{RedisScheduler.request_done} is the acknowledgement: the entry leaves
-      C{processing} in the same script that writes what its callback yielded, after it.
-      A worker that dies keeps its entries in C{processing} until its heartbeat expires;
-      then another worker puts them back in the queue.
-    - L{RedisScheduler.has_pending_requests} stays True until a status check, sent when
-      nothing was buffered or in flight here, found the shared queue empty and no worker
-      holding an entry, with nothing changed here since.
+      C{processing} (its lease ends) in the same script that writes what its callback
+      yielded, after it. A worker that dies keeps its entries in C{processing} until its
+      heartbeat expires; then another worker puts them back in the queue.
+    - L{RedisScheduler.has_pending_requests} stays True until the crawl is over: a status
+      check sent while the engine had nothing to do found the queue empty and no lease
+      out anywhere, and ended the crawl in Redis (or another worker's did).
 
-A C{LoopingCall} every C{SCHEDULER_REDIS_POLL_INTERVAL} seconds notices a lost
-connection, retries what failed, refills, checks the status when idle (a status check that
-finds the crawl's epoch key gone stops the crawl: C{redis_state_error}), and renews the
-heartbeat. That background half (the
-writes, the pops, the tick) is in L{tinyscrapy.frontier.redissync}; this module is the
-face the engine sees, and the opening and closing.
+A C{LoopingCall} every C{SCHEDULER_REDIS_POLL_INTERVAL} seconds retries what failed,
+refills, checks the status, renews the heartbeat and watches the connection (a client
+that stopped reconnecting is replaced; an outage past its bound stops the crawl). That
+background half is in L{tinyscrapy.frontier.redissync}, what each state of the crawl
+(over, lost, evicted, unreachable) does in L{tinyscrapy.frontier.redisstates}; this module
+is the face the engine sees, and the opening and closing.
 """
 
 import logging

@@ -13,7 +13,7 @@ from twisted.internet import defer
 from twisted.trial import unittest
 
 from .redisserver import NO_REDIS, RedisServer
-from .servers import TestServer
+from .servers import Robots, TestServer
 from .test_redis_command import add_site, crawl
 
 
@@ -59,6 +59,20 @@ class ClusterPolitenessTests(unittest.TestCase):
         self.check_finished(results, 12)
         times = sorted(request.time for request in self.server.requests)
         self.assertEqual(len(times), 12)
+        gaps = [later - earlier for earlier, later in pairwise(times)]
+        self.assertGreaterEqual(min(gaps), 0.95 * 0.4, gaps)
+
+    @defer.inlineCallbacks
+    def test_robots_crawl_delay_held_across_workers(self):
+        """A robots.txt Crawl-delay of 0.4 s with two workers: every request the host
+        gets, each worker's robots.txt included, comes at least 0.95 x 0.4 s after the
+        one before."""
+        self.start_url = add_site(self.server, 10)
+        self.server.add("/robots.txt", Robots("User-agent: *\nCrawl-delay: 0.4\n"))
+        results = yield self.workers(2, "-s", "ROBOTSTXT_OBEY=True")
+        self.check_finished(results, 10)
+        times = sorted(request.time for request in self.server.requests)
+        self.assertGreaterEqual(len(times), 11)
         gaps = [later - earlier for earlier, later in pairwise(times)]
         self.assertGreaterEqual(min(gaps), 0.95 * 0.4, gaps)
 

@@ -44,11 +44,13 @@ local function free(prefix, m, worker, conservative)
     redis.call('HSET', prefix .. 'host:next', host, nxt)
   end
 end
--- worker sent a request of slot host now: its next send is timed from here
-local function sent(prefix, worker, host, delay)
+-- worker sent a request of slot host now: its next send is timed from here. keep: the
+-- worker still has a request of that slot on its way to the wire (the send was another,
+-- e.g. its robots.txt): its hold stays
+local function sent(prefix, worker, host, delay, keep)
   local nxt = now_ms() + delay
   local hold = redis.call('HGET', prefix .. 'host:hold', host)
-  if hold and string.sub(hold, 1, #worker + 1) == worker .. '|' then
+  if hold and string.sub(hold, 1, #worker + 1) == worker .. '|' and keep == '0' then
     redis.call('HDEL', prefix .. 'host:hold', host)
   else
     nxt = math.max(nxt, tonumber(redis.call('HGET', prefix .. 'host:next', host) or '0'))
@@ -73,7 +75,7 @@ local state = epoch_state()
 """
 
 # KEYS: epoch, seen, queue, processing; ARGV: token, n, prefix, worker, r, n x
-# (fingerprint, score, member, dont_filter), r x (slot, delay ms) sends to report, then
+# (fingerprint, score, member, dont_filter), r x (slot, delay ms, keep) sends to report, then
 # the acknowledgements. Returns {state, flag per entry (1 queued)}.
 PUSH = _EPOCH + """
 if state ~= 0 then return {state} end
@@ -90,9 +92,9 @@ for i = 0, n - 1 do
 end
 local at = 6 + 4 * n
 for i = 0, r - 1 do
-  sent(prefix, worker, ARGV[at + 2 * i], tonumber(ARGV[at + 2 * i + 1]))
+  sent(prefix, worker, ARGV[at + 3 * i], tonumber(ARGV[at + 3 * i + 1]), ARGV[at + 3 * i + 2])
 end
-for i = at + 2 * r, #ARGV do
+for i = at + 3 * r, #ARGV do
   if redis.call('HDEL', KEYS[4], ARGV[i]) == 1 then
     free(prefix, ARGV[i], worker, false)
   end

@@ -150,8 +150,9 @@ class RedisStore:
 
         @param entries: C{(fingerprint, score, member, dont_filter)} tuples.
         @param acks: members of this worker's C{processing} hash to forget.
-        @param reports: C{(slot, delay ms)} of the requests sent since the last push, on
-            slots with a delay.
+        @param reports: C{(slot, delay ms, keep)} of the requests sent since the last push,
+            on slots with a delay; keep: another request of the slot is still on its way
+            to the wire here (the one sent was not the lease's: a robots.txt, say).
         @return: a Deferred firing with C{(state, flags)}: one flag per entry, 1 queued,
             0 a duplicate (no flags unless the state is L{OK}: nothing was written).
         """
@@ -160,8 +161,8 @@ class RedisStore:
         args = [self.epoch or "", len(entries), self.prefix, self.worker, len(reports)]
         for fingerprint, score, member, dont_filter in entries:
             args += [fingerprint, score, member, 1 if dont_filter else 0]
-        for slot, delay_ms in reports:
-            args += [slot, delay_ms]
+        for slot, delay_ms, keep in reports:
+            args += [slot, delay_ms, 1 if keep else 0]
         args += list(acks)
         d = self._eval(redisscripts.PUSH,
                        [self.epoch_key, self.seen, self.queue, self.processing], args)

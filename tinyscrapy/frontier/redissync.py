@@ -194,13 +194,15 @@ class SharedQueueSync(CrawlStates):
 
     def _slot_event(self, key):
         """The downloader's slots changed: after a send on a slot with a delay, report
-        it (Redis times that slot's next send from it, for every worker)."""
+        it (Redis times that slot's next send from it, for every worker). While another
+        request of the slot is still on its way here (the send was its robots.txt),
+        the slot stays held for it."""
         slot = self.slots.slot(key)
         if slot.floor <= 0 or self._over or self._lost:
             return
         if slot.sent_count != self._sends.get(key, 0):
             self._sends[key] = slot.sent_count
-            self._reports.append((key, int(slot.floor * 1000)))
+            self._reports.append((key, int(slot.floor * 1000), slot.unsent > 0))
             self._flush_soon()
 
     def _take(self, member):

@@ -292,6 +292,7 @@ class RedisScheduler(SharedQueueSync):
         if self._flush_call is not None and self._flush_call.active():
             self._flush_call.cancel()
         d = self.store.disconnect()
+        d.addTimeout(self.timeout, self.clock)  # a stalled Redis may never close it
         d.addErrback(_ignore)
         return d
 

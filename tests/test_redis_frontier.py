@@ -103,7 +103,7 @@ class SchedulerTestCase(unittest.TestCase):
         self.stops = []  # the reasons the schedulers asked their crawler to stop with
 
     @defer.inlineCallbacks
-    def open_scheduler(self, **settings):
+    def open_scheduler(self, with_slots=False, **settings):
         """A RedisScheduler of its own crawler, open; closed (shutdown) at cleanup."""
         from tinyscrapy.frontier.redis import RedisScheduler
         values = {"SCHEDULER_URL": self.redis.url, "CONCURRENT_REQUESTS": 4,
@@ -113,6 +113,9 @@ class SchedulerTestCase(unittest.TestCase):
         crawler.settings.freeze()
         crawler.stop = self._record_stop
         spider = crawler.spider = SharedSpider.from_crawler(crawler)
+        if with_slots:  # the downloader's slots, as in a crawl (sends are reported)
+            from tinyscrapy.download.slots import Slots
+            crawler.slots = Slots.from_crawler(crawler)
         scheduler = RedisScheduler.from_crawler(crawler)
         yield scheduler.open(spider)
         self.addCleanup(self.close_once, scheduler, "shutdown")

@@ -9,12 +9,53 @@ import json
 import os
 from itertools import pairwise
 
-from twisted.internet import defer
+from twisted.internet import defer, reactor
 from twisted.trial import unittest
 
-from .redisserver import NO_REDIS, RedisServer
+from tinyscrapy.http import Request
+
+from .redisserver import NO_REDIS, RedisServer, wait_for
 from .servers import Robots, TestServer
 from .test_redis_command import add_site, crawl
+from .test_redis_frontier import SchedulerTestCase
+
+
+class LeaseTests(SchedulerTestCase):
+    """The leases of one slot with a delay, in this process."""
+
+    @defer.inlineCallbacks
+    def two_leases(self, delay):
+        a = yield self.open_scheduler(with_slots=True, DOWNLOAD_DELAY=delay,
+                                      RANDOMIZE_DOWNLOAD_DELAY=False)
+        for path in ("first", "second"):
+            a.enqueue_request(Request(f"http://example.com/{path}"))
+        yield wait_for("the first lease", lambda: a.size() == 1)
+        first = a.next_request()
+        return a, first
+
+    @defer.inlineCallbacks
+    def test_unsent_request_frees_the_slot_at_once(self):
+        """A request acknowledged without being sent (dropped by a rule, failed before
+        the wire) frees its slot: the next lease comes at once, not after the hold."""
+        a, first = yield self.two_leases(30)
+        self.assertEqual(a.size(), 0)  # the slot is held for the first one
+        a.request_done(first)
+        yield wait_for("the second lease", lambda: a.size() == 1, timeout=10)
+
+    @defer.inlineCallbacks
+    def test_next_lease_timed_from_the_reported_send(self):
+        """Once the first request is sent (and reported), the next lease comes one delay
+        after the send, not before."""
+        a, first = yield self.two_leases(1.0)
+        slots = a.crawler.slots
+        slots.acquire(first)
+        self.assertEqual(slots.gate(first), 0.0)
+        sent_at = reactor.seconds()
+        slots.sent(first)
+        slots.release(first)
+        a.request_done(first)
+        yield wait_for("the second lease", lambda: a.size() == 1, timeout=10)
+        self.assertGreaterEqual(reactor.seconds() - sent_at, 0.95)
 
 
 class ClusterPolitenessTests(unittest.TestCase):

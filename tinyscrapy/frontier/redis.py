@@ -144,6 +144,7 @@ class RedisScheduler(SharedQueueSync):
         self._empty_pop_at = self._next_beat = self._next_status = float("-inf")
         self._reclaim = False
         self._outage_since = None  # when Redis stopped answering, during an outage
+        self._last_trouble = "no connection"  # what failed last, for the final error
         self._closing = False
         self._over = False  # the crawl ended (here or in another worker): finishing
         self._lost = False  # Redis lost the crawl's state, or it did not answer: stopping

@@ -119,11 +119,13 @@ class CrawlStates:
     def _unreachable(self, seconds):
         """Redis has not answered for longer than the bound: stop (exit status 1)."""
         self._lost = True
+        unwritten = len(self._outbox) + len(self._acks)
         logger.error("shared frontier %s: Redis has not answered for %.0f s "
-                     "(SCHEDULER_REDIS_TIMEOUT %g s x (1 + SCHEDULER_REDIS_RETRIES %d)); "
-                     "the crawl stops (finish reason redis_unreachable_error); the "
-                     "requests this worker took go back to the queue when its heartbeat "
-                     "expires", self.shown, seconds, self.timeout, self.retries)
+                     "(SCHEDULER_REDIS_TIMEOUT %g s x (1 + SCHEDULER_REDIS_RETRIES %d); "
+                     "last: %s); the crawl stops (finish reason redis_unreachable_error); "
+                     "%d write(s) not done; the requests this worker took go back to the "
+                     "queue when its heartbeat expires", self.shown, seconds, self.timeout,
+                     self.retries, self._last_trouble, unwritten)
         self.stats.inc_value("scheduler/redis/unreachable")
         self.crawler.stop("redis_unreachable_error")
 
@@ -131,6 +133,8 @@ class CrawlStates:
         """Log a lost connection once per outage; txredisapi reconnects by itself (the
         tick watches that it does). C{failure} is None when the tick found the
         connection down."""
+        if failure is not None:
+            self._last_trouble = f"{doing} failed: {_reason(failure)}"
         if self._outage_since is None and not self._closing:
             self._outage_since = self.clock.seconds()
             what = "lost the connection to Redis" if failure is None else \

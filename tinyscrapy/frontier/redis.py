@@ -132,6 +132,7 @@ class RedisScheduler(SharedQueueSync):
         self._reports = []  # (slot, delay ms) of the sends on slots with a delay
         self._reporting = ()
         self._sends = {}    # slot -> its sent_count when last looked at
+        self._lease_delays = {}  # slot -> the largest delay (ms) its leases carried
         self._acking = ()   # the acknowledgements of the push on its way
         self._pushing = ()  # the outbox entries of the push on its way
         self._taken = {}    # request -> member, for requests taken and not yet done

@@ -40,6 +40,13 @@ def _member_data(member):
     return member[18 + length + 8:]
 
 
+def _member_lease(member):
+    """The slot's name and the delay (ms) in a queue member's lease header."""
+    (length,) = struct.unpack_from(">H", member, 16)
+    (delay_ms,) = struct.unpack_from(">L", member, 18 + length + 4)
+    return member[18:18 + length].decode("utf-8", "replace"), delay_ms
+
+
 class SharedQueueSync(CrawlStates):
     """The writing, reading and ticking of L{tinyscrapy.frontier.redis.RedisScheduler}."""
 
@@ -198,11 +205,12 @@ class SharedQueueSync(CrawlStates):
         request of the slot is still on its way here (the send was its robots.txt),
         the slot stays held for it."""
         slot = self.slots.slot(key)
-        if slot.floor <= 0 or self._over or self._lost:
+        delay_ms = max(int(slot.floor * 1000), self._lease_delays.get(key, 0))
+        if delay_ms <= 0 or self._over or self._lost:
             return
         if slot.sent_count != self._sends.get(key, 0):
             self._sends[key] = slot.sent_count
-            self._reports.append((key, int(slot.floor * 1000), slot.unsent > 0))
+            self._reports.append((key, delay_ms, slot.unsent > 0))
             self._flush_soon()
 
     def _take(self, member):
@@ -216,6 +224,9 @@ class SharedQueueSync(CrawlStates):
             self._acks.append(member)
             self._flush_soon()
             return
+        key, delay_ms = _member_lease(member)
+        if delay_ms > self._lease_delays.get(key, 0):  # as the pushing worker knew it
+            self._lease_delays[key] = delay_ms
         self.ledger.open(request)
         self.seen.add(request.fingerprint)
         self._taken[request] = member

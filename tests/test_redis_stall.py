@@ -79,14 +79,14 @@ class StallTests(FaultCase):
 
     @defer.inlineCallbacks
     def test_stall_past_the_timeout_recovers(self):
-        """Redis stalled 5 s (5 x SCHEDULER_REDIS_TIMEOUT; a reconnection's AUTH times out
-        and txredisapi gives up): the watchdog reconnects, both workers finish with every
-        page, exit 0, ledgers balanced."""
+        """Redis stalled 8 s (8 x SCHEDULER_REDIS_TIMEOUT, longer than the heartbeat; a
+        reconnection's AUTH times out and txredisapi gives up): the watchdog reconnects,
+        both workers finish with every page, exit 0, ledgers balanced."""
         d = defer.gatherResults([self.worker("-s", "SCHEDULER_REDIS_RETRIES=30")
                                  for _ in range(2)])
         yield self.fetched(10)
         self.redis.pause()
-        yield _sleep(5)  # the fault: a stall of 5 s
+        yield _sleep(8)  # the fault: a stall of 8 s
         self.redis.resume()
         results = yield d
         for i, (code, _out, err) in enumerate(results):

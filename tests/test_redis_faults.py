@@ -77,30 +77,31 @@ class FaultTestCase(SchedulerTestCase):
 
 
 class FinishTests(FaultTestCase):
-    """SCHEDULER_PERSIST=False and workers that are still registered."""
+    """The end of a crawl: once, in Redis, for every worker."""
 
     @defer.inlineCallbacks
     def test_finish_clears_keys_despite_a_killed_idle_worker(self):
         """A worker killed moments ago (its heartbeat not expired, nothing taken) does not
-        keep the keys: the next run crawls again."""
+        keep the crawl going: the keys go, the end marker stays for a while, and a
+        worker started meanwhile finds the crawl over and does nothing."""
         self.redis.call("SADD", self.key("workers"), "ghost")
         self.redis.call("SET", self.key("alive:ghost"), "1", "PX", 60000)
         a = yield self.open_scheduler(SCHEDULER_PERSIST=False)
         yield self.finish(a)
-        self.assertEqual(self.redis.call("EXISTS", self.key("seen")), 0)
-        self.assertEqual(self.redis.call("EXISTS", self.key("alive:ghost")), 0)
-        # an idle worker still registered is told the crawl is over, for a while
         self.assertEqual(self.redis.call("KEYS", "*"), [self.key("epoch").encode()])
         self.assertTrue(self.redis.call("GET", self.key("epoch")).startswith(b"over:"))
-        self.assertGreater(self.redis.call("PTTL", self.key("epoch")), 0)
+        self.assertGreater(self.redis.call("PTTL", self.key("epoch")), 50000)
         b = yield self.open_scheduler()
-        b.enqueue_request(Request("http://example.com/done"))
-        yield wait_until(lambda: b.stats.get_value("scheduler/redis/pushed") == 1)
+        self.assertFalse(b.has_pending_requests())
+        self.assertFalse(b.enqueue_request(Request("http://example.com/again")))
+        self.assertTrue(self.logs.has("is over", logging.WARNING), self.logs.messages())
+        self.assertTrue(self.logs.has(f"DEL {self.key('epoch')}", logging.WARNING))
+        self.assertEqual(self.redis.call("KEYS", "*"), [self.key("epoch").encode()])
 
     @defer.inlineCallbacks
-    def test_idle_worker_finishes_when_another_cleared_the_keys(self):
-        """Two workers: the one that clears marks the crawl over, and the other, idle,
-        sees it over instead of a lost state; the last to leave removes the marker."""
+    def test_idle_worker_finishes_when_another_ended_the_crawl(self):
+        """Two workers: the one whose status ends the crawl marks it over; the other,
+        idle, sees it over (not a lost state) and writes nothing when it closes."""
         a = yield self.open_scheduler()
         b = yield self.open_scheduler()
         yield self.finish(a)
@@ -108,28 +109,33 @@ class FinishTests(FaultTestCase):
         self.assertEqual(self.stops, [])
         b._closed_in_test = True
         yield b.close("finished")
-        self.assertEqual(self.redis.call("KEYS", "*"), [])
+        self.assertEqual(self.redis.call("KEYS", "*"), [self.key("epoch").encode()])
+        self.assertFalse(self.logs.has("gone", logging.ERROR), self.logs.messages())
 
     @defer.inlineCallbacks
-    def test_keys_kept_while_another_worker_holds_work(self):
-        """A finish leaves the keys when another live worker holds a request, and says so."""
+    def test_crawl_goes_on_while_another_worker_holds_work(self):
+        """A worker that leaves (shutdown) while another holds a request leaves the keys;
+        the holder ends the crawl once it is done."""
         b = yield self.open_scheduler()
         b.enqueue_request(Request("http://example.com/held"))
-        yield self.take(b)
+        request = yield self.take(b)
         a = yield self.open_scheduler()
         a._closed_in_test = True
-        yield a.close("finished")
+        yield a.close("shutdown")
         self.assertEqual(self.redis.call("EXISTS", self.key("seen")), 1)
-        self.assertTrue(self.logs.has("kept: other workers hold 1 request(s), 0 queued"),
-                        self.logs.messages())
+        self.assertEqual(self.redis.call("GET", self.key("epoch")), b.store.epoch.encode())
+        b.request_done(request)
+        yield wait_until(lambda: not b.has_pending_requests())
+        self.assertEqual(self.redis.call("KEYS", "*"), [self.key("epoch").encode()])
 
     @defer.inlineCallbacks
     def test_join_warns_about_an_earlier_crawls_fingerprints(self):
-        """Joining an idle crawl whose seen set is not empty warns once, with the count."""
+        """Starting a crawl on a seen set left by an earlier one warns once, with the
+        count."""
         self.redis.call("SADD", self.key("seen"), "1", "2", "3")
         yield self.open_scheduler()
         warnings = [m for m in self.logs.messages(logging.WARNING)
-                    if "3 fingerprints from an earlier crawl" in m]
+                    if "its 3 fingerprints will not be fetched again" in m]
         self.assertEqual(len(warnings), 1, self.logs.messages())
 
 
@@ -151,9 +157,24 @@ class OutageTests(FaultTestCase):
         yield wait_until(lambda: self.stops, timeout=15)
         self.assertEqual(self.stops, ["redis_state_error"])
         self.assertTrue(self.logs.has("reachable again"), self.logs.messages())
-        self.assertTrue(self.logs.has("gone from Redis", logging.ERROR), self.logs.messages())
+        self.assertTrue(self.logs.has("are gone: Redis restarted without its data",
+                                      logging.ERROR), self.logs.messages())
         self.assertEqual(a.stats.get_value("scheduler/redis/state_lost"), 1)
         self.assertTrue(a.has_pending_requests())  # it never decided the crawl was over
+
+    @defer.inlineCallbacks
+    def test_writes_of_a_lost_epoch_are_refused_and_counted(self):
+        """After the crawl's keys vanished, a worker's push is refused (nothing recreates
+        a queue or a seen set without the epoch), counted, and the crawl stops."""
+        a = yield self.open_scheduler()
+        self.redis.call("FLUSHALL")
+        a.enqueue_request(Request("http://example.com/late"))
+        yield wait_until(lambda: self.stops, timeout=15)
+        self.assertEqual(self.stops, ["redis_state_error"])
+        self.assertEqual(a.stats.get_value("scheduler/redis/refused_writes"), 1)
+        self.assertEqual(self.redis.call("KEYS", "*"), [])
+        self.assertTrue(self.logs.has("Redis did not restart: the keys were deleted",
+                                      logging.ERROR), self.logs.messages())
 
     @defer.inlineCallbacks
     def test_no_flush_waiters_pile_up_during_an_outage(self):
@@ -173,12 +194,12 @@ class OutageTests(FaultTestCase):
         a = yield self.open_scheduler(SCHEDULER_REDIS_TIMEOUT=5)
         push, failures = a.store.push, []
 
-        def fail_once(entries, acks=()):
+        def fail_once(entries, acks=(), reports=()):
             if not failures:
                 from txredisapi import ConnectionError
                 failures.append(1)
                 return defer.fail(ConnectionError("Lost connection"))
-            return push(entries, acks)
+            return push(entries, acks, reports)
         a.store.push = fail_once
         a._tick.stop()  # nothing flushes but the close
         a.enqueue_request(Request("http://example.com/late"))

@@ -6,6 +6,7 @@ The shared frontier (C{--scheduler redis://}): each test runs its own redis-serv
 import json
 import os
 import socket
+import struct
 
 from twisted.internet import defer, reactor, task
 from twisted.trial import unittest
@@ -102,7 +103,7 @@ class SchedulerTestCase(unittest.TestCase):
         self.stops = []  # the reasons the schedulers asked their crawler to stop with
 
     @defer.inlineCallbacks
-    def open_scheduler(self, **settings):
+    def open_scheduler(self, with_slots=False, **settings):
         """A RedisScheduler of its own crawler, open; closed (shutdown) at cleanup."""
         from tinyscrapy.frontier.redis import RedisScheduler
         values = {"SCHEDULER_URL": self.redis.url, "CONCURRENT_REQUESTS": 4,
@@ -112,6 +113,9 @@ class SchedulerTestCase(unittest.TestCase):
         crawler.settings.freeze()
         crawler.stop = self._record_stop
         spider = crawler.spider = SharedSpider.from_crawler(crawler)
+        if with_slots:  # the downloader's slots, as in a crawl (sends are reported)
+            from tinyscrapy.download.slots import Slots
+            crawler.slots = Slots.from_crawler(crawler)
         scheduler = RedisScheduler.from_crawler(crawler)
         yield scheduler.open(spider)
         self.addCleanup(self.close_once, scheduler, "shutdown")
@@ -199,7 +203,8 @@ class RedisSchedulerTests(SchedulerTestCase):
         """The entries of a worker whose heartbeat expired go back to the queue, and
         another worker takes them."""
         spider = SharedSpider()
-        member = b"\0" * 16 + codec.request_to_bytes(Request("http://example.com/orphan"), spider)
+        member = (b"\0" * 16 + struct.pack(">H", 11) + b"example.com" + struct.pack(">LL", 8, 0)
+                  + codec.request_to_bytes(Request("http://example.com/orphan"), spider))
         self.redis.call("SADD", self.key("workers"), "ghost")
         self.redis.call("HSET", self.key("processing:ghost"), member, "0")
         a = yield self.open_scheduler()  # checks at open
@@ -242,9 +247,10 @@ class RedisSchedulerTests(SchedulerTestCase):
 
     @defer.inlineCallbacks
     def test_finish_deletes_keys_unless_persist(self):
-        """A finished crawl leaves no keys; with SCHEDULER_PERSIST the seen set stays."""
-        for persist, left in ((False, []), (True, [self.key("epoch").encode(),
-                                                     self.key("seen").encode()])):
+        """A finished crawl leaves only its end marker (which expires); with
+        SCHEDULER_PERSIST the seen set stays too."""
+        for persist, left in ((False, [self.key("epoch").encode()]),
+                              (True, [self.key("epoch").encode(), self.key("seen").encode()])):
             self.redis.call("FLUSHALL")
             a = yield self.open_scheduler(SCHEDULER_PERSIST=persist)
             a.enqueue_request(Request("http://example.com/done"))
@@ -254,6 +260,7 @@ class RedisSchedulerTests(SchedulerTestCase):
             a._closed_in_test = True
             yield a.close("finished")
             self.assertEqual(sorted(self.redis.call("KEYS", "*")), left)
+            self.assertGreater(self.redis.call("PTTL", self.key("epoch")), 0)
 
 
 class SharedCrawlTests(unittest.TestCase):
@@ -308,7 +315,8 @@ class SharedCrawlTests(unittest.TestCase):
                 values = json.load(f)
             self.assertEqual(values["ledger/missing"], 0, values)
             self.assertEqual(values["finish_reason"], "finished")
-        self.assertEqual(self.redis.call("KEYS", "*"), [])  # SCHEDULER_PERSIST=False
+        [marker] = self.redis.call("KEYS", "*")  # SCHEDULER_PERSIST=False: the end marker
+        self.assertGreater(self.redis.call("PTTL", marker), 0)
 
     @defer.inlineCallbacks
     def test_killed_process_loses_nothing(self):

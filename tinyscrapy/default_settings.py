@@ -127,6 +127,9 @@ DEFAULTS = {
     "SCHEDULER_REDIS_WORKER_TIMEOUT": 30.0,
     "SCHEDULER_REDIS_POLL_INTERVAL": 0.2,
     "SCHEDULER_REDIS_TIMEOUT": 10.0,
+    "SCHEDULER_REDIS_RETRIES": 6,  # an outage longer than TIMEOUT x (1 + RETRIES) stops
+    "SCHEDULER_REDIS_END_MARKER_TTL": 60.0,
+    "SCHEDULER_REDIS_TLS_CA": None,
     "STATS_CLASS": "tinyscrapy.observe.stats.StatsCollector",
     # output
     "FEEDS": {},
@@ -176,6 +179,7 @@ KINDS = {
     "HTTPCACHE_EXPIRATION_SECS": float,
     "SCHEDULER_URL": str,
     "SCHEDULER_REDIS_KEY": str,
+    "SCHEDULER_REDIS_TLS_CA": str,
     "TRACE_FILE": str,
     "PROGRESS": None,  # "auto" or a boolean: checked by tinyscrapy.observe.progress
     "REFERRER_POLICY": None,  # a name, a class or its path: checked by the referer middleware

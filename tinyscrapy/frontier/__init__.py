@@ -3,7 +3,8 @@ Frontier backends: which L{tinyscrapy.scheduler.Scheduler} a crawl uses.
 
     - in memory (the default): L{tinyscrapy.scheduler.Scheduler};
     - on disk (C{--jobdir DIR}, the C{JOBDIR} setting): L{tinyscrapy.frontier.disk};
-    - shared (C{--scheduler redis://host:port/db}, C{SCHEDULER_URL}):
+    - shared (C{--scheduler redis://host:port/db}, or C{rediss://} over TLS;
+      C{SCHEDULER_URL}):
       L{tinyscrapy.frontier.redis}.
 
 A C{SCHEDULER} setting the user changed always wins.
@@ -14,6 +15,7 @@ from tinyscrapy.errors import UsageError
 
 BACKENDS = {
     "redis": "tinyscrapy.frontier.redis.RedisScheduler",
+    "rediss": "tinyscrapy.frontier.redis.RedisScheduler",  # over TLS
 }
 DISK = "tinyscrapy.frontier.disk.DiskScheduler"
 

@@ -1,7 +1,7 @@
 """
 L{RedisScheduler}: a frontier that many processes share through Redis
-(C{--scheduler redis://host:port/db}); the keys are described in
-L{tinyscrapy.frontier.redisstore}.
+(C{--scheduler redis://host:port/db}, or C{rediss://} over TLS); the keys are described in
+L{tinyscrapy.frontier.redisstore}, the user's view in C{docs/shared-crawl.md}.
 
 The engine's interface is synchronous; Redis is not. So:
 
@@ -11,22 +11,24 @@ The engine's interface is synchronous; Redis is not. So:
     - L{RedisScheduler.next_request} serves from a local, slot-aware
       L{tinyscrapy.scheduler.Scheduler}. When it holds fewer than C{CONCURRENT_REQUESTS}
       (or up to 4 times that while all it holds wait on slot delays), a pop moves a batch
-      from the shared queue into this worker's C{processing} hash; when it lands, the
-      engine is woken.
+      of leases (requests whose host may take one more now, across all workers) from the
+      shared queue into this worker's C{processing} hash; when it lands, the engine is
+      woken. Each send on a host with a delay is reported, so that Redis times that
+      host's next send from it.
     - L{RedisScheduler.request_done} is the acknowledgement: the entry leaves
-      C{processing} in the same script that writes what its callback yielded, after it.
-      A worker that dies keeps its entries in C{processing} until its heartbeat expires;
-      then another worker puts them back in the queue.
-    - L{RedisScheduler.has_pending_requests} stays True until a status check, sent when
-      nothing was buffered or in flight here, found the shared queue empty and no worker
-      holding an entry, with nothing changed here since.
+      C{processing} (its lease ends) in the same script that writes what its callback
+      yielded, after it. A worker that dies keeps its entries in C{processing} until its
+      heartbeat expires; then another worker puts them back in the queue.
+    - L{RedisScheduler.has_pending_requests} stays True until the crawl is over: a status
+      check sent while the engine had nothing to do found the queue empty and no lease
+      out anywhere, and ended the crawl in Redis (or another worker's did).
 
-A C{LoopingCall} every C{SCHEDULER_REDIS_POLL_INTERVAL} seconds notices a lost
-connection, retries what failed, refills, checks the status when idle (a status check that
-finds the crawl's epoch key gone stops the crawl: C{redis_state_error}), and renews the
-heartbeat. That background half (the
-writes, the pops, the tick) is in L{tinyscrapy.frontier.redissync}; this module is the
-face the engine sees, and the opening and closing.
+A C{LoopingCall} every C{SCHEDULER_REDIS_POLL_INTERVAL} seconds retries what failed,
+refills, checks the status, renews the heartbeat and watches the connection (a client
+that stopped reconnecting is replaced; an outage past its bound stops the crawl). That
+background half is in L{tinyscrapy.frontier.redissync}, what each state of the crawl
+(over, lost, evicted, unreachable) does in L{tinyscrapy.frontier.redisstates}; this module
+is the face the engine sees, and the opening and closing.
 """
 
 import logging
@@ -35,13 +37,15 @@ import socket
 import struct
 import time
 from dataclasses import dataclass
+from functools import partial
 
 from twisted.internet.defer import CancelledError, succeed
 from twisted.internet.task import LoopingCall
 
 from tinyscrapy.errors import UnserializableRequest
 from tinyscrapy.frontier import codec
-from tinyscrapy.frontier.redisstore import RedisStore, connect, parse_redis_url, redact
+from tinyscrapy.frontier.redisconnect import is_tls, make_client, tls_options
+from tinyscrapy.frontier.redisstore import OK, RedisStore, connect, parse_redis_url, redact
 from tinyscrapy.frontier.redissync import _PREFETCH_CAP, SharedQueueSync
 from tinyscrapy.scheduler import Scheduler
 from tinyscrapy.scope.fingerprint import request_fingerprint
@@ -102,42 +106,62 @@ class RedisScheduler(SharedQueueSync):
         self.url = settings.get("SCHEDULER_URL")
         parse_redis_url(self.url)  # a bad URL stops the start here, with one line
         self.shown = redact(self.url)  # what logs show: no password
+        self.ca = settings.get("SCHEDULER_REDIS_TLS_CA") or None
         self.crawler = crawler
         self.stats = crawler.stats
         self.ledger = crawler.ledger
         self.clock = crawler.reactor
         self.fingerprint = request_fingerprint
         self.seen = FingerprintSet()
-        self.local = Scheduler(fingerprint=_stored_fingerprint,
-                               slots=getattr(crawler, "slots", None), clock=crawler.reactor)
-        self.local.seen = _NothingSeen()
+        self.local = self._new_buffer()
         self.batch = max(1, settings.getint("CONCURRENT_REQUESTS"))
         self.persist = settings.getbool("SCHEDULER_PERSIST")
         self.key = settings.get("SCHEDULER_REDIS_KEY")
         self.poll = settings.getfloat("SCHEDULER_REDIS_POLL_INTERVAL")
         self.worker_timeout = settings.getfloat("SCHEDULER_REDIS_WORKER_TIMEOUT")
         self.timeout = settings.getfloat("SCHEDULER_REDIS_TIMEOUT")
+        self.retries = max(0, settings.getint("SCHEDULER_REDIS_RETRIES"))
+        self.end_ttl = settings.getfloat("SCHEDULER_REDIS_END_MARKER_TTL")
         self.worker = f"{socket.gethostname()}:{os.getpid()}:{os.urandom(3).hex()}"
         self.spider = self.store = None
+        self.run_id = None  # the Redis server's at join: a restart changes it
         self._token = os.urandom(4)
         self._count = 0
         self._outbox = []   # (fingerprint, score, member, dont_filter) to push
         self._acks = []     # members of our processing hash to forget, after the outbox
+        self._reports = []  # (slot, delay ms) of the sends on slots with a delay
+        self._reporting = ()
+        self._sends = {}    # slot -> its sent_count when last looked at
+        self._lease_delays = {}  # slot -> the largest delay (ms) its leases carried
         self._acking = ()   # the acknowledgements of the push on its way
         self._pushing = ()  # the outbox entries of the push on its way
         self._taken = {}    # request -> member, for requests taken and not yet done
+        self._handed = set()  # those of _taken handed to the engine (the rest: buffered)
         self._flushing = self._popping = self._checking = None
         self._flush_call = None
         self._flush_waiters = []
-        self._changes = 0   # bumped by every local change; a status check must outlive none
-        self._drained_at = -1
+        self._changes = 0   # bumped by every local change
+        self._idle_at = -1  # _changes when the engine last found nothing to do
         self._empty_pop_at = self._next_beat = self._next_status = float("-inf")
         self._reclaim = False
-        self._outage = False
-        self._lost = False  # Redis lost the crawl's state: stopping
+        self._outage_since = None  # when Redis stopped answering, during an outage
+        self._last_trouble = "no connection"  # what failed last, for the final error
+        self._closing = False
+        self._over = False  # the crawl ended (here or in another worker): finishing
+        self._lost = False  # Redis lost the crawl's state, or it did not answer: stopping
         self._enqueued = self._duplicates = 0
         self._tick = LoopingCall(self._on_tick)
         self._tick.clock = crawler.reactor
+        self._pop_call = None  # a refill when a slot's delay ends
+        self.slots = getattr(crawler, "slots", None)
+        if self.slots is not None:
+            self.slots.listeners.append(self._slot_event)
+
+    def _new_buffer(self):
+        buffer = Scheduler(fingerprint=_stored_fingerprint,
+                           slots=getattr(self.crawler, "slots", None), clock=self.clock)
+        buffer.seen = _NothingSeen()
+        return buffer
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -154,72 +178,103 @@ class RedisScheduler(SharedQueueSync):
         """
         self.spider = spider
         prefix = self.key or default_key(spider)
-        d = connect(self.url, self.clock, self.timeout)
+        d = connect(self.url, self.clock, self.timeout, self.ca)
         d.addCallback(self._cb_connected, prefix)
         return d
 
     def _cb_connected(self, client, prefix):
-        self.store = RedisStore(client, prefix, self.worker, self.worker_timeout)
+        tls = tls_options(self.url, self.ca) if is_tls(self.url) else None
+        remake = partial(make_client, self.url, self.timeout, tls, quiet=True)
+        self.store = RedisStore(client, prefix, self.worker, self.worker_timeout,
+                                self.clock, self.timeout, remake)
+        d = self.store.run_id()
+        d.addCallback(self._cb_run_id)
+        return d
+
+    def _cb_run_id(self, run_id):
+        self.run_id = run_id
         d = self.store.join(os.urandom(8).hex())
         d.addCallback(self._cb_joined)
         return d
 
-    def _cb_joined(self, seen):
+    def _cb_joined(self, joined):
+        how, seen, queued, marker_ttl = joined
+        prefix = self.store.prefix
+        if how == "over":
+            self._over = True
+            logger.warning(
+                "shared frontier %s: the crawl of keys %s* is over (it finished less than "
+                "SCHEDULER_REDIS_END_MARKER_TTL=%g s ago); nothing to do. To start a new "
+                "crawl, wait %.0f s for its end marker to expire, or delete it: redis-cli "
+                "-u %s DEL %sepoch", self.shown, prefix, self.end_ttl, marker_ttl,
+                self.shown, prefix)
+            return None
         self._next_beat = self.clock.seconds() + self.worker_timeout / 3
         d = self.store.status()
-        d.addCallback(self._cb_first_status, seen)
+        d.addCallback(self._cb_first_status, how, seen, queued)
         return d
 
-    def _cb_first_status(self, status, seen):
-        queued, processing, requeued, _state = status
+    def _cb_first_status(self, status, how, seen, queued_at_join):
+        state, queued, processing, requeued = status
+        if state != OK:  # ended or lost between two scripts: say so at the first tick
+            self._next_status = float("-inf")
         self._count_requeued(requeued)
-        logger.info("shared frontier %s (keys %s*): worker %s joined; %d queued, %d taken "
-                    "by other workers", self.shown, self.store.prefix, self.worker, queued,
-                    processing)
-        if seen and not queued and not processing:
-            logger.warning("shared frontier %s (keys %s*): %d fingerprints from an earlier "
-                           "crawl; its pages will not be fetched again (the keys were "
-                           "kept: SCHEDULER_PERSIST, or a crawl stopped early; delete the "
-                           "keys %s* to start over)", self.shown, self.store.prefix, seen,
-                           self.store.prefix)
+        prefix = self.store.prefix
+        if how == "new" and (seen or queued_at_join):
+            logger.warning("shared frontier %s (keys %s*): worker %s started a crawl on "
+                           "the keys an earlier crawl left (SCHEDULER_PERSIST, or a crawl "
+                           "stopped early): resuming its %d queued request(s); its %d "
+                           "fingerprints will not be fetched again (delete the keys %s* "
+                           "to start over)", self.shown, prefix, self.worker,
+                           queued_at_join, seen, prefix)
+        elif how == "new":
+            logger.info("shared frontier %s (keys %s*): worker %s started a new crawl",
+                        self.shown, prefix, self.worker)
+        else:
+            logger.info("shared frontier %s (keys %s*): worker %s joined the crawl in "
+                        "progress; %d queued, %d taken by other workers", self.shown,
+                        prefix, self.worker, queued, processing)
         self._tick.start(self.poll, now=False)
 
     def close(self, reason):
         """
         Write the outbox, put the requests buffered here (never handed out) back in the
-        shared queue, leave the crawl and disconnect. On a finish, without
-        C{SCHEDULER_PERSIST}, the last worker to leave deletes the keys.
+        shared queue, leave the crawl and disconnect. (The crawl's keys go when it ends:
+        see L{tinyscrapy.frontier.redisstore}.)
 
         @return: a Deferred firing with None when disconnected (after at most
             C{SCHEDULER_REDIS_TIMEOUT} seconds of waiting for Redis); it never errbacks.
         """
         if self._tick.running:
             self._tick.stop()
+        self._closing = True
         self.local.close(reason)
+        if self.slots is not None and self._slot_event in self.slots.listeners:
+            self.slots.listeners.remove(self._slot_event)
+        if self._pop_call is not None and self._pop_call.active():
+            self._pop_call.cancel()
         if self.store is None:
             return succeed(None)
-        d = self._write_all()  # retried until the deadline: txredisapi reconnects
-        d.addCallback(self._cb_written, reason)
+        if self._lost or self._over:  # nothing of ours can be written any more
+            self._refuse_outbox()
+            d = succeed(None)
+        else:
+            d = self._write_all()  # retried until the deadline: txredisapi reconnects
+            d.addCallback(self._cb_written)
         call = self.clock.callLater(self.timeout, d.cancel)
         d.addErrback(self._eb_close_failed)
         d.addBoth(self._cb_disconnect, call)
         return d
 
-    def _cb_written(self, _, reason):
-        clear = reason == "finished" and not self.persist
-        d = self.store.release(clear=clear)
-        d.addCallback(self._cb_released, clear)
+    def _cb_written(self, _):
+        d = self.store.release()
+        d.addCallback(self._cb_released)
         return d
 
-    def _cb_released(self, result, clear):
-        released, cleared, held, queued = result
-        self._count_requeued(released)
-        if cleared:
-            logger.info("shared frontier %s: the crawl is over, keys %s* deleted "
-                        "(SCHEDULER_PERSIST=False)", self.shown, self.store.prefix)
-        elif clear and (held or queued):
-            logger.info("shared frontier %s: keys %s* kept: other workers hold %d "
-                        "request(s), %d queued", self.shown, self.store.prefix, held, queued)
+    def _cb_released(self, result):
+        state, released = result
+        if state == OK:
+            self._count_requeued(released)
 
     def _eb_close_failed(self, failure):
         requests = len(self._outbox) + len(self._pushing)
@@ -239,6 +294,7 @@ class RedisScheduler(SharedQueueSync):
         if self._flush_call is not None and self._flush_call.active():
             self._flush_call.cancel()
         d = self.store.disconnect()
+        d.addTimeout(self.timeout, self.clock)  # a stalled Redis may never close it
         d.addErrback(_ignore)
         return d
 
@@ -254,12 +310,12 @@ class RedisScheduler(SharedQueueSync):
         @raise UnserializableRequest: its callback is not a spider method (logged).
         """
         fingerprint = self.fingerprint(request)
-        if fingerprint in self.seen and not request.dont_filter:
+        if self._over or fingerprint in self.seen and not request.dont_filter:
             self._duplicates += 1
             return False
         request.fingerprint = fingerprint
         try:
-            member = self._member(codec.request_to_bytes(request, self.spider))
+            member = self._member(request, codec.request_to_bytes(request, self.spider))
         except UnserializableRequest as e:
             logger.error("%s", e)
             raise
@@ -271,11 +327,19 @@ class RedisScheduler(SharedQueueSync):
         self._flush_soon()
         return True
 
-    def _member(self, data):
-        """A queue member: microseconds, this worker's token and a counter, then data."""
+    def _member(self, request, data):
+        """A queue member: its lease header (see L{tinyscrapy.frontier.redisscripts}:
+        microseconds, this worker's token and a counter, then the slot's name, parallelism
+        and delay), then C{data}."""
         self._count += 1
-        return struct.pack(">Q4sL", time.time_ns() // 1000, self._token,
-                           self._count & 0xFFFFFFFF) + data
+        slots = self.local.slots
+        key = slots.key_for(request)
+        slot = slots.slot(key)
+        name = str(key).encode("utf-8")[:0xFFFF]
+        return struct.pack(">Q4sLH", time.time_ns() // 1000, self._token,
+                           self._count & 0xFFFFFFFF, len(name)) + name + struct.pack(
+            ">LL", min(slot.rule.parallelism, 0xFFFFFFFF),
+            min(int(slot.floor * 1000), 0xFFFFFFFF)) + data
 
     def next_request(self):
         """The next buffered request whose slot can take one now, or None. A refill is
@@ -283,6 +347,8 @@ class RedisScheduler(SharedQueueSync):
         buffered can go now (they wait on their slots' delays), up to C{_PREFETCH_CAP}
         times C{CONCURRENT_REQUESTS}: so one delayed slot does not starve the others."""
         request = self.local.next_request()
+        if request is not None:
+            self._handed.add(request)
         size = self.local.size()
         if size < self.batch:
             self._refill()
@@ -294,7 +360,8 @@ class RedisScheduler(SharedQueueSync):
         """Acknowledge C{request}: it leaves this worker's C{processing} hash after what
         its callback yielded is written."""
         member = self._taken.pop(request, None)
-        if member is not None:
+        self._handed.discard(request)
+        if member is not None and not (self._over or self._lost):
             self._acks.append(member)
             self._changed()
             self._flush_soon()
@@ -303,12 +370,16 @@ class RedisScheduler(SharedQueueSync):
         return self.local.next_ready_time()
 
     def has_pending_requests(self):
-        """True until a recent status check confirmed the shared crawl is over."""
-        if self.local.has_pending_requests() or self._busy():
-            return True
-        if self._drained_at == self._changes:
+        """True until the crawl is over: a status check, sent while this worker and the
+        engine had nothing to do, found nothing queued or held anywhere and ended it (or
+        another worker's did)."""
+        if self._over:
             return False
-        self._status()
+        if self.local.has_pending_requests():
+            return True
+        self._idle_at = self._changes  # the engine asks only when it has nothing to do
+        if not self._busy():  # else the tick checks once all is written
+            self._status()
         return True
 
     def size(self):

@@ -1,6 +1,8 @@
 """
-Connecting to the Redis of C{--scheduler redis://...}: the URL, its redacted form for
-logs, and the first connection, whose failures become one L{UsageError} line.
+Connecting to the Redis of C{--scheduler redis://...} (or C{rediss://...}: TLS, the
+server's certificate verified against the system's CAs or C{SCHEDULER_REDIS_TLS_CA}): the
+URL, its redacted form for logs, and the first connection, whose failures become one
+L{UsageError} line.
 
 txredisapi imports the global reactor: it is imported here only when connecting.
 """
@@ -14,7 +16,8 @@ from tinyscrapy.errors import UsageError
 
 def parse_redis_url(url):
     """
-    C{redis://[[user]:password@]host[:port][/db]} as C{(host, port, db, user, password)}.
+    C{redis[s]://[[user]:password@]host[:port][/db]} as C{(host, port, db, user,
+    password)}; L{is_tls} tells the schemes apart.
 
     @raise UsageError: it is not such a URL (the message shows it redacted).
     """
@@ -25,12 +28,39 @@ def parse_redis_url(url):
     except ValueError as e:
         raise UsageError(f"--scheduler {redact(url)}: not a redis://host:port/db URL "
                          f"({e})") from None
-    if parts.scheme.lower() != "redis" or not parts.hostname or db < 0 \
+    if parts.scheme.lower() not in ("redis", "rediss") or not parts.hostname or db < 0 \
             or parts.query or parts.fragment:
         raise UsageError(f"--scheduler {redact(url)}: not a redis://host:port/db URL")
     password = unquote(parts.password) if parts.password else None
     user = unquote(parts.username) if parts.username else None
     return parts.hostname, port, db, user, password
+
+
+def is_tls(url):
+    """@return: whether C{url} asks for TLS (C{rediss://})."""
+    return url.partition("://")[0].lower() == "rediss"
+
+
+def tls_options(url, ca=None):
+    """
+    The client TLS options for C{url}'s host: its certificate is verified, against the
+    PEM file C{ca} (a private CA) or else the system's trust store.
+
+    @raise UsageError: C{ca} cannot be read or holds no certificate.
+    """
+    from OpenSSL import crypto
+    from twisted.internet.ssl import Certificate, optionsForClientTLS
+
+    host = parse_redis_url(url)[0]
+    trust = None
+    if ca:
+        try:
+            with open(ca, "rb") as f:
+                trust = Certificate.loadPEM(f.read())
+        except (OSError, ValueError, crypto.Error) as e:
+            raise UsageError(f"SCHEDULER_REDIS_TLS_CA={ca}: not a readable PEM "
+                             f"certificate ({e})") from None
+    return optionsForClientTLS(host, trustRoot=trust)
 
 
 def redact(url):
@@ -47,7 +77,7 @@ def redact(url):
     return f"{scheme}://{shown}@{hostport}{slash}{path}"
 
 
-def connect(url, reactor, timeout=10.0):
+def connect(url, reactor, timeout=10.0, ca=None):
     """
     Connect to the Redis of C{url}, with reconnection once connected.
 
@@ -57,37 +87,112 @@ def connect(url, reactor, timeout=10.0):
     wrong password or db index fails at once with Redis's answer, and is consumed here
     (no "Unhandled error in Deferred").
 
+    With C{rediss://}, the probe does the TLS handshake too, so a certificate that does
+    not verify fails at once with the reason.
+
     @return: a Deferred firing with the txredisapi connection once Redis answered PING;
         it errbacks with L{UsageError} ("cannot connect to URL: reason", the URL
         redacted) otherwise, after at most C{timeout} seconds.
     """
-    from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol
-    from twisted.internet.protocol import Protocol
+    from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol, wrapClientTLS
 
-    host, port, db, user, password = parse_redis_url(url)
+    host, port, _db, _user, _password = parse_redis_url(url)
+    tls = tls_options(url, ca) if is_tls(url) else None
     try:
         import txredisapi  # noqa: F401 - checked before anything connects
     except ImportError:
         raise UsageError(f"--scheduler {redact(url)} needs txredisapi: "
                          f"pip install 'tinyscrapy[redis]'") from None
     endpoint = TCP4ClientEndpoint(reactor, host, port, timeout=timeout)
-    d = connectProtocol(endpoint, Protocol())
-    d.addCallback(_cb_reachable, host, port, db, user, password, reactor, timeout)
+    probe = _Probe(tls is not None)
+    if tls is not None:
+        endpoint = wrapClientTLS(tls, endpoint)
+    d = connectProtocol(endpoint, probe)
+    d.addCallback(_cb_probe_connected, probe)
+    call = reactor.callLater(timeout, d.cancel)
+    d.addBoth(_cb_probed, call)
+    d.addCallback(_cb_reachable, url, reactor, timeout, tls)
     d.addErrback(_eb_cannot_connect, url)
     return d
 
 
-def _cb_reachable(protocol, host, port, db, user, password, reactor, timeout):
-    """Something listens: close the probe and open txredisapi's connection."""
+def _probe_class():
+    from twisted.internet.defer import Deferred
+    from twisted.internet.protocol import Protocol
+
+    class Probe(Protocol):
+        """Connected (and, with TLS, handshaken: a PING is answered) or not."""
+
+        def __init__(self, tls):
+            self.tls = tls
+            self.done = Deferred()
+
+        def connectionMade(self):
+            if self.tls:
+                self.transport.write(b"PING\r\n")  # the handshake happens on the way
+            else:
+                self.done.callback(self)
+
+        def dataReceived(self, data):
+            if not self.done.called:
+                self.done.callback(self)
+
+        def connectionLost(self, reason):
+            if not self.done.called:
+                self.done.errback(reason)
+    return Probe
+
+
+def _Probe(tls):
+    return _probe_class()(tls)
+
+
+def _cb_probe_connected(protocol, probe):
+    return probe.done
+
+
+def _cb_probed(result, call):
+    if call.active():
+        call.cancel()
+    return result
+
+
+def make_client(url, timeout, tls=None, quiet=False):
+    """
+    A txredisapi lazy connection to C{url} that reconnects by itself (soon: at most
+    about a second between attempts), with C{timeout} on connecting and on each reply.
+    The db index is selected only when it is not 0 (one command less to time out on a
+    reconnection). C{quiet}: nobody waits for this client's first connection (a
+    replacement), so its failure (an AUTH that timed out) is consumed here.
+    """
     import txredisapi
 
-    protocol.transport.loseConnection()
+    host, port, db, user, password = parse_redis_url(url)
     credentials = {"password": password}
     if user:  # older txredisapi releases have no username
         credentials["username"] = user
+    if tls is not None:
+        credentials["ssl_context_factory"] = tls
     client = txredisapi.lazyConnection(
-        host, port, db, reconnect=True, charset=None, convertNumbers=False,
+        host, port, db or None, reconnect=True, charset=None, convertNumbers=False,
         connectTimeout=timeout, replyTimeout=timeout, **credentials)
+    factory = getattr(client, "_factory", None)
+    if factory is not None:
+        factory.initialDelay, factory.maxDelay = 0.1, max(0.1, min(1.0, timeout))
+    ready = getattr(client, "_connected", None)
+    if quiet and ready is not None:
+        ready.addErrback(_ignore)
+    return client
+
+
+def _ignore(_failure):
+    return None
+
+
+def _cb_reachable(probe, url, reactor, timeout, tls):
+    """Something listens: close the probe and open txredisapi's connection."""
+    probe.transport.loseConnection()
+    client = make_client(url, timeout, tls)
     ready = getattr(client, "_connected", None)  # fires once AUTH and SELECT are done
     if ready is None or ready.called:
         ready = client.ping()
@@ -121,6 +226,10 @@ def _eb_cannot_connect(failure, url):
     from twisted.internet import error
     if failure.check(UsageError):
         return failure
+    from twisted.internet.ssl import SSL
+    if failure.check(SSL.Error):
+        raise UsageError(f"cannot connect to {redact(url)}: TLS failed "
+                         f"({_tls_reason(failure.value)})")
     reasons = {error.ConnectionRefusedError: "Connection refused",
                error.TimeoutError: "timed out", error.DNSLookupError: "unknown host",
                error.ConnectingCancelledError: "timed out",
@@ -131,3 +240,11 @@ def _eb_cannot_connect(failure, url):
         reason = failure.getErrorMessage() or failure.type.__name__
         reason = reason.removeprefix("Redis error: ")
     raise UsageError(f"cannot connect to {redact(url)}: {reason}")
+
+
+def _tls_reason(error):
+    """The OpenSSL reason of a failed handshake, e.g. C{certificate verify failed}."""
+    for detail in getattr(error, "args", [[]])[0] or ():
+        if isinstance(detail, tuple) and len(detail) == 3:
+            return detail[2]
+    return str(error) or type(error).__name__

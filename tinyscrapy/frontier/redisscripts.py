@@ -1,134 +1,238 @@
 """
 The Lua scripts of L{tinyscrapy.frontier.redisstore.RedisStore}: each step of a shared
 crawl that must not be torn runs as one script, atomically in Redis.
+
+Every script that writes the crawl's keys first checks the crawl's epoch (C{KEYS[1]}
+against the token in C{ARGV[1]}) and writes nothing unless it is the worker's own: a
+worker of a lost epoch (Redis restarted without its data, or the crawl ended while the
+worker was away) can never recreate a queue or a seen set. Each answer starts with the
+state: 0 the epoch is ours, 1 it is marked over (C{over:TOKEN}: the crawl ended), 2 it is
+gone or another crawl's.
+
+Politeness across workers lives here too. A queue member starts with its lease header:
+16 bytes of id, the slot's name (a 2-byte length, then the name: a host), the rule's
+parallelism and delay in ms (4 bytes each). Per slot, in hashes C{host:active} (leases
+out), C{host:next} (Redis C{TIME} in ms before which no lease is granted), C{host:hold}
+(the lease whose send is awaited: C{WORKER|ID}) and C{host:sent} (the next-send time
+after the last real send): a pop grants a lease only while the slot has fewer than its
+parallelism out and, for a delay, when its next-send time passed; it then holds the slot
+until the worker reports the send (the next-send time becomes the send's C{TIME} plus the
+delay: timed from the send), or the lease ends unsent, or the hold expires.
 """
 
-_PUSH = """
-local n = tonumber(ARGV[1])
-local flags = {}
-for i = 0, n - 1 do
-  local at = 2 + 4 * i
-  if redis.call('SADD', KEYS[1], ARGV[at]) == 1 or ARGV[at + 3] == '1' then
-    redis.call('ZADD', KEYS[2], ARGV[at + 1], ARGV[at + 2])
-    flags[i + 1] = 1
+_LEASES = """
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local function lease_of(m)
+  local hlen = struct.unpack('>H', m, 17)
+  local host = string.sub(m, 19, 18 + hlen)
+  local par, delay = struct.unpack('>I4>I4', m, 19 + hlen)
+  return host, par, delay
+end
+-- the lease of member m (held by worker) ends; conservative: it may have been sent
+local function free(prefix, m, worker, conservative)
+  local host, _, delay = lease_of(m)
+  local active = prefix .. 'host:active'
+  if redis.call('HINCRBY', active, host, -1) <= 0 then redis.call('HDEL', active, host) end
+  if delay > 0 and redis.call('HGET', prefix .. 'host:hold', host)
+      == worker .. '|' .. string.sub(m, 1, 16) then
+    redis.call('HDEL', prefix .. 'host:hold', host)
+    local nxt = tonumber(redis.call('HGET', prefix .. 'host:sent', host) or '0')
+    if conservative then nxt = now_ms() + delay end
+    redis.call('HSET', prefix .. 'host:next', host, nxt)
+  end
+end
+-- worker sent a request of slot host now: its next send is timed from here. keep: the
+-- worker still has a request of that slot on its way to the wire (the send was another,
+-- e.g. its robots.txt): its hold stays
+local function sent(prefix, worker, host, delay, keep)
+  local nxt = now_ms() + delay
+  local hold = redis.call('HGET', prefix .. 'host:hold', host)
+  if hold and string.sub(hold, 1, #worker + 1) == worker .. '|' and keep == '0' then
+    redis.call('HDEL', prefix .. 'host:hold', host)
   else
-    flags[i + 1] = 0
+    nxt = math.max(nxt, tonumber(redis.call('HGET', prefix .. 'host:next', host) or '0'))
   end
+  redis.call('HSET', prefix .. 'host:next', host, nxt)
+  redis.call('HSET', prefix .. 'host:sent', host, nxt)
 end
-for i = 2 + 4 * n, #ARGV do
-  redis.call('HDEL', KEYS[3], ARGV[i])
+local function delete_leases(prefix)
+  redis.call('DEL', prefix .. 'host:active', prefix .. 'host:next', prefix .. 'host:hold',
+             prefix .. 'host:sent')
 end
-return flags
 """
 
-_POP = """
-redis.call('SADD', KEYS[3], ARGV[2])
-local items = redis.call('ZRANGE', KEYS[1], 0, tonumber(ARGV[1]) - 1, 'WITHSCORES')
+_EPOCH = _LEASES + """
+local function epoch_state()
+  local epoch = redis.call('GET', KEYS[1])
+  if epoch == ARGV[1] then return 0 end
+  if epoch == 'over:' .. ARGV[1] then return 1 end
+  return 2
+end
+local state = epoch_state()
+"""
+
+# KEYS: epoch, seen, queue, processing; ARGV: token, n, prefix, worker, r, n x
+# (fingerprint, score, member, dont_filter), r x (slot, delay ms, keep) sends to report, then
+# the acknowledgements. Returns {state, flag per entry (1 queued)}.
+PUSH = _EPOCH + """
+if state ~= 0 then return {state} end
+local n, prefix, worker, r = tonumber(ARGV[2]), ARGV[3], ARGV[4], tonumber(ARGV[5])
+local answer = {0}
+for i = 0, n - 1 do
+  local at = 6 + 4 * i
+  if redis.call('SADD', KEYS[2], ARGV[at]) == 1 or ARGV[at + 3] == '1' then
+    redis.call('ZADD', KEYS[3], ARGV[at + 1], ARGV[at + 2])
+    answer[#answer + 1] = 1
+  else
+    answer[#answer + 1] = 0
+  end
+end
+local at = 6 + 4 * n
+for i = 0, r - 1 do
+  sent(prefix, worker, ARGV[at + 3 * i], tonumber(ARGV[at + 3 * i + 1]), ARGV[at + 3 * i + 2])
+end
+for i = at + 3 * r, #ARGV do
+  if redis.call('HDEL', KEYS[4], ARGV[i]) == 1 then
+    free(prefix, ARGV[i], worker, false)
+  end
+end
+return answer
+"""
+
+# KEYS: epoch, queue, processing, workers, alive; ARGV: token, count, worker, heartbeat
+# ms, prefix, how many of the best queued to look at, hold ms.
+# Takes up to count requests whose slot grants a lease (see above), best first. Returns
+# {state, evicted (1: this worker had been removed as dead), wait ms (when a slot's delay
+# held requests back: the soonest it ends; else -1), member, score, ...}.
+POP = _EPOCH + """
+if state ~= 0 then return {state, 0, -1} end
+local count, worker, prefix = tonumber(ARGV[2]), ARGV[3], ARGV[5]
+local evicted = 1 - redis.call('SISMEMBER', KEYS[4], worker)
+redis.call('SADD', KEYS[4], worker)
+redis.call('SET', KEYS[5], '1', 'PX', ARGV[4])
+local items = redis.call('ZRANGE', KEYS[2], 0, tonumber(ARGV[6]) - 1, 'WITHSCORES')
+local answer, blocked, wait, now = {0, evicted, -1}, {}, -1, nil
+local active_key = prefix .. 'host:active'
 for i = 1, #items, 2 do
-  redis.call('HSET', KEYS[2], items[i], items[i + 1])
+  if (#answer - 3) / 2 >= count then break end
+  local m = items[i]
+  local host, par, delay = lease_of(m)
+  if not blocked[host] then
+    local ok = tonumber(redis.call('HGET', active_key, host) or '0') < par
+    if ok and delay > 0 then
+      now = now or now_ms()
+      local nxt = tonumber(redis.call('HGET', prefix .. 'host:next', host) or '0')
+      if nxt > now then
+        ok = false
+        if wait < 0 or nxt - now < wait then wait = nxt - now end
+      else
+        redis.call('HSET', prefix .. 'host:next', host, now + delay + tonumber(ARGV[7]))
+        redis.call('HSET', prefix .. 'host:hold', host, worker .. '|' .. string.sub(m, 1, 16))
+        blocked[host] = true  -- one at a time: the next is timed from its send
+      end
+    end
+    if ok then
+      redis.call('HINCRBY', active_key, host, 1)
+      redis.call('HSET', KEYS[3], m, items[i + 1])
+      redis.call('ZREM', KEYS[2], m)
+      answer[#answer + 1] = m
+      answer[#answer + 1] = items[i + 1]
+    else
+      blocked[host] = true
+    end
+  end
 end
-if #items > 0 then
-  redis.call('ZREMRANGEBYRANK', KEYS[1], 0, #items / 2 - 1)
-end
-return items
+answer[3] = wait
+return answer
 """
 
-# KEYS: queue, workers, epoch; ARGV: prefix, worker, epoch token.
-# Returns {queued, processing, requeued, state}: state 0 the crawl goes on, 1 it is over
-# (another worker cleared the keys), 2 the epoch is gone or not ours (Redis lost the data).
-_STATUS = """
-local epoch = redis.call('GET', KEYS[3])
-if epoch ~= ARGV[3] then
-  if epoch == 'over:' .. ARGV[3] then
-    return {0, 0, 0, 1}
-  end
-  return {0, 0, 0, 2}
-end
+# KEYS: epoch, queue, workers, seen; ARGV: token, prefix, worker, may end (1/0), the end
+# marker's TTL in ms, persist (1/0).
+# Requeues the entries of workers whose heartbeat expired, then counts. With "may end"
+# (this worker is idle), an empty queue and no entry held by a live worker end the crawl
+# here, atomically: the keys go (the seen set stays with persist) and the epoch becomes
+# the end marker, which expires. Returns {state, queued, processing, requeued}: state 1
+# with the counts 0 when the crawl is over (now or before).
+STATUS = _EPOCH + """
+if state ~= 0 then return {state, 0, 0, 0} end
 local requeued, processing = 0, 0
-for _, worker in ipairs(redis.call('SMEMBERS', KEYS[2])) do
-  local hash = ARGV[1] .. 'processing:' .. worker
-  if worker ~= ARGV[2] and redis.call('EXISTS', ARGV[1] .. 'alive:' .. worker) == 0 then
+local workers = redis.call('SMEMBERS', KEYS[3])
+for _, worker in ipairs(workers) do
+  local hash = ARGV[2] .. 'processing:' .. worker
+  if worker ~= ARGV[3] and redis.call('EXISTS', ARGV[2] .. 'alive:' .. worker) == 0 then
     local entries = redis.call('HGETALL', hash)
     for i = 1, #entries, 2 do
-      redis.call('ZADD', KEYS[1], entries[i + 1], entries[i])
+      redis.call('ZADD', KEYS[2], entries[i + 1], entries[i])
+      free(ARGV[2], entries[i], worker, true)
     end
     requeued = requeued + #entries / 2
     redis.call('DEL', hash)
-    redis.call('SREM', KEYS[2], worker)
+    redis.call('SREM', KEYS[3], worker)
   else
     processing = processing + redis.call('HLEN', hash)
   end
 end
-return {redis.call('ZCARD', KEYS[1]), processing, requeued, 0}
-"""
-
-_BEAT = """
-redis.call('SET', KEYS[1], '1', 'PX', ARGV[1])
-redis.call('SADD', KEYS[2], ARGV[2])
-return 1
-"""
-
-# KEYS: alive, workers, epoch, seen; ARGV: heartbeat ms, worker, a new epoch token.
-# Joins, and starts a new epoch unless a crawl is on: returns {epoch token, SCARD seen}.
-_JOIN = """
-redis.call('SET', KEYS[1], '1', 'PX', ARGV[1])
-redis.call('SADD', KEYS[2], ARGV[2])
-local epoch = redis.call('GET', KEYS[3])
-if not epoch or string.sub(epoch, 1, 5) == 'over:' then
-  epoch = ARGV[3]
-  redis.call('SET', KEYS[3], epoch)
+local queued = redis.call('ZCARD', KEYS[2])
+if ARGV[4] == '1' and queued == 0 and processing == 0 then
+  for _, worker in ipairs(workers) do
+    redis.call('DEL', ARGV[2] .. 'alive:' .. worker, ARGV[2] .. 'processing:' .. worker)
+  end
+  redis.call('DEL', KEYS[2], KEYS[3])
+  delete_leases(ARGV[2])
+  if ARGV[6] ~= '1' then
+    redis.call('DEL', KEYS[4])
+  end
+  redis.call('SET', KEYS[1], 'over:' .. ARGV[1], 'PX', ARGV[5])
+  return {1, 0, 0, requeued}
 end
-return {epoch, redis.call('SCARD', KEYS[4])}
+return {0, queued, processing, requeued}
 """
 
-# KEYS: queue, workers, processing, alive, seen, epoch;
-# ARGV: worker, clear (1/0), prefix, epoch token, the "over" marker's TTL in ms.
-# This worker's entries go back to the queue and it leaves. With clear, the other workers
-# whose heartbeat expired are requeued and removed; those alive with an empty processing
-# hash do not hold the crawl: if none holds an entry and the queue is empty, the keys
-# go (the epoch is marked over for the idle workers still registered, so that they
-# finish). Returns {released, cleared, entries held by other workers, queued}.
-_RELEASE = """
-local entries = redis.call('HGETALL', KEYS[3])
+# KEYS: epoch, alive, workers; ARGV: token, heartbeat ms, worker.
+# Returns {state, evicted}.
+BEAT = _EPOCH + """
+if state ~= 0 then return {state, 0} end
+local evicted = 1 - redis.call('SISMEMBER', KEYS[3], ARGV[3])
+redis.call('SET', KEYS[2], '1', 'PX', ARGV[2])
+redis.call('SADD', KEYS[3], ARGV[3])
+return {0, evicted}
+"""
+
+# KEYS: epoch, alive, workers, seen, queue; ARGV: a new token, heartbeat ms, worker.
+# Joins the crawl on, or starts one (a new epoch) when there is none. A crawl whose end
+# marker is there is not joined. Returns {how, token, SCARD seen, ZCARD queue, marker's
+# PTTL}: how is 'join' (a crawl is on), 'new' (a new epoch; seen and queue say whether
+# keys of an earlier crawl were left: SCHEDULER_PERSIST or a stopped crawl) or 'over'.
+JOIN = """
+local epoch = redis.call('GET', KEYS[1])
+if epoch and string.sub(epoch, 1, 5) == 'over:' then
+  return {'over', epoch, 0, 0, redis.call('PTTL', KEYS[1])}
+end
+local how = 'join'
+if not epoch then
+  epoch = ARGV[1]
+  redis.call('SET', KEYS[1], epoch)
+  how = 'new'
+end
+redis.call('SET', KEYS[2], '1', 'PX', ARGV[2])
+redis.call('SADD', KEYS[3], ARGV[3])
+return {how, epoch, redis.call('SCARD', KEYS[4]), redis.call('ZCARD', KEYS[5]), -1}
+"""
+
+# KEYS: epoch, queue, workers, processing, alive; ARGV: token, worker, prefix.
+# This worker's entries go back to the queue and it leaves (when the epoch is its own:
+# else there is nothing of it left to release). Returns {state, released}.
+RELEASE = _EPOCH + """
+if state ~= 0 then return {state, 0} end
+local entries = redis.call('HGETALL', KEYS[4])
 for i = 1, #entries, 2 do
-  redis.call('ZADD', KEYS[1], entries[i + 1], entries[i])
+  redis.call('ZADD', KEYS[2], entries[i + 1], entries[i])
+  free(ARGV[3], entries[i], ARGV[2], true)
 end
-redis.call('DEL', KEYS[3], KEYS[4])
-redis.call('SREM', KEYS[2], ARGV[1])
-local epoch = redis.call('GET', KEYS[6])
-local cleared, holders, idle = 0, 0, {}
-if ARGV[2] == '1' and epoch == ARGV[4] then
-  for _, worker in ipairs(redis.call('SMEMBERS', KEYS[2])) do
-    local hash = ARGV[3] .. 'processing:' .. worker
-    if redis.call('EXISTS', ARGV[3] .. 'alive:' .. worker) == 1 then
-      local held = redis.call('HLEN', hash)
-      holders = holders + held
-      if held == 0 then
-        idle[#idle + 1] = worker
-      end
-    else
-      local dead = redis.call('HGETALL', hash)
-      for i = 1, #dead, 2 do
-        redis.call('ZADD', KEYS[1], dead[i + 1], dead[i])
-      end
-      redis.call('DEL', hash)
-      redis.call('SREM', KEYS[2], worker)
-    end
-  end
-  if holders == 0 and redis.call('ZCARD', KEYS[1]) == 0 then
-    for _, worker in ipairs(idle) do
-      redis.call('DEL', ARGV[3] .. 'alive:' .. worker, ARGV[3] .. 'processing:' .. worker)
-    end
-    redis.call('DEL', KEYS[5], KEYS[1], KEYS[2])
-    if #idle > 0 then
-      redis.call('SET', KEYS[6], 'over:' .. ARGV[4], 'PX', ARGV[5])
-    else
-      redis.call('DEL', KEYS[6])
-    end
-    cleared = 1
-  end
-elseif epoch == 'over:' .. ARGV[4] and redis.call('SCARD', KEYS[2]) == 0 then
-  redis.call('DEL', KEYS[6])
-end
-return {#entries / 2, cleared, holders, redis.call('ZCARD', KEYS[1])}
+redis.call('DEL', KEYS[4], KEYS[5])
+redis.call('SREM', KEYS[3], ARGV[2])
+return {0, #entries / 2}
 """

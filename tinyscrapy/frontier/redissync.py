@@ -19,19 +19,35 @@ fires when Redis answers, or errbacks when the connection is lost (then the tick
 """
 
 import logging
+import struct
 
 from twisted.internet.defer import Deferred, succeed
 from twisted.internet.task import deferLater
 
 from tinyscrapy.frontier import codec
+from tinyscrapy.frontier.redisstates import CrawlStates
 
 logger = logging.getLogger("tinyscrapy.frontier.redis")
 
 _MAX_PUSH = 1000  # requests a push script writes at most
 _PREFETCH_CAP = 4  # times CONCURRENT_REQUESTS: the most a worker buffers when slots wait
+_SCAN = 8  # times CONCURRENT_REQUESTS: the best queued requests a pop looks at
 
 
-class SharedQueueSync:
+def _member_data(member):
+    """The encoded request of a queue member, after its lease header."""
+    (length,) = struct.unpack_from(">H", member, 16)
+    return member[18 + length + 8:]
+
+
+def _member_lease(member):
+    """The slot's name and the delay (ms) in a queue member's lease header."""
+    (length,) = struct.unpack_from(">H", member, 16)
+    (delay_ms,) = struct.unpack_from(">L", member, 18 + length + 4)
+    return member[18:18 + length].decode("utf-8", "replace"), delay_ms
+
+
+class SharedQueueSync(CrawlStates):
     """The writing, reading and ticking of L{tinyscrapy.frontier.redis.RedisScheduler}."""
 
     # writing
@@ -53,17 +69,18 @@ class SharedQueueSync:
         self._flush_call = None
         if self._flushing is not None:
             return self._wait_flush()
-        if not (self._outbox or self._acks):
+        if not (self._outbox or self._acks or self._reports):
             return succeed(True)
         entries, self._outbox = self._outbox[:_MAX_PUSH], self._outbox[_MAX_PUSH:]
         acks = []
+        reports, self._reports = self._reports, []
         if not self._outbox:
             acks, self._acks = self._acks, []
-        self._acking, self._pushing = acks, entries
+        self._acking, self._pushing, self._reporting = acks, entries, reports
         waiter = self._wait_flush()  # before the push: it may fail at once
-        d = self._flushing = self.store.push(entries, acks)
+        d = self._flushing = self.store.push(entries, acks, reports)
         d.addCallbacks(self._cb_pushed, self._eb_push_failed,
-                       callbackArgs=(entries,), errbackArgs=(entries, acks))
+                       callbackArgs=(entries,), errbackArgs=(entries, acks, reports))
         d.addBoth(self._cb_flushed)
         return waiter
 
@@ -72,9 +89,12 @@ class SharedQueueSync:
         self._flush_waiters.append(waiter)
         return waiter
 
-    def _cb_pushed(self, flags, entries):
+    def _cb_pushed(self, answer, entries):
+        state, flags = answer
         self._reachable()
-        pushed = sum(int(flag) for flag in flags)
+        if not self._epoch_ok(state, len(entries) + len(self._acking)):
+            return True  # refused: nothing of it can be written any more
+        pushed = sum(flags)
         self.stats.inc_value("scheduler/redis/pushed", pushed)
         if len(entries) > pushed:
             self.stats.inc_value("scheduler/redis/duplicates", len(entries) - pushed)
@@ -83,19 +103,20 @@ class SharedQueueSync:
             self._refill()
         return True
 
-    def _eb_push_failed(self, failure, entries, acks):
+    def _eb_push_failed(self, failure, entries, acks, reports):
         self._outbox[:0] = entries
         self._acks[:0] = acks
+        self._reports[:0] = reports
         self._trouble(failure, "writing")
         return False
 
     def _cb_flushed(self, written):
         self._flushing = None
-        self._acking = self._pushing = ()
+        self._acking = self._pushing = self._reporting = ()
         waiters, self._flush_waiters = self._flush_waiters, []
         for waiter in waiters:
             waiter.callback(written)
-        if written and (self._outbox or self._acks):
+        if written and (self._outbox or self._acks or self._reports):
             self._flush_soon()
 
     def _write_all(self, written=True):
@@ -106,7 +127,8 @@ class SharedQueueSync:
         @return: a Deferred firing once all is written; it never fires while Redis does
             not answer: the caller cancels it at its deadline.
         """
-        if self._flushing is None and not (self._outbox or self._acks):
+        if self._flushing is None and not (self._outbox or self._acks or self._reports) \
+                or self._over or self._lost:
             return succeed(None)
         if not written:
             d = deferLater(self.clock, self.poll, self._flush)
@@ -123,7 +145,7 @@ class SharedQueueSync:
         holds C{CONCURRENT_REQUESTS}, or (C{starved}: all of them wait on slot delays)
         up to C{_PREFETCH_CAP} times that."""
         if self._popping is not None or self.store is None or not self._tick.running \
-                or self._drained_at == self._changes or self._lost:
+                or self._over or self._lost:
             return
         if not from_tick and self.clock.seconds() < self._empty_pop_at + self.poll:
             return
@@ -131,16 +153,28 @@ class SharedQueueSync:
         count = min(self.batch, cap - self.local.size())
         if count <= 0:
             return
-        d = self._popping = self.store.taken() if self._reclaim else self.store.pop(count)
+        if self._reclaim:
+            d = self._popping = self.store.taken()
+        else:
+            d = self._popping = self.store.pop(count, _SCAN * self.batch,
+                                               self.timeout + self.worker_timeout)
         d.addCallbacks(self._cb_popped, self._eb_pop_failed)
 
-    def _cb_popped(self, entries):
+    def _cb_popped(self, answer):
         self._popping = None
         self._reachable()
         if self._reclaim:  # after a lost answer: what our processing hash really holds
             self._reclaim = False
             known = {*self._taken.values(), *self._acks, *self._acking}
-            entries = [(member, score) for member, score in entries if member not in known]
+            entries = [(member, score) for member, score in answer if member not in known]
+        else:
+            state, evicted, wait, entries = answer
+            if not self._epoch_ok(state, 0):
+                return
+            if evicted:
+                self._evicted()
+            if wait is not None:  # a slot's delay held some back: try again as it ends
+                self._pop_when(wait)
         if not entries:
             self._empty_pop_at = self.clock.seconds()
             return
@@ -148,14 +182,41 @@ class SharedQueueSync:
             self._take(member)
         self.stats.inc_value("scheduler/redis/popped", len(entries))
         self._changed()
-        engine = self.crawler.engine
-        if engine is not None:
-            engine._wake()
+        self._wake_engine()
+
+    def _pop_when(self, wait):
+        """A refill in C{wait} seconds (when a slot's delay in Redis ends)."""
+        call = self._pop_call
+        at = self.clock.seconds() + wait
+        if call is not None and call.active():
+            if call.getTime() <= at:
+                return
+            call.cancel()
+        self._pop_call = self.clock.callLater(wait, self._on_delay_over)
+
+    def _on_delay_over(self):
+        self._pop_call = None
+        self._empty_pop_at = float("-inf")
+        self._refill(from_tick=True)
+
+    def _slot_event(self, key):
+        """The downloader's slots changed: after a send on a slot with a delay, report
+        it (Redis times that slot's next send from it, for every worker). While another
+        request of the slot is still on its way here (the send was its robots.txt),
+        the slot stays held for it."""
+        slot = self.slots.slot(key)
+        delay_ms = max(int(slot.floor * 1000), self._lease_delays.get(key, 0))
+        if delay_ms <= 0 or self._over or self._lost:
+            return
+        if slot.sent_count != self._sends.get(key, 0):
+            self._sends[key] = slot.sent_count
+            self._reports.append((key, delay_ms, slot.unsent > 0))
+            self._flush_soon()
 
     def _take(self, member):
         """One request out of the shared queue: opened in the ledger, buffered here."""
         try:
-            request = codec.request_from_bytes(member[16:], self.spider)
+            request = codec.request_from_bytes(_member_data(member), self.spider)
         except Exception as e:
             logger.error("shared frontier %s: dropping an entry that does not decode "
                          "(%s: %s)", self.shown, type(e).__name__, e)
@@ -163,6 +224,9 @@ class SharedQueueSync:
             self._acks.append(member)
             self._flush_soon()
             return
+        key, delay_ms = _member_lease(member)
+        if delay_ms > self._lease_delays.get(key, 0):  # as the pushing worker knew it
+            self._lease_delays[key] = delay_ms
         self.ledger.open(request)
         self.seen.add(request.fingerprint)
         self._taken[request] = member
@@ -173,21 +237,30 @@ class SharedQueueSync:
         self._reclaim = True  # the pop may have run: look at our processing hash
         self._trouble(failure, "taking requests")
 
-    # the tick: status, heartbeat, retries
+    # the tick: status, heartbeat, retries, the watchdog
 
     def _on_tick(self):
         now = self.clock.seconds()
-        if not self.store.connected():
-            self._trouble(None, "")  # commands wait for the reconnection
+        if self._over or self._lost:
             return
-        if self._outage:  # connected again: check at once that Redis kept the crawl
-            self._reachable()
-            self._next_status = float("-inf")
+        if self._outage_since is not None and \
+                now - self._outage_since > self.timeout * (1 + self.retries):
+            self._unreachable(now - self._outage_since)
+            return
+        if self.store.gave_up():  # txredisapi stopped reconnecting: a new client
+            logger.warning("shared frontier %s: the Redis client stopped reconnecting "
+                           "(a reply timed out while it reconnected); opening a new "
+                           "connection", self.shown)
+            self.stats.inc_value("scheduler/redis/reconnects")
+            self.store.reopen()
+        if not self.store.connected():
+            self._trouble(None, "")  # commands wait for the reconnection (timed)
+            return
         if now >= self._next_beat:
             self._next_beat = now + self.worker_timeout / 3
             self.store.beat().addCallbacks(self._cb_beat, self._trouble,
                                            errbackArgs=("renewing the heartbeat",))
-        if self._outbox or self._acks:
+        if self._outbox or self._acks or self._reports:
             self._flush_soon()
         idle = not self.local.has_pending_requests() and not self._busy()
         if idle or now >= self._next_status:
@@ -195,58 +268,41 @@ class SharedQueueSync:
         elif self.local.size() < self.batch:
             self._refill(from_tick=True)
 
-    def _cb_beat(self, _):
+    def _cb_beat(self, answer):
+        state, evicted = answer
         self._reachable()
+        if self._epoch_ok(state, 0) and evicted:
+            self._evicted()
 
     def _busy(self):
         """Something of ours is not yet in Redis, or on its way from it."""
-        return bool(self._taken or self._outbox or self._acks or self._flushing
+        return bool(self._taken or self._outbox or self._acks or self._reports
+                    or self._flushing
                     or self._popping or self._reclaim)
 
     def _status(self):
-        """Requeue dead workers' entries and count; the crawl is over when nothing is
-        queued or taken anywhere and nothing changed here meanwhile."""
-        if self._checking is not None or self.store is None or not self._tick.running:
+        """Requeue dead workers' entries and count. Sent while the engine found nothing
+        to do and nothing changed here since, it may end the crawl (in Redis, for every
+        worker) when nothing is queued or held anywhere."""
+        if self._checking is not None or self.store is None or not self._tick.running \
+                or self._over or self._lost:
             return
         self._next_status = self.clock.seconds() + self.worker_timeout / 3
-        d = self._checking = self.store.status()
-        d.addCallbacks(self._cb_status, self._eb_status_failed, callbackArgs=(self._changes,))
+        may_end = self._idle_at == self._changes and not self._busy() \
+            and not self.local.has_pending_requests()
+        d = self._checking = self.store.status(may_end, self.end_ttl, self.persist)
+        d.addCallbacks(self._cb_status, self._eb_status_failed)
 
-    def _cb_status(self, status, changes):
+    def _cb_status(self, status):
         self._checking = None
         self._reachable()
-        queued, processing, requeued, state = status
-        if state == 2:
-            self._state_lost()
-            return
+        state, queued, _processing, requeued = status
         self._count_requeued(requeued)
-        if state == 1:  # another worker saw the crawl over and deleted the keys
-            self._drained_at = self._changes
-            self._wake_engine()
-        elif queued:
+        if not self._epoch_ok(state, 0):
+            return
+        if queued:
             self._empty_pop_at = float("-inf")
             self._refill()
-        elif not processing and changes == self._changes and not self._busy():
-            self._drained_at = changes
-            self._wake_engine()
-
-    def _wake_engine(self):
-        engine = self.crawler.engine
-        if engine is not None:
-            engine._wake()
-
-    def _state_lost(self):
-        """The epoch key is gone: Redis lost the crawl (restarted without its data, or
-        the keys were deleted). Going on would fetch nothing or everything again."""
-        if self._lost:
-            return
-        self._lost = True
-        logger.error("shared frontier %s: the crawl's keys %s* are gone from Redis "
-                     "(restarted without its data, or deleted): its queue and seen set are "
-                     "lost, the crawl stops (finish reason redis_state_error)", self.shown,
-                     self.store.prefix)
-        self.stats.inc_value("scheduler/redis/state_lost")
-        self.crawler.stop("redis_state_error")
 
     def _eb_status_failed(self, failure):
         self._checking = None
@@ -260,18 +316,3 @@ class SharedQueueSync:
 
     def _changed(self):
         self._changes += 1
-
-    def _trouble(self, failure, doing):
-        """Log a lost connection once per outage; txredisapi reconnects by itself.
-        C{failure} is None when the tick found the connection down."""
-        if not self._outage:
-            self._outage = True
-            what = "lost the connection to Redis" if failure is None else \
-                f"{doing} failed ({failure.getErrorMessage() or failure.type.__name__})"
-            logger.warning("shared frontier %s: %s; waiting while txredisapi reconnects",
-                           self.shown, what)
-
-    def _reachable(self):
-        if self._outage:
-            self._outage = False
-            logger.info("shared frontier %s: reachable again", self.shown)

@@ -35,6 +35,7 @@ SCRAPY_PATHS = {
     "tinyscrapy.item": ["Item", "Field"],
     "tinyscrapy.loader": ["ItemLoader"],
     "tinyscrapy.loader.processors": ["TakeFirst", "MapCompose", "Join"],
+    "tinyscrapy.spidermiddlewares.httperror": ["HttpError"],
 }
 
 # modules that only re-export: their bodies hold imports, __all__ and docstrings
@@ -42,7 +43,7 @@ FACES = ["__init__.py", "exceptions.py", "http/__init__.py", "spiders/__init__.p
          "linkextractors/__init__.py", "selector/__init__.py", "item.py",
          "loader/__init__.py", "loader/processors.py", "utils/__init__.py",
          "utils/log.py", "utils/defer.py", "utils/reactor.py", "utils/sitemap.py",
-         "utils/project.py"]
+         "utils/project.py", "spidermiddlewares/__init__.py", "spidermiddlewares/httperror.py"]
 
 
 def modules():

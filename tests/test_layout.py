@@ -18,7 +18,9 @@ PACKAGE = os.path.join(ROOT, "tinyscrapy")
 SCRAPY_PATHS = {
     "tinyscrapy": ["Spider", "Request", "FormRequest", "Selector", "signals", "Item", "Field"],
     "tinyscrapy.http": ["Request", "HttpResponse", "FormRequest", "JsonRequest", "Headers"],
-    "tinyscrapy.spiders": ["Spider", "CrawlSpider", "Rule", "SitemapSpider"],
+    "tinyscrapy.spiders": ["Spider", "CrawlSpider", "Rule", "SitemapSpider", "XMLFeedSpider",
+                           "CSVFeedSpider"],
+    "tinyscrapy.spiders.feed": ["XMLFeedSpider", "CSVFeedSpider"],
     "tinyscrapy.spiders.crawl": ["CrawlSpider", "Rule"],
     "tinyscrapy.spiders.sitemap": ["SitemapSpider"],
     "tinyscrapy.linkextractors": ["LinkExtractor"],

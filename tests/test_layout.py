@@ -38,6 +38,7 @@ SCRAPY_PATHS = {
     "tinyscrapy.loader": ["ItemLoader"],
     "tinyscrapy.loader.processors": ["TakeFirst", "MapCompose", "Join"],
     "tinyscrapy.spidermiddlewares.httperror": ["HttpError"],
+    "tinyscrapy.utils.response": ["open_in_browser", "get_base_url"],
 }
 
 # modules that only re-export: their bodies hold imports, __all__ and docstrings

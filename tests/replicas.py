@@ -520,6 +520,13 @@ class SitemapSite(_Leaf):
         if path == "/sitemap-pages.xml":
             return _respond(request, _urlset(f"{base}/{name}.html" for name in SHOP_PAGES),
                             content_type="application/xml")
+        if path == "/feed.rss":
+            return _respond(request, _rss(base), content_type="application/rss+xml")
+        if path == "/products.csv":
+            rows = "".join(f'{name},"{_title(name)}",{10 + i * 2.5:.2f}\n'
+                           for i, name in enumerate(SHOP_PRODUCTS))
+            return _respond(request, "slug,name,price\n" + rows + "broken,row\n",
+                            content_type="text/csv")
         match = re.fullmatch(r"/product/([a-z-]+)\.html", path)
         if match and match.group(1) in SHOP_PRODUCTS:
             name = match.group(1)
@@ -537,6 +544,24 @@ class SitemapSite(_Leaf):
 <body><h1>{match.group(1)}</h1><p class="lead">A page of the shop.</p></body></html>
 """)
         return _respond(request, "not found", 404, "text/plain")
+
+
+def _title(slug):
+    return slug.replace("-", " ").title()
+
+
+def _rss(base):
+    items = "".join(f"""    <item>
+      <title>{page.split('/')[-1].replace('-', ' ')}</title>
+      <link>{base}/{page}.html</link>
+      <dc:creator>Shop team {i}</dc:creator>
+      <category>news</category>
+    </item>
+""" for i, page in enumerate(SHOP_PAGES))
+    return ('<?xml version="1.0" encoding="UTF-8"?>\n'
+            '<rss version="2.0" xmlns:dc="http://purl.org/dc/elements/1.1/">\n'
+            f"  <channel>\n    <title>Shop news</title>\n    <link>{base}/</link>\n"
+            f"{items}  </channel>\n</rss>\n")
 
 
 def _urlset(locations):

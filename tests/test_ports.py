@@ -19,11 +19,9 @@ import os
 import shutil
 import sys
 
-from itemadapter import ItemAdapter
 from twisted.internet import defer, reactor
 from twisted.trial import unittest
 
-from tinyscrapy import signals
 from tinyscrapy.crawler import Crawler
 from tinyscrapy.http import FormRequest
 from tinyscrapy.settings import Settings
@@ -61,7 +59,7 @@ class PortedSpiderTests(unittest.TestCase):
         path = os.path.join(self.tmp, name + ".py")
         with open(path, "w", encoding="utf-8") as stream:
             stream.write(ported_source(name, self.ports))
-        module_name = f"ported_{name}"
+        module_name = name  # as runspider imports it: a setting may name the module
         spec = importlib.util.spec_from_file_location(module_name, path)
         module = importlib.util.module_from_spec(spec)
         sys.modules[module_name] = module
@@ -75,18 +73,16 @@ class PortedSpiderTests(unittest.TestCase):
 
     @defer.inlineCallbacks
     def run_spider(self, name):
-        """Crawl the ported spider C{name} here; fire with its items as plain data."""
+        """Crawl the ported spider C{name} here, its items fed to a JSON lines file (as
+        C{-O out.jsonl} does); fire with them."""
         spidercls = self.load(name)
-        crawler = Crawler(spidercls, Settings({"LOG_LEVEL": "WARNING", "FEEDS": {}}))
-        items = []
-
-        def scraped(item):
-            items.append(ItemAdapter(item).asdict())
-
-        crawler.signals.connect(scraped, signal=signals.item_scraped)
+        out = os.path.join(self.tmp, name + ".jsonl")
+        settings = {"LOG_LEVEL": "WARNING", "FEEDS": {out: {"format": "jsonlines"}}}
+        crawler = Crawler(spidercls, Settings(settings, "cmdline"))
         yield crawler.crawl()
         self.assertEqual(crawler.stats.get_value("spider_exceptions/count", 0), 0)
-        return json.loads(json.dumps(items))
+        with open(out, encoding="utf-8") as stream:
+            return [json.loads(line) for line in stream]
 
     @defer.inlineCallbacks
     def check(self, name):
@@ -135,6 +131,36 @@ class PortedSpiderTests(unittest.TestCase):
     def test_signals_js(self):
         """from_crawler and signals, custom_settings, dataclass items, data in a script."""
         return self.check("signals_js")
+
+    def test_pipeline_in_file(self):
+        """A pipeline named by the spider file's module, a field serializer, DropItem, a
+        LinkExtractor called by hand, a plain FormRequest login, closed()."""
+        return self.check("pipeline_in_file")
+
+    def test_loader_re(self):
+        """ItemLoader default processors and re=, .re(), normalize-space, cb_kwargs."""
+        return self.check("loader_re")
+
+    def test_follow_all_xpath(self):
+        """follow_all(xpath=, cb_kwargs=), SelectorList.attrib, callbacks returning lists."""
+        return self.check("follow_all_xpath")
+
+    def test_crawl_rules(self):
+        """CrawlSpider rules with cb_kwargs, process_request, errback, LinkExtractor
+        options, and loader-context processors."""
+        return self.check("crawl_rules")
+
+    def test_xml_feed(self):
+        """An XMLFeedSpider over RSS, node by node, a namespaced tag in each node."""
+        return self.check("xml_feed")
+
+    def test_xml_index(self):
+        """An XMLFeedSpider with iterator 'xml' and a namespace prefix in itertag."""
+        return self.check("xml_index")
+
+    def test_csv_feed(self):
+        """A CSVFeedSpider: rows by header, a broken row skipped, process_results."""
+        return self.check("csv_feed")
 
     def test_books_basic(self):
         """The books tutorial spider: pods, the rating class, next pages."""

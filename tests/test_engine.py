@@ -280,6 +280,49 @@ class ErrorRuleTests(unittest.TestCase):
         downloader.answer(status=404)
         self.assertEqual(seen, [404])
 
+    def test_request_status_list_wins_over_the_spider(self):
+        """A request's meta handle_httpstatus_list, even empty, replaces the spider's."""
+        seen = []
+
+        class S(Spider):
+            name = "s"
+            handle_httpstatus_list = [404]
+
+            def start_requests(self):
+                yield Request("http://127.0.0.1/x", meta={"handle_httpstatus_list": []},
+                              errback=self.bad)
+
+            def parse(self, response):
+                seen.append("callback")
+
+            def bad(self, failure):
+                seen.append(("errback", failure.value.response.status))
+
+        engine, clock, downloader, _ = self.make(S)
+        downloader.answer(status=404)
+        clock.advance(0)
+        self.assertEqual(seen, [("errback", 404)])
+
+    def test_httperror_settings(self):
+        """HTTPERROR_ALLOWED_CODES serves a spider that lists none; HTTPERROR_ALLOW_ALL all."""
+        for settings, status, spider_list in (({"HTTPERROR_ALLOWED_CODES": [404]}, 404, None),
+                                              ({"HTTPERROR_ALLOW_ALL": True}, 503, [404])):
+            class S(Spider):
+                name = "s"
+                start_urls = ["http://127.0.0.1/x"]
+                seen = []
+
+                def parse(self, response):
+                    self.seen.append(response.status)
+
+            if spider_list is not None:
+                S.handle_httpstatus_list = spider_list
+            engine, clock, downloader, _ = make_engine(S, settings)
+            clock.advance(0)
+            downloader.answer(status=status)
+            clock.advance(0)
+            self.assertEqual(S.seen, [status], settings)
+
     def test_callback_exception_counted_crawl_goes_on(self):
         """A callback that raises is counted and the other pages are still crawled."""
 

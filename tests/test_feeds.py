@@ -445,6 +445,14 @@ class ExporterOptionTests(unittest.TestCase):
                           export_kwargs={"export_empty_fields": True})
         self.assertEqual(json.loads(data), {"name": "pen", "price": "2.00 EUR", "tags": None})
 
+    def test_declared_item_fields_in_declaration_order(self):
+        """An Item's fields are written in the order declared, not the order set."""
+        item = Product()
+        item["tags"] = ["a"]
+        item["name"] = "pen"
+        data = self.write(JsonLinesWriter, "o.jsonl", [item])
+        self.assertEqual(data, b'{"name": "pen", "tags": ["a"]}\n')
+
 
 class KindsSpider(Spider):
     """Yields one Product and one dict; has a C{category} attribute."""

@@ -18,7 +18,9 @@ PACKAGE = os.path.join(ROOT, "tinyscrapy")
 SCRAPY_PATHS = {
     "tinyscrapy": ["Spider", "Request", "FormRequest", "Selector", "signals", "Item", "Field"],
     "tinyscrapy.http": ["Request", "HttpResponse", "FormRequest", "JsonRequest", "Headers"],
-    "tinyscrapy.spiders": ["Spider", "CrawlSpider", "Rule", "SitemapSpider"],
+    "tinyscrapy.spiders": ["Spider", "CrawlSpider", "Rule", "SitemapSpider", "XMLFeedSpider",
+                           "CSVFeedSpider"],
+    "tinyscrapy.spiders.feed": ["XMLFeedSpider", "CSVFeedSpider"],
     "tinyscrapy.spiders.crawl": ["CrawlSpider", "Rule"],
     "tinyscrapy.spiders.sitemap": ["SitemapSpider"],
     "tinyscrapy.linkextractors": ["LinkExtractor"],
@@ -32,9 +34,12 @@ SCRAPY_PATHS = {
     "tinyscrapy.utils.sitemap": ["Sitemap", "sitemap_urls_from_robots"],
     "tinyscrapy.signals": ["spider_closed", "item_scraped"],
     "tinyscrapy.settings": ["Settings"],
+    "tinyscrapy.utils.request": ["fingerprint"],
     "tinyscrapy.item": ["Item", "Field"],
     "tinyscrapy.loader": ["ItemLoader"],
     "tinyscrapy.loader.processors": ["TakeFirst", "MapCompose", "Join"],
+    "tinyscrapy.spidermiddlewares.httperror": ["HttpError"],
+    "tinyscrapy.utils.response": ["open_in_browser", "get_base_url"],
 }
 
 # modules that only re-export: their bodies hold imports, __all__ and docstrings
@@ -42,7 +47,7 @@ FACES = ["__init__.py", "exceptions.py", "http/__init__.py", "spiders/__init__.p
          "linkextractors/__init__.py", "selector/__init__.py", "item.py",
          "loader/__init__.py", "loader/processors.py", "utils/__init__.py",
          "utils/log.py", "utils/defer.py", "utils/reactor.py", "utils/sitemap.py",
-         "utils/project.py"]
+         "utils/project.py", "spidermiddlewares/__init__.py", "spidermiddlewares/httperror.py"]
 
 
 def modules():

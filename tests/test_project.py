@@ -76,6 +76,18 @@ class ProjectTests(unittest.TestCase):
         self.assertEqual(find_config(os.path.join(self.project, "shop", "spiders")),
                          os.path.join(self.project, "tinyscrapy.cfg"))
 
+    def test_scrapy_cfg_makes_a_project(self):
+        """A Scrapy project ported by its imports alone (its scrapy.cfg kept) is a project."""
+        os.makedirs(os.path.join(self.project, "shop"))
+        with open(os.path.join(self.project, "scrapy.cfg"), "w") as f:
+            f.write("[settings]\ndefault = shop.settings\n")
+        self.assertEqual(find_config(os.path.join(self.project, "shop")),
+                         os.path.join(self.project, "scrapy.cfg"))
+        with open(os.path.join(self.project, "tinyscrapy.cfg"), "w") as f:
+            f.write("[settings]\ndefault = shop.settings\n")
+        self.assertEqual(find_config(self.project),
+                         os.path.join(self.project, "tinyscrapy.cfg"))
+
     @defer.inlineCallbacks
     def test_startproject_refuses_an_existing_project(self):
         """A second startproject into the same folder is one line, exit 2."""

@@ -104,6 +104,16 @@ class AddsOne:
         yield Request(AddsOne.extra)
 
 
+class MarksStart(Pages):
+    """Records meta['is_start_request'] of the start page and of the page it follows."""
+
+    def parse(self, response):
+        yield {"page": response.url.rsplit("/", 1)[1],
+               "start": response.meta.get("is_start_request")}
+        if response.url.endswith("/a"):
+            yield Request(self.base + "b")
+
+
 def _nothing():
     return None
 
@@ -148,6 +158,13 @@ class StartTests(unittest.TestCase):
         yield run(Both, middlewares, base=self.base)
         yield run(SyncOnly, middlewares, base=self.base)
         self.assertEqual(dict(self.server.hits), {"/new": 1, "/b": 2, "/a": 1})
+
+    @defer.inlineCallbacks
+    def test_start_requests_are_marked(self):
+        """A start request has meta['is_start_request'] True, as Scrapy marks it; others not."""
+        _, items = yield run(MarksStart, base=self.base, start_urls=[self.base + "a"])
+        self.assertEqual(sorted(items, key=str), [{"page": "a", "start": True},
+                                                  {"page": "b", "start": None}])
 
     @defer.inlineCallbacks
     def test_default_start_reads_start_urls(self):

@@ -61,6 +61,9 @@ DEFAULTS = {
     "METAREFRESH_ENABLED": True,
     "METAREFRESH_MAXDELAY": 100,
     "METAREFRESH_IGNORE_TAGS": ["noscript"],
+    # statuses outside 200-299 that still reach callbacks (Scrapy's HttpErrorMiddleware)
+    "HTTPERROR_ALLOWED_CODES": [],
+    "HTTPERROR_ALLOW_ALL": False,
     "RETRY_ENABLED": True,
     "RETRY_TIMES": 2,
     "RETRY_HTTP_CODES": [500, 502, 503, 504, 522, 524, 408, 429],

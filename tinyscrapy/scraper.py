@@ -38,6 +38,7 @@ from tinyscrapy.middleware.chain import SpiderMiddlewareChain
 from tinyscrapy.runner.reactors import deferred_from_coro
 from tinyscrapy.scope.filters import Scope
 from tinyscrapy.scope.fingerprint import SeenUrls
+from tinyscrapy.spider import Spider
 
 logger = logging.getLogger(__name__)
 
@@ -64,6 +65,8 @@ class Scraper:
         self.pipelines = ItemPipelines(crawler, build_ordered(crawler, "ITEM_PIPELINES"))
         # asked once: a crawl at INFO pays nothing for the DEBUG line of each page
         self._log_pages = logger.isEnabledFor(logging.DEBUG)
+        self._allow_all = crawler.settings.getbool("HTTPERROR_ALLOW_ALL")
+        self._allowed_codes = tuple(crawler.settings.getlist("HTTPERROR_ALLOWED_CODES"))
 
     def open_spider(self, spider):
         """@return: a Deferred fired once every pipeline's C{open_spider} finished."""
@@ -103,15 +106,26 @@ class Scraper:
         return self._seen_urls or None
 
     def _status_allowed(self, response, request, spider):
-        """Scrapy's HttpError rule: 2xx, or a status the spider or the request asked for."""
+        """
+        Scrapy's HttpError rule: 2xx, or a status the request (its meta's
+        C{handle_httpstatus_list}, even empty, before the spider's), the spider, or the
+        settings (C{HTTPERROR_ALLOW_ALL}, C{HTTPERROR_ALLOWED_CODES}) asked for.
+        """
         status = response.status
         if 200 <= status < 300:
             return True
         meta = request._meta
-        if meta and (meta.get("handle_httpstatus_all")
-                     or status in meta.get("handle_httpstatus_list", ())):
+        if meta:
+            if meta.get("handle_httpstatus_all"):
+                return True
+            if "handle_httpstatus_list" in meta:  # the request's list wins, even empty
+                return status in meta["handle_httpstatus_list"]
+        if self._allow_all:
             return True
-        return status in spider.handle_httpstatus_list
+        allowed = spider.handle_httpstatus_list
+        if allowed is Spider.handle_httpstatus_list:  # the spider set none
+            allowed = self._allowed_codes
+        return status in allowed
 
     def scrape_failure(self, failure, request, spider):
         """

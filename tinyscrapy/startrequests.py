@@ -143,6 +143,7 @@ class StartRequests:
     def _route(self, output, crawl):
         """A request to C{crawl}; an item to the pipelines (wait until it left them)."""
         if isinstance(output, Request):
+            output.meta.setdefault("is_start_request", True)  # Scrapy's mark, for middlewares
             crawl(output)
             return
         if output is None:

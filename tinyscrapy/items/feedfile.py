@@ -80,12 +80,13 @@ class FeedFile:
         through itemadapter (imported on first need, as in the scraper: it costs a
         fifth of a second), each value through its field's C{serializer}. With
         C{export_empty_fields}, a declared field without a value is written as None.
+        The fields come in their declared order, as in Scrapy's exporters.
         """
         if type(item) is dict and not self.export_empty:
             return item
         from itemadapter import ItemAdapter
         adapter = ItemAdapter(item)
-        names = adapter.field_names() if self.export_empty else adapter.keys()
+        names = adapter.field_names() if self.export_empty else _populated(adapter)
         values = {}
         for name in names:
             value = adapter.get(name)
@@ -226,3 +227,12 @@ def _serializer(adapter, name):
         return adapter.get_field_meta(name).get("serializer")
     except (KeyError, TypeError, AttributeError):
         return None
+
+
+def _populated(adapter):
+    """The names of C{adapter}'s fields that have a value, in declaration order (those an
+    item holds without declaring them last), as Scrapy's exporters write them."""
+    keys = list(adapter.keys())
+    present = set(keys)
+    return dict.fromkeys([*(name for name in adapter.field_names() if name in present),
+                          *keys])

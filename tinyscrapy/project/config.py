@@ -7,7 +7,9 @@ C{scrapy.cfg})::
     [settings]
     default = myproject.settings
 
-found in the current directory or one of its parents. The environment variable
+found in the current directory or one of its parents; a Scrapy project ported by its
+imports alone still has C{scrapy.cfg}, which is read when no C{tinyscrapy.cfg} stands
+beside it. The environment variable
 C{TINYSCRAPY_SETTINGS_MODULE} names the settings module instead, as
 C{SCRAPY_SETTINGS_MODULE} does for Scrapy. The settings module's upper-case names are the
 C{project} layer of the settings (above the defaults, below a spider's C{custom_settings}
@@ -23,20 +25,23 @@ from tinyscrapy.errors import UsageError
 from tinyscrapy.settings import Settings
 
 CONFIG_NAME = "tinyscrapy.cfg"
+SCRAPY_CONFIG_NAME = "scrapy.cfg"
 ENV_NAME = "TINYSCRAPY_SETTINGS_MODULE"
 
 
 def find_config(start=None):
     """
-    The C{tinyscrapy.cfg} of the project C{start} (default: the current directory) is in.
+    The C{tinyscrapy.cfg} (or, in the same folder, failing it, the C{scrapy.cfg}) of the
+    project C{start} (default: the current directory) is in.
 
     @return: its absolute path, or None outside a project.
     """
     folder = os.path.abspath(start or os.getcwd())
     while True:
-        candidate = os.path.join(folder, CONFIG_NAME)
-        if os.path.isfile(candidate):
-            return candidate
+        for name in (CONFIG_NAME, SCRAPY_CONFIG_NAME):
+            candidate = os.path.join(folder, name)
+            if os.path.isfile(candidate):
+                return candidate
         parent = os.path.dirname(folder)
         if parent == folder:
             return None

@@ -3,4 +3,18 @@ Scrapy's C{scrapy.utils} paths that scripts and spiders import: C{project}
 (C{get_project_settings}), C{log} (C{configure_logging}), C{defer} (Deferreds and
 asyncio futures), C{reactor} (C{install_reactor}), C{sitemap}. Each module only
 re-exports.
+
+C{scrapy.utils.response} (C{open_in_browser}, C{get_base_url}) is
+L{tinyscrapy.observe.browser} under a second name (an entry in C{sys.modules}, as
+C{tinyscrapy.spiders.crawl} is): a module named C{response.py} here would share its name
+with L{tinyscrapy.http.response}. C{scrapy.utils.request} (C{fingerprint}) is
+L{tinyscrapy.scope.fingerprint} the same way.
 """
+
+import sys
+
+from tinyscrapy.observe import browser
+from tinyscrapy.scope import fingerprint
+
+sys.modules[__name__ + ".response"] = browser
+sys.modules[__name__ + ".request"] = fingerprint

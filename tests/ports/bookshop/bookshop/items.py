@@ -1,0 +1,9 @@
+import scrapy
+
+
+class BookItem(scrapy.Item):
+    title = scrapy.Field()
+    price = scrapy.Field()
+    price_gbp = scrapy.Field()
+    rating = scrapy.Field()
+    category = scrapy.Field()

@@ -347,14 +347,23 @@ def _valid_host(url):
         return False
     if url[start] == "[" and "]" not in url:
         return False
-    end = len(url)
-    for mark in "/?#":
-        found = url.find(mark, start)
-        if found != -1 and found < end:
-            end = found
-    netloc = url[start:end]
+    netloc = _NETLOC.match(url, start).group()
     if ":" not in netloc:
         return True
+    valid = _PORT_CHECKED.get(netloc)  # a page's links share a few authorities
+    if valid is None:
+        valid = _valid_port(netloc)
+        if len(_PORT_CHECKED) < 1024:
+            _PORT_CHECKED[netloc] = valid
+    return valid
+
+
+_NETLOC = re.compile(r"[^/?#]*")
+_PORT_CHECKED = {}
+
+
+def _valid_port(netloc):
+    """Is the port of C{netloc} (user info and IPv6 brackets allowed) empty or 0-65535?"""
     hostport = netloc.rpartition("@")[2]
     port = hostport.rpartition("]")[2] if hostport.startswith("[") else hostport
     if ":" not in port:

@@ -347,7 +347,10 @@ def _valid_host(url):
         return False
     if url[start] == "[" and "]" not in url:
         return False
-    netloc = _NETLOC.match(url, start).group()
+    end = url.find("/", start)
+    netloc = url[start:] if end == -1 else url[start:end]
+    if "?" in netloc or "#" in netloc:  # a query or fragment right after the host: rare
+        netloc = netloc.partition("?")[0].partition("#")[0]
     if ":" not in netloc:
         return True
     valid = _PORT_CHECKED.get(netloc)  # a page's links share a few authorities
@@ -358,7 +361,6 @@ def _valid_host(url):
     return valid
 
 
-_NETLOC = re.compile(r"[^/?#]*")
 _PORT_CHECKED = {}
 
 

@@ -100,3 +100,61 @@ class SettingsGetTests(unittest.TestCase):
         code, out, _ = yield run_command(reactor, ["settings", "--get", "RETRY_HTTP_CODES"])
         self.assertEqual(code, 0)
         self.assertIn(503, json.loads(out))
+
+
+ITEM_SPIDER = '''
+from tinyscrapy import Spider
+
+
+class One(Spider):
+    name = "one"
+
+    def start_requests(self):
+        return []
+
+    async def start(self):
+        yield {"a": 1}
+'''
+
+
+class ScrapyOptionTests(unittest.TestCase):
+    """Scrapy's output and log options: C{-o PATH:FORMAT}, C{-o -:json}, C{--nolog},
+    C{--logfile}."""
+
+    def setUp(self):
+        self.tmp = os.path.abspath(self.mktemp())
+        os.makedirs(self.tmp)
+        self.spider = os.path.join(self.tmp, "one.py")
+        with open(self.spider, "w") as f:
+            f.write(ITEM_SPIDER)
+
+    @defer.inlineCallbacks
+    def test_format_after_a_colon(self):
+        """-O items.txt:jsonlines writes JSON lines to items.txt."""
+        out = os.path.join(self.tmp, "items.txt")
+        code, _, err = yield run_command(reactor, ["runspider", self.spider, "-O",
+                                                   out + ":jsonlines"], cwd=self.tmp)
+        self.assertEqual(code, 0, err)
+        with open(out) as f:
+            self.assertEqual(json.loads(f.read()), {"a": 1})
+
+    @defer.inlineCallbacks
+    def test_stdout_as_json_without_a_log(self):
+        """-o -:json prints a JSON array on stdout; --nolog keeps stderr empty."""
+        code, out, err = yield run_command(reactor, ["runspider", self.spider, "-o", "-:json",
+                                                     "--nolog"], cwd=self.tmp)
+        self.assertEqual(code, 0, err)
+        self.assertEqual(json.loads(out), [{"a": 1}])
+        self.assertEqual(err, "")
+
+    @defer.inlineCallbacks
+    def test_logfile(self):
+        """--logfile FILE sends the log there instead of stderr."""
+        log = os.path.join(self.tmp, "log.txt")
+        code, _, err = yield run_command(reactor, ["runspider", self.spider, "--logfile", log,
+                                                   "-O", os.path.join(self.tmp, "o.jsonl")],
+                                         cwd=self.tmp)
+        self.assertEqual(code, 0, err)
+        self.assertNotIn("closed (finished)", err)
+        with open(log) as f:
+            self.assertIn("closed (finished)", f.read())

@@ -10,7 +10,7 @@ from twisted.internet import defer, protocol, reactor
 from twisted.trial import unittest
 
 from .helpers import ROOT, subprocess_env
-from .servers import Redirect, TestServer
+from .servers import Redirect, Robots, TestServer
 
 
 class _Collect(protocol.ProcessProtocol):
@@ -71,6 +71,25 @@ class PageCommandTests(unittest.TestCase):
         self.assertEqual(status, 0, err)
         self.assertIn(b"<title>The page</title>", out)
         self.assertNotIn(b"INFO", out)
+
+    @defer.inlineCallbacks
+    def test_fetch_and_shell_obey_robots_txt(self):
+        """With ROBOTSTXT_OBEY (a project's default) the page commands fetch robots.txt
+        first through the same downloader: an allowed page prints, a disallowed one is
+        refused with one line."""
+        self.server.add("/robots.txt", Robots("User-agent: *\nDisallow: /other\n"))
+        status, out, err = yield tinyscrapy(["fetch", "-s", "ROBOTSTXT_OBEY=True", self.page])
+        self.assertEqual(status, 0, err)
+        self.assertIn(b"<title>The page</title>", out)
+        status, out, err = yield tinyscrapy(["fetch", "-s", "ROBOTSTXT_OBEY=True",
+                                             self.server.url("/other")])
+        self.assertNotEqual(status, 0)
+        self.assertIn(b"robots.txt", err)
+        status, out, err = yield tinyscrapy(
+            ["shell", "-s", "ROBOTSTXT_OBEY=True", self.page],
+            stdin=b"print(response.status)\n")
+        self.assertEqual(status, 0, err)
+        self.assertIn(b"200", out)
 
     @defer.inlineCallbacks
     def test_fetch_headers(self):

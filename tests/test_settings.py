@@ -260,16 +260,21 @@ class StartLogTests(unittest.TestCase):
 
     @defer.inlineCallbacks
     def test_unread_unknown_settings_warned_with_a_guess(self):
-        """A name nothing reads is warned about (with the closest known name); a user's
-        own setting that their component read is not."""
-        logs = capture_logs(self, "tinyscrapy.crawler")
+        """A name nothing reads that is close to a known one is warned about (a typo); a
+        name like no known one (the project's own, read later) only at DEBUG; a user's own
+        setting that their component read not at all."""
+        logs = capture_logs(self, "tinyscrapy.crawler", logging.DEBUG)
         yield crawl(Idle, {"ITEM_PIPELINES": {Recorder: 1}, "MY_RECORDER_VALUE": 7,
                            "DOWNLOAD_DELAYS": 2, "SOMETHING_ELSE": 1})
         warnings = logs.messages(logging.WARNING)
         self.assertEqual(len(warnings), 1, warnings)
         self.assertIn("DOWNLOAD_DELAYS (did you mean DOWNLOAD_DELAY?)", warnings[0])
-        self.assertIn("SOMETHING_ELSE", warnings[0])
+        self.assertNotIn("SOMETHING_ELSE", warnings[0])
         self.assertNotIn("MY_RECORDER_VALUE", warnings[0])
+        debug = [m for m in logs.messages(logging.DEBUG) if "your own?" in m]
+        self.assertEqual(len(debug), 1, debug)
+        self.assertIn("SOMETHING_ELSE", debug[0])
+        self.assertNotIn("MY_RECORDER_VALUE", debug[0])
 
     @defer.inlineCallbacks
     def test_no_warning_for_known_settings(self):

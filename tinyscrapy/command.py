@@ -37,6 +37,10 @@ class _Parser(argparse.ArgumentParser):
                           metavar="NAME=VALUE", help="set a setting (repeatable)")
         self.add_argument("-a", dest="spargs", action="append", default=[],
                           metavar="NAME=VALUE", help="set a spider argument (repeatable)")
+        self.add_argument("--nolog", action="store_true",
+                          help="log nothing (the LOG_ENABLED setting)")
+        self.add_argument("--logfile", metavar="FILE",
+                          help="log to FILE instead of stderr (the LOG_FILE setting)")
         self.add_argument("-L", dest="loglevel", metavar="LEVEL",
                           help="log level (DEBUG, INFO, WARNING, ERROR)")
         self.add_argument("--jobdir", metavar="DIR", help="persistent frontier: pause with "
@@ -91,7 +95,7 @@ class Command:
 
     def __init__(self, argv):
         check_command_name(argv)
-        self.args = build_parser().parse_args(argv)
+        self.args = build_parser().parse_args(_attach_dash_values(argv))
         if self.args.command is None:
             raise UsageError("no command given (try: run, runspider, crawl, demo, list, "
                              "version; -h for help)")
@@ -147,12 +151,16 @@ class Command:
             value = getattr(args, option, None)  # `bench` has none of these
             if value is not None:
                 self.settings.set(name, value, "cmdline")
-        level = self.settings.get("LOG_LEVEL")
-        configure_logging(level, self.settings.get("LOG_FORMAT"))
+        if getattr(args, "nolog", False):
+            self.settings.set("LOG_ENABLED", False, "cmdline")
+        if getattr(args, "logfile", None):
+            self.settings.set("LOG_FILE", args.logfile, "cmdline")
+        configure_logging(self.settings)
         feeds = {}
-        for path, overwrite in [(p, False) for p in args.append] + \
+        for value, overwrite in [(p, False) for p in args.append] + \
                 [(p, True) for p in args.overwrite]:
-            feeds[path] = {"format": feed_format(path), "overwrite": overwrite}
+            path, fmt = feed_path_and_format(value)
+            feeds[path] = {"format": fmt, "overwrite": overwrite}
         if feeds:
             self.settings.set("FEEDS", feeds, "cmdline")
         elif "FEEDS" not in self.settings.overridden():
@@ -198,17 +206,43 @@ def setting_pairs(items, flag):
         yield name.strip(), value
 
 
+def _attach_dash_values(argv):
+    """C{-o -:json} as argparse can read it (C{-o-:json}): a value that starts with a dash
+    would be taken for an option."""
+    out = []
+    for arg in argv:
+        if out and out[-1] in ("-o", "-O") and arg.startswith("-:"):
+            out[-1] += arg
+        else:
+            out.append(arg)
+    return out
+
+
 def feed_format(path):
     """The feed format for a file name, from its extension."""
     from tinyscrapy.items.feeds import format_for_path
     return format_for_path(path)
 
 
-def configure_logging(level, fmt):
-    """Log to stderr at C{level}; Twisted's own log goes through the same handler
-    (L{tinyscrapy.observe.logconfig.configure_logging}, Scrapy's way)."""
+def feed_path_and_format(value):
+    """
+    C{-o}'s value as Scrapy reads it: C{PATH}, or C{PATH:FORMAT} (C{items.txt:jsonlines},
+    C{-:json} for stdout) when what follows the last colon names a format.
+
+    @return: C{(path, format)}. @raise UsageError: no format can be told.
+    """
+    from tinyscrapy.items.writers import WRITERS
+    path, colon, fmt = value.rpartition(":")
+    if colon and path and fmt in WRITERS:
+        return path, fmt
+    return value, feed_format(value)
+
+
+def configure_logging(settings):
+    """Log to stderr (or C{LOG_FILE}) at C{LOG_LEVEL}; Twisted's own log goes through the
+    same handler (L{tinyscrapy.observe.logconfig.configure_logging}, Scrapy's way)."""
     from tinyscrapy.observe.logconfig import configure_logging as configure
-    configure({"LOG_LEVEL": level, "LOG_FORMAT": fmt})
+    configure(settings)
 
 
 def main(argv=None):

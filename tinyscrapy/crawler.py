@@ -59,6 +59,8 @@ class Crawler:
     @ivar settings: the frozen L{Settings} once L{crawl} has started.
     @ivar spider: the spider instance (after L{crawl} started).
     @ivar engine: the L{ExecutionEngine} (after L{crawl} started).
+    @ivar downloader: the engine's L{tinyscrapy.download.downloader.Downloader} (after
+        L{crawl} started), which robots.txt is fetched through.
     @ivar slots: the downloader's per-host L{tinyscrapy.download.slots.Slots} (after L{crawl}
         started), which the scheduler consults.
     """
@@ -79,6 +81,7 @@ class Crawler:
         self.ledger = RequestLedger(self.stats)
         self.spider = None
         self.engine = None
+        self.downloader = None
         self.slots = None
         self.extensions = []
         self._opened = False
@@ -136,6 +139,7 @@ class Crawler:
         from tinyscrapy.scraper import Scraper
 
         downloader = Downloader(self, self.reactor)
+        self.downloader = downloader  # robots.txt downloads through it too
         self.slots = downloader.slots  # made first: the scheduler consults them
         scheduler = build(scheduler_class(self.settings), self)
         scraper = Scraper(self)

@@ -1,19 +1,14 @@
 """
 C{python -m tinyscrapy bench}: a quick, self-contained speed check, as C{scrapy bench} is.
 
-It serves a generated site of C{--pages} pages (about 10 KB and 30 links each: neighbours,
-pseudo-random pages, fragments, duplicates and off-site links) with twisted.web in the
-same process, crawls it with the C{crawl} command's spider and prints pages per second and
-the request ledger. Server and crawler share one core here, so the figure is for
-comparing machines and versions, not for comparing with other crawlers: C{benchmarks/}
-does that, beside Scrapy and a raw Twisted crawler.
+It serves a generated site of C{--pages} pages (L{tinyscrapy.demo.benchsite}) with
+twisted.web in the same process, crawls it with the C{crawl} command's spider and prints
+pages per second and the request ledger. Server and crawler share one core here, so the
+figure is for comparing machines and versions, not for comparing with other crawlers:
+C{benchmarks/} does that, beside Scrapy and a raw Twisted crawler.
 """
 
-import random
 import time
-
-from twisted.web.resource import Resource
-from twisted.web.server import Site
 
 from tinyscrapy.commands import positive_int
 
@@ -41,49 +36,6 @@ def run(command):
     return run_bench(command.args.pages, command.settings)
 
 
-FILLER = ("Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor "
-          "incididunt ut labore et dolore magna aliqua. ") * 60
-
-
-class BenchSite(Resource):
-    """C{/p/N.html} for N in 0..pages-1; each page rendered on demand, deterministically."""
-
-    isLeaf = True
-
-    def __init__(self, pages, seed=7):
-        super().__init__()
-        self.pages = pages
-        self.seed = seed
-
-    def render_GET(self, request):
-        path = request.path.decode("latin-1")
-        if not (path.startswith("/p/") and path.endswith(".html")):
-            request.setResponseCode(404)
-            return b"not found"
-        try:
-            number = int(path[3:-5])
-        except ValueError:
-            number = -1
-        if not 0 <= number < self.pages:
-            request.setResponseCode(404)
-            return b"not found"
-        request.setHeader(b"content-type", b"text/html; charset=utf-8")
-        return self.page(number).encode("utf-8")
-
-    def page(self, number):
-        rng = random.Random(self.seed * 1_000_003 + number)
-        targets = [(number + step) % self.pages for step in (1, 2, 3, 5, 8)]
-        targets += [rng.randrange(self.pages) for _ in range(20)]
-        links = [f'<a href="/p/{t}.html">page {t}</a>' for t in targets]
-        links += [f'<a href="{(number + 1) % self.pages}.html#top">next</a>',
-                  '<a href="http://offsite.invalid/">elsewhere</a>',
-                  '<a href="mailto:bench@example.invalid">mail</a>',
-                  f'<a href="/p/{number}.html">self</a>']
-        return (f"<!DOCTYPE html><html><head><title>Page {number}</title></head><body>"
-                f"<h1>Page {number}</h1><p>{FILLER}</p><ul><li>"
-                + "</li><li>".join(links) + "</li></ul></body></html>")
-
-
 def run_bench(pages, settings):
     """
     Serve the bench site, crawl it, print the figures.
@@ -94,11 +46,10 @@ def run_bench(pages, settings):
     from twisted.internet import reactor
 
     from tinyscrapy.crawler import CrawlerProcess
+    from tinyscrapy.demo.benchsite import bench_site
     from tinyscrapy.spiders.sitespider import SiteCrawler
 
-    site = Site(BenchSite(pages))
-    site.noisy = False
-    site.log = _no_access_log
+    site = bench_site(pages)
     port = reactor.listenTCP(0, site, interface="127.0.0.1")
     start_url = f"http://127.0.0.1:{port.getHost().port}/p/0.html"
     settings.set("ROBOTSTXT_OBEY", False, "project")
@@ -117,7 +68,3 @@ def run_bench(pages, settings):
               if k.startswith("ledger/")}
     print("ledger:", ", ".join(f"{k}={v}" for k, v in ledger.items()))
     return 0 if responses == pages else 1
-
-
-def _no_access_log(request):
-    return None

@@ -33,6 +33,15 @@ def add_fetch_options(parser):
     parser.add_argument("-s", dest="settings", action="append", default=[],
                         metavar="NAME=VALUE", help="set a setting (repeatable)")
     parser.add_argument("-L", dest="loglevel", metavar="LEVEL", help="log level")
+    add_log_options(parser)
+
+
+def add_log_options(parser):
+    """Scrapy's C{--nolog} and C{--logfile FILE}, for the page commands."""
+    parser.add_argument("--nolog", action="store_true",
+                        help="log nothing (the LOG_ENABLED setting)")
+    parser.add_argument("--logfile", metavar="FILE",
+                        help="log to FILE instead of stderr (the LOG_FILE setting)")
 
 
 def run(command):
@@ -123,6 +132,7 @@ class PageFetcher:
         self.crawler.settings.freeze()
         self.spider = self.crawler.spider = self.crawler.spidercls.from_crawler(self.crawler)
         self.downloader = Downloader(self.crawler, reactor)
+        self.crawler.downloader = self.downloader  # robots.txt is fetched through it
         self.crawler.slots = self.downloader.slots
 
     def request(self, url, no_redirect=False):

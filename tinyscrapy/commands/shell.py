@@ -13,10 +13,9 @@ C{fetch(url_or_request)} downloads and replaces C{response} and C{request};
 C{view(response)} opens a response in a browser; C{shelp()} lists all that.
 """
 
-import code
 import sys
 
-from tinyscrapy.commands.fetch import check_url, command_settings
+from tinyscrapy.commands.fetch import add_log_options, check_url, command_settings
 
 HELP = "an interactive prompt to try selectors on a page"
 DESCRIPTION = """\
@@ -35,6 +34,7 @@ def add_arguments(parser):
     parser.add_argument("-L", dest="loglevel", metavar="LEVEL", help="log level")
     parser.add_argument("-c", dest="code", metavar="CODE",
                         help="evaluate CODE with the page fetched, print the result, exit")
+    add_log_options(parser)
 
 
 def run(command):
@@ -49,6 +49,7 @@ def run(command):
         if command.args.code is not None:
             print(eval(command.args.code, shell.namespace))  # noqa: S307 (the user's own)
         else:
+            import code  # the prompt: only when there is no -c
             code.interact(banner=shell.banner(), local=shell.namespace, exitmsg="")
     finally:
         shell.stop()

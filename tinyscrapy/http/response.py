@@ -262,14 +262,20 @@ def response_class(headers=None, url=None, body=None):
         if content_type is not None:
             if headers.get(b"Content-Encoding"):
                 return Response
+            decided = _DECLARED.get(content_type)  # a crawl meets a few types, again and again
+            if decided is not None:
+                return decided
             mimetype = content_type.decode("latin-1").split(";")[0].strip().lower()
             cls = class_for_type(mimetype)
-            if cls is Response and mimetype != "application/octet-stream":
+            if cls is not Response:
+                _remember(content_type, cls)
+            elif mimetype != "application/octet-stream":
                 # tinyscrapy: a declared type decides (docs/differences.md); a PDF whose
                 # body looks like HTML stays binary, an application/x-ndjson is text
                 verdict = text_type(mimetype)
                 if verdict is not None:
-                    return _named("TextResponse") if verdict else Response
+                    return _remember(content_type,
+                                     _named("TextResponse") if verdict else Response)
         if cls is Response and b"Content-Disposition" in headers:
             disposition = headers[b"Content-Disposition"].decode("latin-1", "replace")
             try:
@@ -280,6 +286,16 @@ def response_class(headers=None, url=None, body=None):
         cls = _from_filename(url)
     if cls is Response and body is not None:
         cls = _from_body(body)
+    return cls
+
+
+# Content-Type values (as sent) whose class the type alone decides, and that class
+_DECLARED = {}
+
+
+def _remember(content_type, cls):
+    if len(_DECLARED) < 256:
+        _DECLARED[content_type] = cls
     return cls
 
 

@@ -43,8 +43,11 @@ import inspect
 from twisted.internet.defer import Deferred, ensureDeferred
 
 from tinyscrapy.components import takes_spider
-from tinyscrapy.http import HttpResponse, Request
+from tinyscrapy.http import HttpResponse, Request, Response
 from tinyscrapy.runner.reactors import deferred_from_coro
+
+# what a hook returns that is never awaited (checked first: the common case)
+_READY = (Response, Request)
 
 
 class MiddlewareError(TypeError):
@@ -56,6 +59,8 @@ async def _call(hook, with_spider, spider, *args):
     a Deferred or a coroutine (run as an asyncio Task under the asyncio reactor, so that
     it may await asyncio code)."""
     result = hook(*args, spider) if with_spider else hook(*args)
+    if result is None or isinstance(result, _READY):  # most hooks: nothing to wait for
+        return result
     if inspect.iscoroutine(result):
         result = deferred_from_coro(result)
     if isinstance(result, Deferred) or inspect.isawaitable(result):

@@ -33,10 +33,16 @@ def log_start(crawler):
         logger.info("%s: settings: %s", name, ", ".join(
             f"{key}={_show(value)}" for key, value in sorted(overridden.items())))
     unread = settings.unread_unknown()
-    if unread:
+    # a name close to a known one is likely a typo; any other may be the project's own
+    # (an API key a callback reads later), so it is only mentioned at DEBUG
+    typos = [(setting, guess) for setting, guess in unread if guess]
+    if typos:
         logger.warning("%s: settings that nothing has read (a typo?): %s", name, ", ".join(
-            f"{setting} (did you mean {guess}?)" if guess else setting
-            for setting, guess in unread))
+            f"{setting} (did you mean {guess}?)" for setting, guess in typos))
+    own = [setting for setting, guess in unread if not guess]
+    if own:
+        logger.debug("%s: settings tinyscrapy does not know, not read so far (your own?): "
+                     "%s", name, ", ".join(own))
     if not logger.isEnabledFor(logging.INFO):
         return
     engine = crawler.engine

@@ -174,7 +174,7 @@ class RobotsTxtMiddleware:
             errbacks only on a bug.
         """
         self.stats.inc_value("robotstxt/request_count")
-        d = maybeDeferred(self.crawler.engine.downloader.fetch, request, spider)
+        d = maybeDeferred(self.crawler.downloader.fetch, request, spider)
         d.addCallbacks(self._cb_robots_downloaded, self._eb_robots_failed,
                        callbackArgs=(origin, spider, hops), errbackArgs=(origin,))
         return d

@@ -86,21 +86,23 @@ class CookiesMiddleware:
             return None
         key = meta.get("cookiejar") if meta else None
         jar = self.jars[key]
-        given = getattr(request, "cookies", None)
+        given = request._extra.get("cookies")  # not request.cookies: it would make a {}
         if not jar._cookies and not given and not request._headers:
             return None  # nothing to send, nothing to adopt: no dicts made
-        dropped = Counter()
-        if given:
-            self._keep(key, jar, _given_cookies(jar, request, given), request, dropped)
         headers = request.headers
         current = headers.get("Cookie")
-        if current is not None:
-            current = header_wire(current).decode("latin-1")
-            if current != request.meta.get("_jar_cookie"):  # set by the spider, not by us
-                self._keep(key, jar, _header_cookies(request.url, current), request, dropped)
-            drop_header(headers, "Cookie")
-        if +dropped:
-            self._report(+dropped, request.url)
+        if given or current is not None:  # cookies to take into the jar first
+            dropped = Counter()
+            if given:
+                self._keep(key, jar, _given_cookies(jar, request, given), request, dropped)
+            if current is not None:
+                current = header_wire(current).decode("latin-1")
+                if current != request.meta.get("_jar_cookie"):  # the spider's, not ours
+                    self._keep(key, jar, _header_cookies(request.url, current), request,
+                               dropped)
+                drop_header(headers, "Cookie")
+            if +dropped:
+                self._report(+dropped, request.url)
         value = _cookie_header(jar, request)
         if value:
             request.meta["_jar_cookie"] = value

@@ -103,7 +103,7 @@ class _Redirects:
                     redirect_reasons=list(meta.get("redirect_reasons", ())) + [reason],
                     redirect_ttl=ttl - 1)
         changes = {}
-        if getattr(request, "cookies", None):
+        if request._extra.get("cookies"):  # not request.cookies, which would make a {}
             changes["cookies"] = None  # in the jar already, for the host that was asked
         hop = request.replace(url=url, method="GET" if to_get else request.method,
                               body=b"" if to_get else request.body, meta=meta,

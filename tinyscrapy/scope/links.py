@@ -348,11 +348,15 @@ def _valid_host(url):
     if url[start] == "[" and "]" not in url:
         return False
     end = url.find("/", start)
-    netloc = url[start:] if end == -1 else url[start:end]
+    if end == -1:
+        end = len(url)
+    if url.find(":", start, end) == -1:  # no port (nor user info): most links
+        return True
+    netloc = url[start:end]
     if "?" in netloc or "#" in netloc:  # a query or fragment right after the host: rare
         netloc = netloc.partition("?")[0].partition("#")[0]
-    if ":" not in netloc:
-        return True
+        if ":" not in netloc:
+            return True
     valid = _PORT_CHECKED.get(netloc)  # a page's links share a few authorities
     if valid is None:
         valid = _valid_port(netloc)

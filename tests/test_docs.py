@@ -22,6 +22,7 @@ from .helpers import ROOT, subprocess_env
 
 MARKER = re.compile(r"<!-- quoted from: (\S+) (\S+) -->\n```python\n(.*?)```", re.S)
 EXAMPLE = re.compile(r"<!-- example: (\S+) -->\n```python\n(.*?)```", re.S)
+REWRITE = re.compile(r"<!-- rewrite of: (\S+) (\S+) -->\n```python\n(.*?)```", re.S)
 OUTPUT = re.compile(r"<!-- output of: (\S+)((?: \S+)*) -->\n```text\n(.*?)```", re.S)
 DOC_GLOBS = ("docs/*.md", "docs/twisted/*.md", "docs/tutorial/*.md")
 
@@ -100,6 +101,24 @@ class QuotedSourceTests(unittest.TestCase):
         for doc, module_path, qualname, block in quoted_blocks():
             self.assertEqual(block, source_of(module_path, qualname),
                              f"{doc} quotes {module_path} {qualname}, which has changed")
+
+
+class RewriteTests(unittest.TestCase):
+    """A hand-written rewrite of a function (marked "rewrite of") makes the calls it does."""
+
+    def test_rewrites_make_every_call_of_the_source(self):
+        """Each method called on self or self.X in the source is called in its rewrite."""
+        call = re.compile(r"\bself(?:\.\w+)*\.(\w+)\(")
+        rewrites = [(doc,) + match for doc, text in doc_texts()
+                    for match in REWRITE.findall(text)]
+        self.assertIn("Crawler.crawl", [qualname for _, _, qualname, _ in rewrites])
+        for doc, module_path, qualname, block in rewrites:
+            source = source_of(module_path, qualname)
+            body = source[source.index('"""', source.index('"""') + 3):]
+            missing = sorted(set(call.findall(body)) - set(call.findall(block)))
+            self.assertEqual(missing, [], f"{doc}'s rewrite of {qualname} has drifted")
+            for name in re.findall(r"\b(\w+)\(", body):
+                self.assertIn(name + "(", block, f"{doc}'s rewrite of {qualname}")
 
 
 class HopMapTests(unittest.TestCase):

@@ -142,8 +142,9 @@ class SharedPageTests(unittest.TestCase):
         self.assertEqual(axes[0], axes[1])  # one time axis for both
 
 
-LINE = re.compile(r" *(\d+\.\d{4}) trace (\w+) +(#\d+|-) (\S+) +in flight +(\d+)  queued +(\d+)"
-                  r"  (.*)")
+SPIDER_NAME = "crawl"  # the spider "crawl URL" makes
+LINE = re.compile(r" *(\d+\.\d{4}) trace (\S+) +(\w+) +(#\d+|-) (\S+) +in flight +(\d+)"
+                  r"  queued +(\d+)  (.*)")
 
 
 class TextTraceTests(unittest.TestCase):
@@ -166,13 +167,14 @@ class TextTraceTests(unittest.TestCase):
         self.assertEqual(os.listdir(cwd), [])
         self.assertEqual(len(out.splitlines()), 3)  # the items, as JSON lines
         lines = [LINE.fullmatch(line) for line in err.splitlines()
-                 if " trace " in line and " trace closed " not in line]
+                 if " trace " in line and " closed (" not in line]
         self.assertNotIn(None, lines, err)
+        self.assertEqual({m.group(2) for m in lines}, {SPIDER_NAME})  # each line names it
         times = [float(m.group(1)) for m in lines]
         self.assertEqual(times, sorted(times))
         seen = {}
         for m in lines:
-            kind, rid, in_flight = m.group(2), m.group(3), int(m.group(5))
+            kind, rid, in_flight = m.group(3), m.group(4), int(m.group(6))
             self.assertLessEqual(in_flight, 2)
             if rid != "-" and kind in ("scheduled", "start", "end", "done"):
                 seen.setdefault(rid, []).append(kind)
@@ -180,4 +182,4 @@ class TextTraceTests(unittest.TestCase):
         self.assertEqual(len(pages), 3)
         for kinds in pages:
             self.assertEqual(kinds, ["scheduled", "start", "end", "done"])
-        self.assertIn("closed (finished)", err)
+        self.assertIn(f"trace {SPIDER_NAME:<10} closed (finished)", err)

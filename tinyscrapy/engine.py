@@ -4,7 +4,8 @@ L{ExecutionEngine}: TinyScrapy's loop, read top to bottom in the order things ha
 The map of every Deferred hop of one request (tests/test_docs.py checks each name;
 docs/walkthrough.md follows it with you):
 
-    0. L{tinyscrapy.crawler.Crawler.crawl} (C{inlineCallbacks}) opens the pipelines, then
+    0. L{tinyscrapy.crawler.Crawler.crawl} (C{inlineCallbacks}) opens the pipelines, sends
+       C{spider_opened} and waits for its receivers' Deferreds, then
        L{ExecutionEngine.open_spider}, then waits on L{ExecutionEngine.start}: C{_close}.
     1. L{ExecutionEngine.open_spider} opens the scheduler (C{maybeDeferred}: a remote one
        connects), keeps the start requests lazy (L{tinyscrapy.startrequests.StartRequests};
@@ -23,7 +24,10 @@ docs/walkthrough.md follows it with you):
        L{tinyscrapy.download.transfer.Transfer.cb_done} fires with an C{HttpResponse} or a
        failure (canceller: L{tinyscrapy.download.transfer.Transfer.cancel}). It fires with
        a response or a C{Request} that continues this one (redirect, retry), or errbacks;
-       the slot is free then, and L{ExecutionEngine._cb_download_finished} wakes the loop.
+       the slot was freed as the raw transfer ended
+       (L{tinyscrapy.download.downloader.Downloader._cb_release_slot}, before the
+       middlewares' C{process_response}), and L{ExecutionEngine._cb_download_finished}
+       wakes the loop.
     4. L{ExecutionEngine._cb_downloaded} returns L{tinyscrapy.scraper.Scraper.scrape}'s
        Deferred, fired once the callback's output is handled: requests to
        L{ExecutionEngine.crawl}, items through
@@ -295,7 +299,7 @@ class ExecutionEngine:
             logger.info("closing %s (%s)", self.spider, reason)
             self.closing_reason = reason
         if not self._closing_started:
-            self._wake()
+            self._wake("error")
 
     def _close_spider(self):
         """Nothing in flight and closing: close each part in turn, then fire C{_close}."""

@@ -153,7 +153,9 @@ class Trace:
         return True
 
     def _print(self, event):
-        """One line for C{event}: time, kind, request id, slot, in flight, queued, detail."""
+        """One line for C{event}: time, spider, kind, request id, slot, in flight, queued,
+        detail (the spider's name, since spiders of one process share stderr and each
+        numbers its requests from 0)."""
         engine = self.crawler.engine
         in_flight = len(engine.in_flight) if engine is not None else 0
         queued = engine.scheduler.size() if engine is not None else 0
@@ -171,8 +173,12 @@ class Trace:
             detail = f"{event[3]} {event[4]}"
         elif kind == "turn":
             detail = "causes: " + (event[4] or "-")
-        self.text.write(f"{t:9.4f} trace {kind:<9} {rid:>5} {slot:<16} in flight {in_flight:>3}"
-                        f"  queued {queued:>4}  {detail}\n")
+        self.text.write(f"{t:9.4f} trace {self._spider_name():<10} {kind:<9} {rid:>5}"
+                        f" {slot:<16} in flight {in_flight:>3}  queued {queued:>4}  {detail}\n")
+
+    def _spider_name(self):
+        spider = self.crawler.spider
+        return spider.name if spider is not None else "-"
 
     def _id(self, request):
         """The id of C{request}, given one (with its URL) on first sight."""
@@ -239,7 +245,8 @@ class Trace:
         self._ids.clear()
         if self.text is not None:
             self._record(("close", self._closed_at))
-            self.text.write(f"{self._closed_at:9.4f} trace closed ({reason})\n")
+            self.text.write(f"{self._closed_at:9.4f} trace {spider.name:<10} "
+                            f"closed ({reason})\n")
             return
         self.name = spider.name
         if any(trace.reason is None and trace.opened_at is not None for trace in self.page):

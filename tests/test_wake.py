@@ -71,3 +71,17 @@ class WakeTests(unittest.TestCase):
         clock.advance(0)
         self.assertIsNone(engine.wake_causes)
         self.assertEqual(turns, [(0, None)])
+
+    def test_an_error_stop_is_its_own_cause(self):
+        """A feed or frontier that cannot be written wakes the loop as "error", stops
+        acknowledging, and the crawl closes with that reason."""
+        scheduler = WaitingFrontier()
+        engine, clock, turns = self._engine(scheduler)
+        scheduler.clock = clock
+        engine.wake_causes = set()
+        clock.advance(0)
+        engine.stop_for_error("feed_error")
+        clock.advance(0)
+        self.assertEqual(turns[-1], (0, ["error"]))
+        self.assertFalse(engine.acknowledging)
+        self.assertEqual(self.successResultOf(engine.start()), "feed_error")

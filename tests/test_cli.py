@@ -91,7 +91,8 @@ class SettingsGetTests(unittest.TestCase):
 
     @defer.inlineCallbacks
     def test_one_value(self):
-        """A number, a -s override, and a list (as JSON): the value alone on stdout."""
+        """A number, a -s override, a list and a boolean, printed as Python (and Scrapy)
+        prints them: the value alone on stdout."""
         code, out, err = yield run_command(reactor, ["settings", "--get", "CONCURRENT_REQUESTS"])
         self.assertEqual((code, out), (0, "16\n"), err)
         code, out, _ = yield run_command(
@@ -99,7 +100,11 @@ class SettingsGetTests(unittest.TestCase):
         self.assertEqual((code, out), (0, "2.5\n"))
         code, out, _ = yield run_command(reactor, ["settings", "--get", "RETRY_HTTP_CODES"])
         self.assertEqual(code, 0)
-        self.assertIn(503, json.loads(out))
+        self.assertIn("503", out)
+        self.assertTrue(out.startswith("["), out)
+        code, out, _ = yield run_command(reactor, ["settings", "--get", "ROBOTSTXT_OBEY",
+                                                   "--getint", "CONCURRENT_REQUESTS"])
+        self.assertEqual((code, out), (0, "False\n16\n"))
 
 
 ITEM_SPIDER = '''

@@ -186,6 +186,45 @@ class ProjectTests(unittest.TestCase):
         self.assertEqual(code, 2)
         self.assertIn("no method 'nosuch'", err)
 
+    @defer.inlineCallbacks
+    def test_genspider_templates_and_a_hyphenated_name(self):
+        """genspider -l lists the templates; a hyphenated name is the spider's name, its
+        module has underscores, and run finds it by the name."""
+        yield self.make_project()
+        code, out, err = yield run_command(reactor, ["genspider", "-l"], cwd=self.project)
+        self.assertEqual(code, 0, err)
+        self.assertEqual(out.split()[-3:], ["basic", "crawl", "sitemap"])
+        code, _, err = yield run_command(reactor, ["genspider", "shop-front", "x.example"],
+                                         cwd=self.project)
+        self.assertEqual(code, 0, err)
+        with open(os.path.join(self.project, "shop", "spiders", "shop_front.py")) as f:
+            text = f.read()
+        self.assertIn('name = "shop-front"', text)
+        self.assertIn("class ShopFrontSpider", text)
+        code, out, err = yield run_command(reactor, ["list"], cwd=self.project)
+        self.assertIn("shop-front", out.split())
+
+    @defer.inlineCallbacks
+    def test_parse_with_pipelines(self):
+        """parse --pipelines sends the items through ITEM_PIPELINES too (-r accepted)."""
+        yield self.make_project()
+        marker = os.path.join(self.tmp, "piped.txt")
+        with open(os.path.join(self.project, "shop", "pipelines.py"), "a") as f:
+            f.write(f"\n\nclass Mark:\n    def process_item(self, item):\n"
+                    f"        open({marker!r}, 'a').write('x')\n        return item\n")
+        with open(os.path.join(self.project, "shop", "settings.py"), "a") as f:
+            f.write("\nITEM_PIPELINES = {'shop.pipelines.Mark': 1}\n")
+        code, out, err = yield run_command(reactor, ["parse", self.start, "-r"],
+                                           cwd=self.project)
+        self.assertEqual(code, 0, err)
+        self.assertFalse(os.path.exists(marker))
+        code, out, err = yield run_command(reactor, ["parse", self.start, "--pipelines"],
+                                           cwd=self.project)
+        self.assertEqual(code, 0, err)
+        self.assertIn("'title': 'home'", out)
+        with open(marker) as f:
+            self.assertEqual(f.read(), "x")
+
     def test_settings_module_from_the_environment(self):
         """TINYSCRAPY_SETTINGS_MODULE names the settings module, as SCRAPY_SETTINGS_MODULE."""
         folder = os.path.join(self.tmp, "envproject")

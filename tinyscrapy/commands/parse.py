@@ -34,6 +34,11 @@ def add_arguments(parser):
                         help="how many levels of requests to follow (default: 1)")
     parser.add_argument("--meta", "-m", metavar="JSON",
                         help="meta for the first request, as a JSON object")
+    parser.add_argument("-r", "--rules", action="store_true",
+                        help="pick the callback from the CrawlSpider rules (the default "
+                             "without --callback; accepted as Scrapy's option)")
+    parser.add_argument("--pipelines", action="store_true",
+                        help="send the items through the ITEM_PIPELINES too")
     parser.add_argument("--noitems", action="store_true", help="do not show the items")
     parser.add_argument("--nolinks", action="store_true", help="do not show the requests")
     parser.add_common_options()
@@ -61,7 +66,7 @@ def run(command):
                          "(--callback)")
     levels = {}
     parse_spider = _parse_spider_class(spidercls, args.url, callback, meta, levels,
-                                       args.depth)
+                                       args.depth, args.pipelines)
     command.settings.set("FEEDS", {}, "cmdline")
     middlewares = dict(command.settings.getdict("SPIDER_MIDDLEWARES"))
     middlewares[RECORDER] = 10_000  # nearest the spider: sees its output as it is
@@ -97,7 +102,7 @@ def _rule_callback(spidercls, url):
     return None
 
 
-def _parse_spider_class(spidercls, url, callback, meta, levels, depth):
+def _parse_spider_class(spidercls, url, callback, meta, levels, depth, pipelines=False):
     """A subclass of C{spidercls} whose only start request is C{url}, to C{callback};
     what each level yields is recorded into C{levels}."""
     from tinyscrapy.http import Request
@@ -114,7 +119,7 @@ def _parse_spider_class(spidercls, url, callback, meta, levels, depth):
 
     return type(spidercls.__name__, (spidercls,), {
         "start_requests": start_requests, "start": start, "parse_levels": levels,
-        "parse_max_depth": depth,
+        "parse_max_depth": depth, "parse_pipelines": pipelines,
         "__module__": spidercls.__module__, "__qualname__": spidercls.__qualname__,
     })
 
@@ -123,7 +128,7 @@ class ParseRecorder:
     """
     A spider middleware (nearest the spider) that records what each callback yields, by
     depth level, into the spider's C{parse_levels}: items are kept there and go no
-    further; requests go on only while their level is below the spider's
+    further (on to the pipelines with C{--pipelines}; FEEDS is empty); requests go on only while their level is below the spider's
     C{parse_max_depth}.
     """
 
@@ -140,6 +145,8 @@ class ParseRecorder:
                     yield element
             else:
                 record["items"].append(element)
+                if spider.parse_pipelines:  # --pipelines: on to ITEM_PIPELINES too
+                    yield element
 
 
 def _print_levels(levels, args):

@@ -130,6 +130,15 @@ def run_command(reactor, args, cwd=ROOT, timeout=60, started=None):
     @param started: called with the process transport once it is spawned.
     @return: a Deferred firing with C{(exit status, stdout, stderr)}.
     """
+    return run_python(reactor, ["-m", "tinyscrapy", *args], cwd, timeout, started)
+
+
+def run_python(reactor, argv, cwd=ROOT, timeout=60, started=None):
+    """
+    Run C{python ARGV} as L{run_command} runs the command line (killed after C{timeout}).
+
+    @return: a Deferred firing with C{(exit status, stdout, stderr)}.
+    """
     from twisted.internet import protocol
 
     class Collect(protocol.ProcessProtocol):
@@ -150,8 +159,7 @@ def run_command(reactor, args, cwd=ROOT, timeout=60, started=None):
                                 b"".join(self.err).decode()))
 
     collect = Collect()
-    transport = reactor.spawnProcess(collect, sys.executable,
-                                     [sys.executable, "-m", "tinyscrapy", *args],
+    transport = reactor.spawnProcess(collect, sys.executable, [sys.executable, *argv],
                                      env=subprocess_env(), path=cwd)
     timer = reactor.callLater(timeout, transport.signalProcess, "KILL")
     if started is not None:

@@ -6,13 +6,12 @@ C{CrawlerRunner} in a reactor the script runs, and the asyncio reactor
 
 import json
 import os
-import sys
 import textwrap
 
-from twisted.internet import defer, protocol, reactor
+from twisted.internet import defer, reactor
 from twisted.trial import unittest
 
-from .helpers import run_command, subprocess_env
+from .helpers import run_command, run_python
 from .servers import TestServer
 
 SPIDER = """
@@ -162,32 +161,11 @@ process.start()
 
 def run_script(path, timeout=60):
     """
-    Run C{python PATH} with C{reactor.spawnProcess}.
+    Run C{python PATH} with C{reactor.spawnProcess}, in the script's folder.
 
     @return: a Deferred firing with C{(exit status, stdout, stderr)}.
     """
-    class Collect(protocol.ProcessProtocol):
-        def __init__(self):
-            self.out, self.err = [], []
-            self.done = defer.Deferred()
-
-        def outReceived(self, data):
-            self.out.append(data)
-
-        def errReceived(self, data):
-            self.err.append(data)
-
-        def processEnded(self, reason):
-            if timer.active():
-                timer.cancel()
-            self.done.callback((reason.value.exitCode, b"".join(self.out).decode(),
-                                b"".join(self.err).decode()))
-
-    collect = Collect()
-    transport = reactor.spawnProcess(collect, sys.executable, [sys.executable, path],
-                                     env=subprocess_env(), path=os.path.dirname(path))
-    timer = reactor.callLater(timeout, transport.signalProcess, "KILL")
-    return collect.done
+    return run_python(reactor, [path], os.path.dirname(path), timeout)
 
 
 class ScriptTests(unittest.TestCase):

@@ -128,8 +128,8 @@ class ParseRecorder:
     """
     A spider middleware (nearest the spider) that records what each callback yields, by
     depth level, into the spider's C{parse_levels}: items are kept there and go no
-    further (on to the pipelines with C{--pipelines}; FEEDS is empty); requests go on only while their level is below the spider's
-    C{parse_max_depth}.
+    further (on to the pipelines with C{--pipelines}; FEEDS is empty); requests go on only
+    while their level is below the spider's C{parse_max_depth}.
     """
 
     def process_spider_output(self, response, result, spider):

@@ -197,6 +197,34 @@ class LinkExtractorTests(unittest.TestCase):
         self.assertNotEqual(Link("http://h/", "t"), Link("http://h/", "t", nofollow=True))
         self.assertEqual(len({Link("http://h/"), Link("http://h/")}), 1)
 
+    def test_one_extractor_over_many_pages(self):
+        """An extractor reused over pages (as a crawl does) answers each page as a fresh one
+        would: per directory, per <base href>, per host, and with a bounded memo."""
+        from tinyscrapy.scope import links
+        shared = LinkExtractor(deny=r"/private/")
+        html = ('<a href="next.html">n</a><a href="../up.html">u</a><a href="/root">r</a>'
+                '<a href="?page=2">q</a><a href="/private/x">p</a><a href="#top">t</a>')
+        pages = [_page(html, "http://127.0.0.1/a/one.html"),
+                 _page(html, "http://127.0.0.1/a/two.html"),
+                 _page(html, "http://127.0.0.1/b/c/one.html"),
+                 _page(html, "http://127.0.0.2:8080/a/one.html"),
+                 _page('<base href="http://127.0.0.1/z/">' + html, "http://127.0.0.1/a/x")]
+        for _ in range(2):  # the second round answers from the memo
+            for page in pages:
+                fresh = LinkExtractor(deny=r"/private/")
+                self.assertEqual(shared.extract_urls(page), fresh.extract_urls(page))
+                self.assertEqual(_urls(shared, page), _urls(fresh, page))
+        self.assertEqual(shared.extract_urls(pages[2]), [
+            "http://127.0.0.1/b/c/next.html", "http://127.0.0.1/b/up.html",
+            "http://127.0.0.1/root", "http://127.0.0.1/b/c/one.html?page=2",
+            "http://127.0.0.1/b/c/one.html"])
+        self.assertEqual(shared.extract_urls(pages[4])[:2], [
+            "http://127.0.0.1/z/next.html", "http://127.0.0.1/up.html"])
+        for number in range(links.MEMO_SIZE + 10):
+            shared.extract_urls(_page(f'<a href="p{number}.html">x</a>',
+                                      f"http://127.0.0.1/d{number}/"))
+        self.assertLessEqual(len(shared._memo), links.MEMO_SIZE)
+
 
 def _only_home(value):
     return value.replace("home", "HOME") if "home" in value else None

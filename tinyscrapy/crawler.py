@@ -34,6 +34,7 @@ from tinyscrapy.observe.crawllog import log_start
 from tinyscrapy.observe.ledger import RequestLedger
 from tinyscrapy.observe.logconfig import configure_logging, update_root_handler
 from tinyscrapy.observe.stats import StatsCollector
+from tinyscrapy.runner.collector import tune_for_crawl
 from tinyscrapy.runner.crawlerrunner import CrawlerRunner
 from tinyscrapy.runner.reactors import apply_reactor_setting
 from tinyscrapy.settings import Settings
@@ -254,6 +255,7 @@ class CrawlerProcess:
         d.addBoth(self._stop_reactor)
         if install_signal_handlers:
             self._on_signals(self._signal_shutdown)
+        tune_for_crawl()  # what exists now lives as long as the process
         self.reactor.run(installSignalHandlers=False)
 
     @staticmethod

@@ -30,7 +30,7 @@ C{deny} see the URL as the page wrote it, and the L{Request} encodes it.
 
 import re
 
-from tinyscrapy.http.linkjoin import HTML_SPACE
+from tinyscrapy.http.linkjoin import HTML_SPACE, fast_join
 from tinyscrapy.scope.fingerprint import canonical_url
 
 IGNORED_EXTENSIONS = frozenset("""
@@ -44,6 +44,9 @@ IGNORED_EXTENSIONS = frozenset("""
     xls xlsb xlsm xlsx xlt xltm xltx
     css js woff woff2 ttf otf eot pdf rss hqx sh rb
 """.split())
+
+MEMO_SIZE = 8192  # answers a LinkExtractor remembers (see LinkExtractor._resolver)
+_LEFT_OUT = ()  # a remembered "no link"
 
 class Link:
     """
@@ -141,6 +144,7 @@ class LinkExtractor:
                            or self.restrict_text or self._every_tag
                            or self._every_attr) and all(
             re.fullmatch(r"[a-z][a-z0-9]*", name) for name in self.tags + self.attrs)
+        self._memo = {}  # (directory, value) -> url.partition("#"), or () if left out
         self._plain_xpath = " | ".join(f"//{tag}/@{attr}" for tag in self.tags
                                        for attr in self.attrs) or "/nothing"
 
@@ -153,8 +157,9 @@ class LinkExtractor:
             return []
         links = []
         keys = set()
+        resolve = self._resolver(response)
         for element, value in self._attribute_values(response):
-            link = self._make_link(response, element, value)
+            link = self._make_link(resolve, element, value)
             if link is None:
                 continue
             if self.unique:
@@ -181,10 +186,11 @@ class LinkExtractor:
         urls = []
         keys = set() if self.unique else None
         strip, canonicalize = self.strip, self.canonicalize
+        resolve = self._resolver(response)
         for value in response.root.xpath(self._plain_xpath, smart_strings=False):
             if strip:
                 value = value.strip(HTML_SPACE)
-            parts = self._resolve(response, value)
+            parts = resolve(value)
             if parts is None:
                 continue
             url = canonical_url(parts[0]) if canonicalize else parts[0]
@@ -241,14 +247,14 @@ class LinkExtractor:
             if tag not in self.deny_tags and (every or tag in self.tags):
                 yield element
 
-    def _make_link(self, response, element, value):
+    def _make_link(self, resolve, element, value):
         if self.strip:
             value = value.strip(HTML_SPACE)
         if self.process_value is not None:
             value = self.process_value(value)
             if value is None:
                 return None
-        parts = self._resolve(response, value)
+        parts = resolve(value)
         if parts is None:
             return None
         url, _, fragment = parts
@@ -262,18 +268,46 @@ class LinkExtractor:
         nofollow = bool(rel) and "nofollow" in rel.lower().split()
         return Link(url, fragment=fragment, nofollow=nofollow, element=element)
 
-    def _resolve(self, response, value):
+    def _resolver(self, response):
         """
-        What every link goes through, in L{extract_links} and L{extract_urls} alike: resolve
-        an attribute value against the page, keep it only if it is http(s) with a host and
-        passes the URL filters.
+        What every link goes through, in L{extract_links} and L{extract_urls} alike, as a
+        function of one attribute value: resolve it against the page, keep it only if it is
+        http(s) with a host and passes the URL filters.
 
-        @return: C{url.partition("#")} of the absolute URL, or None when it is left out.
+        The answer for a link that L{fast_join} joins depends only on the value and the
+        page's directory, and a site's pages repeat most of their links (menus, footers,
+        pagination): it is remembered in C{self._memo}, keyed by C{(directory, value)}, and
+        the join and the filters are skipped the next time. The memo is emptied when it
+        holds L{MEMO_SIZE} answers, so it stays a few megabytes at most.
+
+        @return: a function of a value returning C{url.partition("#")} of the absolute URL,
+            or None when it is left out.
         """
-        try:
-            url = response.urljoin(value)
-        except ValueError:
-            return None
+        check = self._check
+        prefixes = response.join_prefixes()
+        if not prefixes:
+            def resolve_slowly(value):
+                return check(response.urljoin(value))
+            return resolve_slowly
+        origin, directory = prefixes
+        memo = self._memo
+        if len(memo) >= MEMO_SIZE:
+            memo.clear()
+
+        def resolve(value):
+            key = (directory, value)
+            parts = memo.get(key)
+            if parts is None:
+                url = fast_join(value, origin, directory)
+                if url is None:  # joined against the whole base URL: not remembered
+                    return check(response.urljoin(value))
+                parts = memo[key] = check(url) or _LEFT_OUT
+            return parts or None
+        return resolve
+
+    def _check(self, url):
+        """C{url.partition("#")} of an absolute C{url} that is http(s) with a valid host
+        and passes the URL filters, else None."""
         if not url[:8].lower().startswith(("http://", "https://")) or not _valid_host(url):
             return None
         parts = url.partition("#")

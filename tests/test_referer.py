@@ -159,3 +159,11 @@ class PolicyOfTests(unittest.TestCase):
                          "https://e.com/p?q")
         self.assertEqual(referrer_for("origin", "http://e.com:8080/p?q", "http://a/"),
                          "http://e.com:8080/")
+        for page, sent in [("http://e.com/p?", "http://e.com/p"),
+                           ("http://e.com:80/p", "http://e.com/p"),
+                           ("http://e.com/p#f", "http://e.com/p"),
+                           ("http://e.com?q=1", "http://e.com?q=1"),
+                           ("https://[::1]:443/x", "https://[::1]/x"),
+                           ("http://e.com/a b", "http://e.com/a b"),
+                           ("http://e.com/plain/page.html", "http://e.com/plain/page.html")]:
+            self.assertEqual(referrer_for("unsafe-url", page, "http://a/"), sent, page)

@@ -155,6 +155,9 @@ class TextResponse(Response):
             joined = fast_join(url, *prefixes)
             if joined is not None:
                 return joined
+            if url[:1] == "#" and url[-1] != " " and len(url) > 1 and url.isprintable():
+                # "#top": this page
+                return self._base_url.partition("#")[0] + url
         try:
             joined = urljoin(self._base_url, url)
         except ValueError:

@@ -32,6 +32,15 @@ _DEFAULT_PORTS = frozenset((("http", 80), ("https", 443), ("ftp", 21)))
 def _strip(url, origin_only=False):
     """C{url} for use as a referrer: no credentials, fragment or default port (with
     C{origin_only}, no path or query either: C{scheme://host[:port]/})."""
+    if not origin_only and url.startswith(("http://", "https://")) and "#" not in url \
+            and "@" not in url and " " not in url and url[-1] != "?" and url.isascii() \
+            and url.isprintable():
+        # most pages: nothing to strip unless the authority names a port
+        start = url.find("//") + 2
+        slash = url.find("/", start)
+        authority = url[start:slash if slash != -1 else len(url)]
+        if authority and not any(mark in authority for mark in ":[?"):
+            return url
     try:
         parts = urlsplit(url)
         port = parts.port

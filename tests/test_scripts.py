@@ -343,7 +343,7 @@ class ScriptTests(unittest.TestCase):
     @defer.inlineCallbacks
     def test_crawler_process_tunes_the_collector(self):
         """CrawlerProcess.start freezes the objects made before the crawl and collects the
-        youngest generation every 5,000 allocations, unless the script disabled the
+        youngest generation every 20,000 allocations, unless the script disabled the
         collector."""
         from tinyscrapy.runner.collector import YOUNG_THRESHOLD
         code, _, err = yield run_script(self.write("script.py",

@@ -21,7 +21,7 @@ someone else's program and leaves the collector alone. With the collector disabl
 
 import gc
 
-YOUNG_THRESHOLD = 5000  # allocations between collections of the youngest generation
+YOUNG_THRESHOLD = 20000  # allocations between collections of the youngest generation
 
 
 def tune_for_crawl():

@@ -145,6 +145,7 @@ class LinkExtractor:
                            or self._every_attr) and all(
             re.fullmatch(r"[a-z][a-z0-9]*", name) for name in self.tags + self.attrs)
         self._memo = {}  # (directory, value) -> url.partition("#"), or () if left out
+        self._memo_older = {}  # the answers before those, still used
         self._plain_xpath = " | ".join(f"//{tag}/@{attr}" for tag in self.tags
                                        for attr in self.attrs) or "/nothing"
 
@@ -277,8 +278,10 @@ class LinkExtractor:
         The answer for a link that L{fast_join} joins depends only on the value and the
         page's directory, and a site's pages repeat most of their links (menus, footers,
         pagination): it is remembered in C{self._memo}, keyed by C{(directory, value)}, and
-        the join and the filters are skipped the next time. The memo is emptied when it
-        holds L{MEMO_SIZE} answers, so it stays a few megabytes at most.
+        the join and the filters are skipped the next time. When the memo holds
+        L{MEMO_SIZE} answers it becomes the older memo (the one before is dropped), and an
+        answer found there moves back to the new one: the links a site repeats on every
+        page stay, and both together stay a few megabytes at most.
 
         @return: a function of a value returning C{url.partition("#")} of the absolute URL,
             or None when it is left out.
@@ -290,18 +293,23 @@ class LinkExtractor:
                 return check(response.urljoin(value))
             return resolve_slowly
         origin, directory = prefixes
-        memo = self._memo
-        if len(memo) >= MEMO_SIZE:
-            memo.clear()
+        if len(self._memo) >= MEMO_SIZE:  # the recent answers become the older ones
+            self._memo_older, self._memo = self._memo, {}
+        memo, older = self._memo, self._memo_older
+        # a link joined to this page's path is on this page's host: checked once here
+        on_page = self._allowed if _valid_host(origin + "/") else check
 
         def resolve(value):
             key = (directory, value)
             parts = memo.get(key)
             if parts is None:
-                url = fast_join(value, origin, directory)
-                if url is None:  # joined against the whole base URL: not remembered
-                    return check(response.urljoin(value))
-                parts = memo[key] = check(url) or _LEFT_OUT
+                parts = older.get(key)
+                if parts is None:
+                    url = fast_join(value, origin, directory)
+                    if url is None:  # joined against the whole base URL: not remembered
+                        return check(response.urljoin(value))
+                    parts = (check(url) if url is value else on_page(url)) or _LEFT_OUT
+                memo[key] = parts
             return parts or None
         return resolve
 
@@ -310,6 +318,11 @@ class LinkExtractor:
         and passes the URL filters, else None."""
         if not url[:8].lower().startswith(("http://", "https://")) or not _valid_host(url):
             return None
+        return self._allowed(url)
+
+    def _allowed(self, url):
+        """C{url.partition("#")} of an http(s) C{url} with a valid host when it passes the
+        URL filters, else None."""
         parts = url.partition("#")
         if not self._url_allowed(parts[0]):
             return None

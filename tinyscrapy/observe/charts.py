@@ -11,7 +11,7 @@ of the same width, with the same time scale, so their time axes line up on the p
 from html import escape
 
 # the width of the label column, of the plot and of the reference lines' labels (right)
-LABEL_W, PLOT_W, RIGHT_W = 200, 1000, 170
+LABEL_W, PLOT_W, RIGHT_W = 200, 1000, 190
 WIDTH = LABEL_W + PLOT_W + RIGHT_W
 FLIGHT_TOP, FLIGHT_H = 24, 100
 QUEUED_TOP, QUEUED_H = FLIGHT_TOP + FLIGHT_H + 18, 70
@@ -32,11 +32,11 @@ def nice_step(duration):
 
 def count_step(most):
     """A round step for a count axis reaching C{most}: 1, 2 or 5 times a power of ten,
-    at most five steps."""
+    at most four steps (their labels stay apart in a short panel)."""
     power = 1
     while True:  # bounded: the step grows tenfold per round
         for m in (1, 2, 5):
-            if power * m * 5 >= most:
+            if power * m * 4 >= most:
                 return power * m
         power *= 10
 

@@ -95,7 +95,7 @@ def assign_lanes(downloads):
 
 
 LANE_H = 10
-SLOT_LABEL_CHARS = 32  # a longer slot name is cut, whole in its tooltip
+SLOT_LABEL_CHARS = 24  # a longer slot name is cut, whole in its tooltip
 
 
 def _timeline_svg(downloads, lanes, duration, end_time, limits=None, pid=""):
@@ -125,7 +125,7 @@ def _timeline_svg(downloads, lanes, duration, end_time, limits=None, pid=""):
                        f'{parallelism} at once (the lanes below are requests outside the '
                        f'count)</title></line>')
         group_h = count * (LANE_H + 2)
-        out.extend(_delay_windows(downloads, slot, delay, y - 1, group_h, scale))
+        out.extend(_delay_windows(downloads, slot, delay, y - 1, group_h, scale, end_time))
         y += group_h + 6
     height = y + 4
     scraping, bars = [], []
@@ -157,15 +157,16 @@ def _timeline_svg(downloads, lanes, duration, end_time, limits=None, pid=""):
             f'{"".join(bars)}</svg>')
 
 
-def _delay_windows(downloads, slot, delay, top, height, scale):
+def _delay_windows(downloads, slot, delay, top, height, scale, end_time):
     """A shaded rectangle per send of C{slot}, as long as the delay in force then (as
-    recorded at its start, else C{delay}), with its tooltip."""
+    recorded at its start, else C{delay}; cut at C{end_time}), with its tooltip."""
     for d in downloads:
         window = d.delay if d.delay is not None else delay
         if d.slot != slot or not window:
             continue
+        width = max(0.5, min(window, end_time - d.start) * scale)
         yield (f'<rect class="delay" x="{LABEL_W + d.start * scale:.1f}" y="{top}" '
-               f'width="{max(0.5, window * scale):.1f}" height="{height}"><title>'
+               f'width="{width:.1f}" height="{height}"><title>'
                f'{escape(str(slot))}: no other send before {d.start + window:.3f} s (delay '
                f'{window:.3f} s from {d.start:.3f} s)</title></rect>')
 
@@ -191,7 +192,7 @@ line.limit { stroke: #d64545; stroke-dasharray: 6 3; stroke-width: 1.2; }
 line.turn { stroke: #666; } svg text.ref.limit { fill: #b83232; }
 svg text.ref.parallelism { fill: #b0661c; }
 table.downloads td { padding: 0 8px 0 0; white-space: nowrap; }
-@media (max-width: 900px) { svg text { font-size: 16px; } body { margin: .5em; } }
+@media (max-width: 900px) { svg text { font-size: 13px; } body { margin: .5em; } }
 """ + "".join(f"rect.{k}, i.{k} {{ fill: {c}; background: {c}; }}\n"
               for k, (_, c) in OUTCOMES.items())
 

@@ -107,7 +107,9 @@ def _timeline_svg(downloads, lanes, duration, end_time, limits=None, pid=""):
     @param pid: the prefix of the chart's id (unique per spider on the page)."""
     scale = PLOT_W / max(duration, 1e-6)
     limits = limits or {}
-    rows, y, out = {}, 20, []
+    rows, y, out, by_slot = {}, 20, [], {}
+    for d in downloads:
+        by_slot.setdefault(d.slot, []).append(d)
     for slot, count in lanes.items():
         rows[slot] = y
         parallelism, delay = limits.get(slot, (None, 0))
@@ -125,7 +127,7 @@ def _timeline_svg(downloads, lanes, duration, end_time, limits=None, pid=""):
                        f'{parallelism} at once (the lanes below are requests outside the '
                        f'count)</title></line>')
         group_h = count * (LANE_H + 2)
-        out.extend(_delay_windows(downloads, slot, delay, y - 1, group_h, scale, end_time))
+        out.extend(_delay_windows(by_slot[slot], delay, y - 1, group_h, scale, end_time))
         y += group_h + 6
     height = y + 4
     scraping, bars = [], []
@@ -157,17 +159,18 @@ def _timeline_svg(downloads, lanes, duration, end_time, limits=None, pid=""):
             f'{"".join(bars)}</svg>')
 
 
-def _delay_windows(downloads, slot, delay, top, height, scale, end_time):
-    """A shaded rectangle per send of C{slot}, as long as the delay in force then (as
-    recorded at its start, else C{delay}; cut at C{end_time}), with its tooltip."""
+def _delay_windows(downloads, delay, top, height, scale, end_time):
+    """A shaded rectangle per send of one slot's C{downloads}, as long as the delay in
+    force then (as recorded at its start, else C{delay}; cut at C{end_time}), with its
+    tooltip."""
     for d in downloads:
         window = d.delay if d.delay is not None else delay
-        if d.slot != slot or not window:
+        if not window:
             continue
         width = max(0.5, min(window, end_time - d.start) * scale)
         yield (f'<rect class="delay" x="{LABEL_W + d.start * scale:.1f}" y="{top}" '
                f'width="{width:.1f}" height="{height}"><title>'
-               f'{escape(str(slot))}: no other send before {d.start + window:.3f} s (delay '
+               f'{escape(str(d.slot))}: no other send before {d.start + window:.3f} s (delay '
                f'{window:.3f} s from {d.start:.3f} s)</title></rect>')
 
 

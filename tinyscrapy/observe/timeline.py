@@ -130,33 +130,40 @@ def _timeline_svg(downloads, lanes, duration, end_time, limits=None, pid=""):
         out.extend(_delay_windows(by_slot[slot], delay, y - 1, group_h, scale, end_time))
         y += group_h + 6
     height = y + 4
-    scraping, bars = [], []
-    for d in downloads:
-        end = d.end if d.end is not None else end_time
-        done = d.done if d.done is not None else end
-        x = LABEL_W + d.start * scale
-        width = max(1.0, (end - d.start) * scale)
-        top = rows[d.slot] + d.lane * (LANE_H + 2)
-        waited = "retry backoff (no slot held)" if d.continues == "retry" else "queued"
-        tip = escape(f"{d.url}\n{OUTCOMES[d.outcome][0]}: {d.detail}\n"
-                     f"{waited} {d.start - d.scheduled:.3f} s (from {d.scheduled:.3f} s)\n"
-                     f"downloading {end - d.start:.3f} s (from {d.start:.3f} s)\n"
-                     f"scraping {done - end:.3f} s (to {done:.3f} s)")
-        if d.start > d.scheduled:
-            qx = LABEL_W + d.scheduled * scale
-            phase = "backoff" if d.continues == "retry" else "queued-phase"
-            bars.append(f'<line class="{phase}" x1="{qx:.1f}" y1="{top + LANE_H / 2}" '
-                       f'x2="{x:.1f}" y2="{top + LANE_H / 2}"><title>{tip}</title></line>')
-        bars.append(f'<rect class="{d.outcome}" x="{x:.1f}" y="{top}" width="{width:.1f}" '
-                   f'height="{LANE_H}"><title>{tip}</title></rect>')
-        if done > end:  # drawn first: the slot is free, a later download may share the lane
-            scraping.append(f'<rect class="scraping" x="{x + width:.1f}" y="{top + LANE_H - 3}" '
-                       f'width="{max(1.0, (done - end) * scale):.1f}" height="3">'
-                       f'<title>{tip}</title></rect>')
+    bars = "".join(_request_marks(d, rows[d.slot], scale, end_time) for d in downloads)
     return (f'<svg id="{pid}timeline" class="timeline" xmlns="http://www.w3.org/2000/svg" '
             f'width="100%" viewBox="0 0 {WIDTH} {height}">'
-            f'{time_axis(duration, scale, 14, height)}{"".join(out)}{"".join(scraping)}'
-            f'{"".join(bars)}</svg>')
+            f'{time_axis(duration, scale, 14, height)}{"".join(out)}{bars}</svg>')
+
+
+def _request_marks(d, row, scale, end_time):
+    """
+    One request's phases in its lane, as a group whose one C{<title>} is the tooltip of
+    each of them: the queued (or backoff) line, the bar (downloading), the pale bar
+    (scraping). Drawn in start order: a later download sharing the lane is drawn above.
+    """
+    end = d.end if d.end is not None else end_time
+    done = d.done if d.done is not None else end
+    x = LABEL_W + d.start * scale
+    width = max(1.0, (end - d.start) * scale)
+    top = row + d.lane * (LANE_H + 2)
+    waited = "retry backoff (no slot held)" if d.continues == "retry" else "queued"
+    marks = ['<g class="request"><title>' + escape(
+        f"{d.url}\n{OUTCOMES[d.outcome][0]}: {d.detail}\n"
+        f"{waited} {d.start - d.scheduled:.3f} s (from {d.scheduled:.3f} s)\n"
+        f"downloading {end - d.start:.3f} s (from {d.start:.3f} s)\n"
+        f"scraping {done - end:.3f} s (to {done:.3f} s)") + "</title>"]
+    if d.start > d.scheduled:
+        phase = "backoff" if d.continues == "retry" else "queued-phase"
+        marks.append(f'<line class="{phase}" x1="{LABEL_W + d.scheduled * scale:.1f}" '
+                     f'y1="{top + LANE_H / 2}" x2="{x:.1f}" y2="{top + LANE_H / 2}"/>')
+    marks.append(f'<rect class="{d.outcome}" x="{x:.1f}" y="{top}" width="{width:.1f}" '
+                 f'height="{LANE_H}"/>')
+    if done > end:
+        marks.append(f'<rect class="scraping" x="{x + width:.1f}" y="{top + LANE_H - 3}" '
+                     f'width="{max(1.0, (done - end) * scale):.1f}" height="3"/>')
+    marks.append("</g>")
+    return "".join(marks)
 
 
 def _delay_windows(downloads, delay, top, height, scale, end_time):

@@ -12,7 +12,7 @@ import lxml.html
 from twisted.internet import defer, reactor
 from twisted.trial import unittest
 
-from tinyscrapy.observe.charts import series_svg
+from tinyscrapy.observe.charts import LABEL_W, PLOT_W, series_svg
 from tinyscrapy.observe.timeline import downloads_of, element_ids
 from tinyscrapy.observe.trace import Trace
 
@@ -157,6 +157,18 @@ class ScaleTests(unittest.TestCase):
         self.assertLess(limit_y, y_of["15"][0])
         refs = [t.text for t in svg.findall("s:text", ns) if t.get("class", "").startswith("ref")]
         self.assertEqual(refs, ["CONCURRENT_REQUESTS 16", "per slot 8 (2 slots)"])
+
+
+    def test_lines_stop_where_the_spider_closed(self):
+        """A spider that closed at 1 s on a 4 s page: its lines stop there, the rest veiled."""
+        svg = lxml.etree.fromstring(series_svg([(0.0, 0), (0.5, 1), (0.9, 0)],
+                                               [(0.0, 0), (0.4, 1)], 4.0, 1.0, limit=2))
+        ns = {"s": "http://www.w3.org/2000/svg"}
+        ends = [max(float(p.split(",")[0]) for p in line.get("points").split())
+                for line in svg.findall("s:polyline", ns)]
+        self.assertEqual(ends, [LABEL_W + PLOT_W / 4] * 2)
+        veil = svg.find("s:rect[@class='closed']", ns)
+        self.assertEqual(float(veil.get("x")), LABEL_W + PLOT_W / 4)
 
 
 class OtherLinkSpider(LinkSpider):

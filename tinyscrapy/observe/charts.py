@@ -41,6 +41,16 @@ def count_step(most):
         power *= 10
 
 
+def closed_after(end_time, duration, scale, top, bottom):
+    """A grey veil from C{end_time} (the spider closed) to the axis' end, when another
+    spider of the page went on longer: nothing of this one is drawn there."""
+    if end_time >= duration - 1e-9:
+        return ""
+    x = LABEL_W + end_time * scale
+    return (f'<rect class="closed" x="{x:.1f}" y="{top}" width="{LABEL_W + PLOT_W - x:.1f}" '
+            f'height="{bottom - top}"><title>closed at {end_time:.3f} s</title></rect>')
+
+
 def time_axis(duration, scale, top, bottom):
     """The time ticks, labelled at the top, and their grid lines from C{top} to
     C{bottom}."""
@@ -132,7 +142,8 @@ def series_svg(in_flight, queued, duration, end_time, limit=None, turns=(), limi
                pid=""):
     """
     The in-flight and queued counts over time, each as a step line in its own panel and
-    scale, with a tick per turn of the loop below.
+    scale, with a tick per turn of the loop below, on an axis of C{duration} seconds; the
+    lines stop at C{end_time}, when this spider closed.
 
     @param limit: C{CONCURRENT_REQUESTS}, drawn as a line in the in-flight panel.
     @param limits: slot to C{(parallelism, delay)}: a line per parallelism.
@@ -149,6 +160,7 @@ def series_svg(in_flight, queued, duration, end_time, limit=None, turns=(), limi
     return (f'<svg id="{pid}series" class="series" xmlns="http://www.w3.org/2000/svg" '
             f'width="100%" viewBox="0 0 {WIDTH} {HEIGHT}">'
             f'{time_axis(duration, scale, 14, QUEUED_TOP + QUEUED_H)}'
+            f'{closed_after(end_time, duration, scale, FLIGHT_TOP, TURNS_Y + 10)}'
             f'{flight.svg("in flight", most_in_flight)}{queue.svg("queued", most_queued)}'
             f'{_references(flight, limit, limits or {}, pid)}'
             f'<text class="slot" x="{LABEL_W - 6}" y="{TURNS_Y + 9}">turns of the loop</text>'

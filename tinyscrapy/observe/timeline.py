@@ -13,7 +13,7 @@ import re
 from collections import Counter
 from html import escape
 
-from tinyscrapy.observe.charts import LABEL_W, PLOT_W, WIDTH, series_svg, time_axis
+from tinyscrapy.observe.charts import LABEL_W, PLOT_W, WIDTH, closed_after, series_svg, time_axis
 
 # Outcomes of one download, with the label and colour the timeline draws them in.
 OUTCOMES = {
@@ -133,7 +133,8 @@ def _timeline_svg(downloads, lanes, duration, end_time, limits=None, pid=""):
     bars = "".join(_request_marks(d, rows[d.slot], scale, end_time) for d in downloads)
     return (f'<svg id="{pid}timeline" class="timeline" xmlns="http://www.w3.org/2000/svg" '
             f'width="100%" viewBox="0 0 {WIDTH} {height}">'
-            f'{time_axis(duration, scale, 14, height)}{"".join(out)}{bars}</svg>')
+            f'{time_axis(duration, scale, 14, height)}'
+            f'{closed_after(end_time, duration, scale, 14, height)}{"".join(out)}{bars}</svg>')
 
 
 def _request_marks(d, row, scale, end_time):
@@ -200,7 +201,7 @@ line.queued-phase { stroke: #999; stroke-width: 1; } line.backoff { stroke: #4a7
 stroke-width: 1.5; stroke-dasharray: 3 2; } rect.scraping { fill: #c9b8e8; }
 line.limit { stroke: #d64545; stroke-dasharray: 6 3; stroke-width: 1.2; }
 line.turn { stroke: #666; } svg text.ref.limit { fill: #b83232; }
-svg text.ref.parallelism { fill: #b0661c; }
+svg text.ref.parallelism { fill: #b0661c; } rect.closed { fill: #f4f4f4; }
 table.downloads td { padding: 0 8px 0 0; white-space: nowrap; }
 @media (max-width: 900px) { svg text { font-size: 13px; } body { margin: .5em; } }
 """ + "".join(f"rect.{k}, i.{k} {{ fill: {c}; background: {c}; }}\n"
@@ -296,7 +297,8 @@ def _section(trace, name, offset, downloads, in_flight, queued, turns, duration,
     outcomes = Counter(d.outcome for d in downloads)
     stats = trace.crawler.stats
     limit = trace.crawler.settings.getint("CONCURRENT_REQUESTS")
-    own = max([offset + trace.duration] + [d.end or 0 for d in downloads]) - offset
+    closed = max([offset + trace.duration] + [d.end or 0 for d in downloads])
+    own = closed - offset
     summary = [
         ("spider", name), ("finish reason", trace.reason or "-"),
         ("duration", f"{own:.3f} s" + (f" (opened at {offset:.3f} s)" if offset else "")),
@@ -331,10 +333,10 @@ def _section(trace, name, offset, downloads, in_flight, queued, turns, duration,
         f'<h2>{escape(name)}</h2>\n{note}\n'
         f'<table class="summary">{rows}</table>\n'
         f'<h3>Requests in flight and queued, each on its own scale</h3>\n{SERIES_LEGEND}'
-        f'{series_svg(in_flight, queued, duration, duration, limit, turns, limits, pid)}\n'
+        f'{series_svg(in_flight, queued, duration, closed, limit, turns, limits, pid)}\n'
         f'<h3>Downloads, one lane per concurrent download of each slot</h3>\n'
         f'<p class="legend">Bars by outcome: {legend}</p>\n{PHASE_LEGEND}'
-        f'{_timeline_svg(downloads, lanes, duration, duration, limits, pid)}\n'
+        f'{_timeline_svg(downloads, lanes, duration, closed, limits, pid)}\n'
         f'<details><summary>Every download ({len(downloads)})</summary>'
         f'<table class="downloads"><tr><th>start s</th><th>took s</th><th>slot</th>'
         f'<th>outcome</th><th>detail</th><th>URL</th></tr>{table}</table></details>\n'

@@ -11,7 +11,7 @@ of the same width, with the same time scale, so their time axes line up on the p
 from html import escape
 
 # the width of the label column, of the plot and of the reference lines' labels (right)
-LABEL_W, PLOT_W, RIGHT_W = 200, 1000, 190
+LABEL_W, PLOT_W, RIGHT_W = 200, 1000, 210
 WIDTH = LABEL_W + PLOT_W + RIGHT_W
 FLIGHT_TOP, FLIGHT_H = 24, 100
 QUEUED_TOP, QUEUED_H = FLIGHT_TOP + FLIGHT_H + 18, 70

@@ -203,7 +203,7 @@ line.limit { stroke: #d64545; stroke-dasharray: 6 3; stroke-width: 1.2; }
 line.turn { stroke: #666; } svg text.ref.limit { fill: #b83232; }
 svg text.ref.parallelism { fill: #b0661c; } rect.closed { fill: #f4f4f4; }
 table.downloads td { padding: 0 8px 0 0; white-space: nowrap; }
-@media (max-width: 900px) { svg text { font-size: 13px; } body { margin: .5em; } }
+@media (max-width: 900px) { svg text { font-size: 12px; } body { margin: .5em; } }
 """ + "".join(f"rect.{k}, i.{k} {{ fill: {c}; background: {c}; }}\n"
               for k, (_, c) in OUTCOMES.items())
 

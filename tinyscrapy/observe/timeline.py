@@ -100,9 +100,10 @@ SLOT_LABEL_CHARS = 24  # a longer slot name is cut, whole in its tooltip
 
 def _timeline_svg(downloads, lanes, duration, end_time, limits=None, pid=""):
     """The bars: one group of lanes per slot (a lane per download its slot runs at once,
-    a dashed line under lane C{parallelism}, each send's delay window shaded), one bar per
-    download.
+    a dotted line under lane C{parallelism}, each send's delay window shaded), one group
+    of phases per download, on an axis of C{duration} seconds.
 
+    @param end_time: when this spider closed (what is unfinished is drawn to there).
     @param limits: slot to C{(parallelism, delay)}, when known.
     @param pid: the prefix of the chart's id (unique per spider on the page)."""
     scale = PLOT_W / max(duration, 1e-6)

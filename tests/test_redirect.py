@@ -369,7 +369,11 @@ class RedirectUnitTests(unittest.TestCase):
         bad = b'<meta http-equiv="refresh" content="0; url=http://[bad/">'
         broken = HttpResponse(request.url, 200, {"Content-Type": "text/html"}, bad, request)
         self.assertIs(mw.process_response(request, broken, REDIRECTING), broken)
-
+        for spelling in (b"HTTP-EQUIV", b"Http-Equiv", b"http-eQuiv"):
+            upper = HttpResponse(request.url, 200, {"Content-Type": "text/html"},
+                                 body.replace(b"http-equiv", spelling), request)
+            self.assertEqual(mw.process_response(request, upper, REDIRECTING).url,
+                             "http://a.example/y", spelling)
 
 
 class LocationCrawlTests(unittest.TestCase):

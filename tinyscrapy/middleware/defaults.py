@@ -5,6 +5,7 @@ L{DefaultHeadersMiddleware} (C{DEFAULT_REQUEST_HEADERS}) and L{UserAgentMiddlewa
 """
 
 import tinyscrapy
+from tinyscrapy.http.headers import Headers
 
 
 def default_user_agent():
@@ -17,6 +18,9 @@ class DefaultHeadersMiddleware:
 
     def __init__(self, headers):
         self.headers = list(headers.items())
+        # as stored in a request's Headers: normalised once, copied per request
+        model = Headers(self.headers)
+        self._stored = [(name, dict.__getitem__(model, name)) for name in model.keys()]
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -24,9 +28,9 @@ class DefaultHeadersMiddleware:
 
     def process_request(self, request, spider=None):
         headers = request.headers
-        for name, value in self.headers:
-            if name not in headers:
-                headers[name] = value
+        for name, values in self._stored:
+            if not dict.__contains__(headers, name):
+                dict.__setitem__(headers, name, list(values))
 
 
 class UserAgentMiddleware:

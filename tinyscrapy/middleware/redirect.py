@@ -47,6 +47,8 @@ _BODY_HEADERS = ("content-type", "content-length", "content-encoding", "content-
                  "content-location")
 _META_REFRESH_MARK = re.compile(rb"http-equiv\s*=\s*[\"']?\s*refresh")  # on a lowered body
 _META_REFRESH_SCAN = 4096  # characters after the marker's position still scanned
+# the end of "http-equiv" in any case: a regex led by a literal scans a page fastest
+_EQUIV = re.compile(rb"-[Ee][Qq][Uu][Ii][Vv]")
 
 
 class _Redirects:
@@ -248,7 +250,10 @@ class MetaRefreshMiddleware(_Redirects):
                         or "text/html").lower()
         if "html" not in content_type:
             return None
-        lowered = response.body.lower()  # a copy, but ~6x faster than a re.I search
+        body = response.body
+        if _EQUIV.search(body) is None:  # most pages: no http-equiv at all, in any case
+            return None
+        lowered = body.lower()  # a copy, but ~6x faster than a re.I search
         start = lowered.find(b"http-equiv")
         mark = _META_REFRESH_MARK.search(lowered, start) if start >= 0 else None
         if mark is None or not response.is_text:

@@ -71,7 +71,14 @@ DEFAULTS = {
     "RETRY_BACKOFF_BASE": 1.0,
     "RETRY_BACKOFF_MAX": 60.0,
     "RETRY_AFTER_MAX": 120.0,
+    # Scrapy 2.19's list, at tinyscrapy's paths, then twisted's originals (code that raises
+    # them past the downloader) and tinyscrapy's own
     "RETRY_EXCEPTIONS": [
+        "tinyscrapy.exceptions.CannotResolveHostError",
+        "tinyscrapy.exceptions.DownloadConnectionRefusedError",
+        "tinyscrapy.exceptions.DownloadFailedError",
+        "tinyscrapy.exceptions.DownloadTimeoutError",
+        "tinyscrapy.exceptions.ResponseDataLossError",
         "twisted.internet.defer.TimeoutError",
         "builtins.TimeoutError",
         "tinyscrapy.errors.DownloadTimeout",
@@ -197,3 +204,7 @@ KINDS = {
     "TWISTED_REACTOR": str,
     "ASYNCIO_EVENT_LOOP": str,
 }
+
+# Scrapy's module holds each default as a module-level name
+# (C{from scrapy.settings.default_settings import RETRY_EXCEPTIONS}): so does this one.
+globals().update(DEFAULTS)

@@ -98,6 +98,7 @@ DEFAULTS = {
     "COOKIES_MAX_PER_JAR": 3000,
     "REFERER_ENABLED": True,
     "REFERRER_POLICY": "scrapy-default",
+    "REFERRER_POLICIES": {},
     "HTTPPROXY_ENABLED": True,
     "HTTPPROXY_AUTH_ENCODING": "latin-1",
     "HTTPCACHE_ENABLED": False,

@@ -71,6 +71,9 @@ DEFAULTS = {
     "RETRY_BACKOFF_BASE": 1.0,
     "RETRY_BACKOFF_MAX": 60.0,
     "RETRY_AFTER_MAX": 120.0,
+    # Scrapy 2.19 says ERROR; here the failure itself is logged once, at ERROR, where it
+    # ends (docs/differences.md)
+    "RETRY_GIVE_UP_LOG_LEVEL": "DEBUG",
     # Scrapy 2.19's list, at tinyscrapy's paths, then twisted's originals (code that raises
     # them past the downloader) and tinyscrapy's own
     "RETRY_EXCEPTIONS": [

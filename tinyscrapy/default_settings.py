@@ -64,6 +64,7 @@ DEFAULTS = {
     # statuses outside 200-299 that still reach callbacks (Scrapy's HttpErrorMiddleware)
     "HTTPERROR_ALLOWED_CODES": [],
     "HTTPERROR_ALLOW_ALL": False,
+    "REQUEST_FINGERPRINTER_CLASS": "tinyscrapy.scope.fingerprinter.RequestFingerprinter",
     "RETRY_ENABLED": True,
     "RETRY_TIMES": 2,
     "RETRY_HTTP_CODES": [500, 502, 503, 504, 522, 524, 408, 429],
@@ -188,6 +189,7 @@ KINDS = {
     "HTTPAUTH_PASS": str,
     "DOWNLOAD_CA_BUNDLE": str,
     "SCHEDULER": PATH,
+    "REQUEST_FINGERPRINTER_CLASS": PATH,
     "RETRY_EXCEPTIONS": PATHS,
     "JOBDIR": str,
     "HTTPCACHE_EXPIRATION_SECS": float,

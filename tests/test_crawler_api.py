@@ -128,3 +128,12 @@ class TestHelperTests(unittest.TestCase):
         """A component that switches itself off raises NotConfigured to the test."""
         crawler = get_crawler(settings_dict={"RETRY_ENABLED": False})
         self.assertRaises(NotConfigured, build_from_crawler, RetryMiddleware, crawler)
+
+    def test_spider_from_get_crawler(self):
+        """crawler._create_spider() makes the spider as the crawl would (from_crawler)."""
+        crawler = get_crawler(TwoIds, {"RETRY_TIMES": 3})
+        spider = crawler._create_spider(url="http://a.example/")
+        self.assertIsInstance(spider, TwoIds)
+        self.assertIs(spider.crawler, crawler)
+        self.assertEqual((spider.url, spider.settings.getint("RETRY_TIMES")),
+                         ("http://a.example/", 3))

@@ -101,7 +101,7 @@ class Crawler:
 
         @return: a Deferred that fires with the finish reason.
         """
-        self.spider = self._create_spider(*args, **kwargs)
+        self.spider = self.spidercls.from_crawler(self, *args, **kwargs)
         self._apply_settings()
         self.engine = self._create_engine()
         self._log_start()
@@ -117,8 +117,9 @@ class Crawler:
         return reason
 
     def _create_spider(self, *args, **kwargs):
-        """The spider, from C{spidercls.from_crawler} (Scrapy's name for this step, which a
-        component's tests call on a L{tinyscrapy.utils.test.get_crawler} crawler)."""
+        """The spider, from C{spidercls.from_crawler}, as L{crawl} makes it (Scrapy's name for
+        that step, which a component's tests call on a
+        L{tinyscrapy.utils.test.get_crawler} crawler)."""
         return self.spidercls.from_crawler(self, *args, **kwargs)
 
     def _apply_settings(self):

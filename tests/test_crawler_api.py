@@ -137,3 +137,49 @@ class TestHelperTests(unittest.TestCase):
         self.assertIs(spider.crawler, crawler)
         self.assertEqual((spider.url, spider.settings.getint("RETRY_TIMES")),
                          ("http://a.example/", 3))
+
+    def test_text_helpers(self):
+        """to_bytes and to_unicode convert str and bytes, refuse anything else."""
+        from tinyscrapy.utils.python import to_bytes, to_unicode
+        self.assertEqual(to_bytes("pas£", "latin-1"), b"pas\xa3")
+        self.assertEqual(to_bytes(b"x"), b"x")
+        self.assertEqual(to_unicode(b"pas\xc2\xa3"), "pas£")
+        self.assertEqual(to_unicode(b"\xff", errors="replace"), "\ufffd")
+        self.assertRaises(TypeError, to_bytes, 1)
+        self.assertRaises(TypeError, to_unicode, None)
+
+    def test_urlparse_cached(self):
+        """urlparse_cached parses a request's URL, once for one URL."""
+        from tinyscrapy.utils.httpobj import urlparse_cached
+        request = Request("https://example.com:8080/a?b=1")
+        parsed = urlparse_cached(request)
+        self.assertEqual((parsed.hostname, parsed.port, parsed.query), ("example.com", 8080,
+                                                                         "b=1"))
+        self.assertIs(urlparse_cached(Request(request.url)), parsed)
+
+    def test_set_environ(self):
+        """set_environ sets variables inside the block and restores them after it."""
+        import os
+
+        from tinyscrapy.utils.misc import set_environ
+        os.environ.pop("TINYSCRAPY_TEST_A", None)
+        with set_environ(TINYSCRAPY_TEST_A="1", PATH="/nowhere"):
+            self.assertEqual(os.environ["TINYSCRAPY_TEST_A"], "1")
+            self.assertEqual(os.environ["PATH"], "/nowhere")
+        self.assertNotIn("TINYSCRAPY_TEST_A", os.environ)
+        self.assertNotEqual(os.environ["PATH"], "/nowhere")
+
+    def test_reactor_helpers(self):
+        """Under trial a reactor is installed, and get_reactor_settings names it."""
+        from tinyscrapy.utils.spider import DefaultSpider
+        from twisted.internet import reactor
+
+        from tinyscrapy.utils.reactor import is_reactor_installed
+        from tinyscrapy.utils.test import get_reactor_settings
+        self.assertTrue(is_reactor_installed())
+        cls = type(reactor)
+        self.assertEqual(get_reactor_settings(),
+                         {"TWISTED_REACTOR": f"{cls.__module__}.{cls.__qualname__}"})
+        crawler = get_crawler(settings_dict=get_reactor_settings())
+        self.assertIs(crawler.spidercls, DefaultSpider)
+        self.assertEqual(DefaultSpider.name, "default")

@@ -33,13 +33,17 @@ SCRAPY_PATHS = {
                            "AsyncCrawlerRunner"],
     "tinyscrapy.utils.log": ["configure_logging"],
     "tinyscrapy.utils.defer": ["deferred_to_future", "maybe_deferred_to_future"],
-    "tinyscrapy.utils.reactor": ["install_reactor", "is_asyncio_reactor_installed"],
+    "tinyscrapy.utils.reactor": ["install_reactor", "is_asyncio_reactor_installed",
+                                 "is_reactor_installed"],
     "tinyscrapy.utils.sitemap": ["Sitemap", "sitemap_urls_from_robots"],
     "tinyscrapy.signals": ["spider_closed", "item_scraped"],
     "tinyscrapy.settings": ["Settings"],
     "tinyscrapy.utils.request": ["fingerprint", "RequestFingerprinter", "request_to_curl"],
-    "tinyscrapy.utils.test": ["get_crawler"],
-    "tinyscrapy.utils.misc": ["build_from_crawler", "load_object"],
+    "tinyscrapy.utils.test": ["get_crawler", "get_reactor_settings"],
+    "tinyscrapy.utils.misc": ["build_from_crawler", "load_object", "set_environ"],
+    "tinyscrapy.utils.python": ["to_bytes", "to_unicode"],
+    "tinyscrapy.utils.httpobj": ["urlparse_cached"],
+    "tinyscrapy.utils.spider": ["DefaultSpider"],
     "tinyscrapy.link": ["Link"],
     "tinyscrapy.linkextractors.lxmlhtml": ["LxmlLinkExtractor"],
     "tinyscrapy.downloadermiddlewares.redirect": ["RedirectMiddleware", "MetaRefreshMiddleware"],
@@ -68,7 +72,8 @@ FACES = ["__init__.py", "exceptions.py", "http/__init__.py", "spiders/__init__.p
          "utils/log.py", "utils/defer.py", "utils/reactor.py", "utils/sitemap.py",
          "utils/project.py", "spidermiddlewares/__init__.py", "spidermiddlewares/httperror.py",
          "downloadermiddlewares/__init__.py", "link/__init__.py", "linkextractors/lxmlhtml.py",
-         "utils/requestutils.py", "utils/test.py", "utils/misc.py"]
+         "utils/requestutils.py", "utils/test.py", "utils/misc.py", "utils/python.py",
+         "utils/httpobj.py", "utils/spiderutils.py"]
 
 
 def modules():

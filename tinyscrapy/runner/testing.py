@@ -1,9 +1,14 @@
 """
-L{get_crawler}, Scrapy's helper for a component's own tests (C{scrapy.utils.test}): a
+Scrapy's helpers for a component's own tests: L{get_crawler} (C{scrapy.utils.test}), a
 L{Crawler} with the given settings, not crawling, whose settings, stats and signals a
-middleware's C{from_crawler} can use.
+middleware's C{from_crawler} can use; L{get_reactor_settings}; L{set_environ}
+(C{scrapy.utils.misc}); L{DefaultSpider} (C{scrapy.utils.spider}).
 """
 
+import os
+from contextlib import contextmanager
+
+from tinyscrapy.runner.reactors import _installed, reactor_path
 from tinyscrapy.settings import Settings
 from tinyscrapy.spider import Spider
 
@@ -27,3 +32,26 @@ def get_crawler(spidercls=None, settings_dict=None, prevent_warnings=True):
     settings = Settings()
     settings.update(settings_dict or {}, "project")
     return Crawler(spidercls or DefaultSpider, settings)
+
+
+def get_reactor_settings():
+    """The settings that name the installed reactor (none when none is installed), for a
+    crawler made in a test process that already runs one."""
+    reactor = _installed()
+    return {} if reactor is None else {"TWISTED_REACTOR": reactor_path(reactor)}
+
+
+@contextmanager
+def set_environ(**variables):
+    """Set environment variables for the length of a C{with} block; each is put back
+    as it was (or removed) after it."""
+    saved = {name: os.environ.get(name) for name in variables}
+    os.environ.update(variables)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value

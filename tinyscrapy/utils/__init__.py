@@ -9,13 +9,16 @@ L{tinyscrapy.observe.browser} under a second name (an entry in C{sys.modules}, a
 C{tinyscrapy.spiders.crawl} is): a module named C{response.py} here would share its name
 with L{tinyscrapy.http.response}. C{scrapy.utils.request} (C{fingerprint},
 C{RequestFingerprinter}, C{request_to_curl}) is L{tinyscrapy.utils.requestutils} the same
-way.
+way, and C{scrapy.utils.spider} (C{DefaultSpider}) L{tinyscrapy.utils.spiderutils}. For a
+project's own component tests: C{test} (C{get_crawler}), C{misc} (C{build_from_crawler}),
+C{python} (C{to_bytes}, C{to_unicode}), C{httpobj} (C{urlparse_cached}).
 """
 
 import sys
 
 from tinyscrapy.observe import browser
-from tinyscrapy.utils import requestutils
+from tinyscrapy.utils import requestutils, spiderutils
 
 sys.modules[__name__ + ".response"] = browser
 sys.modules[__name__ + ".request"] = requestutils
+sys.modules[__name__ + ".spider"] = spiderutils

@@ -57,6 +57,17 @@ class RedirectScrapyCrawlTests(unittest.TestCase):
         self.assertNotIn("referer", echo["headers"])
 
     @defer.inlineCallbacks
+    def test_no_referer_without_the_referer_spider_middleware(self):
+        """The RefererMiddleware taken out of SPIDER_MIDDLEWARES: no Referer, one warning."""
+        start = self.server.add("/from", Redirect("/echo"))
+        off = {"SPIDER_MIDDLEWARES": {"tinyscrapy.middleware.referer.RefererMiddleware": None}}
+        with self.assertLogs("tinyscrapy.middleware.redirect", "WARNING") as logs:
+            crawler = yield crawl(Recorder, off, start_urls=[start])
+        echo, = self.echoes(crawler)
+        self.assertNotIn("referer", echo["headers"])
+        self.assertIn("RedirectMiddleware found no RefererMiddleware", logs.output[-1])
+
+    @defer.inlineCallbacks
     def test_303_keeps_a_get_body(self):
         """A GET with a body redirected by a 303 stays a GET with its body, as in Scrapy."""
         start = self.server.add("/see", Redirect("/echo", 303))

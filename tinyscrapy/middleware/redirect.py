@@ -41,9 +41,10 @@ import logging
 import re
 from urllib.parse import urljoin, urlsplit
 
+from tinyscrapy import signals
 from tinyscrapy.errors import NotConfigured, TooManyRedirects
 from tinyscrapy.middleware.headertext import drop_header, header_bytes, header_text
-from tinyscrapy.middleware.referer import DEFAULT_POLICY, policy_of, referrer_for
+from tinyscrapy.middleware.referer import DEFAULT_POLICY, RefererMiddleware
 from tinyscrapy.scope.fingerprint import request_fingerprint
 
 logger = logging.getLogger(__name__)
@@ -64,20 +65,61 @@ class _Redirects:
     def __init__(self, settings, stats):
         self.max_redirect_times = settings.getint("REDIRECT_MAX_TIMES")  # Scrapy's name
         self.priority_adjust = settings.getint("REDIRECT_PRIORITY_ADJUST")
-        self.referrer_policy = None  # None: leave Referer alone
-        if settings.getbool("REFERER_ENABLED"):
-            self.referrer_policy = settings.get("REFERRER_POLICY") or DEFAULT_POLICY
+        self.referer_enabled = settings.getbool("REFERER_ENABLED")
+        # what sets a hop's Referer (Scrapy's attribute): None sends none
+        self._referer_spider_middleware = None
+        if self.referer_enabled:
+            self._referer_spider_middleware = RefererMiddleware(
+                settings.get("REFERRER_POLICY") or DEFAULT_POLICY)
         self.stats = stats
 
     crawler = None
 
     @classmethod
     def from_crawler(cls, crawler):
+        """Built for a crawl: as in Scrapy, hops carry the C{Referer} the crawl's
+        L{RefererMiddleware} gives them, found when the engine starts."""
         if not crawler.settings.getbool(cls.enabled_setting):
             raise NotConfigured(f"{cls.enabled_setting} is off")
         middleware = cls(crawler.settings, crawler.stats)
         middleware.crawler = crawler
+        middleware._referer_spider_middleware = None
+        crawler.signals.connect(middleware._engine_started, signals.engine_started)
         return middleware
+
+    def _engine_started(self, **_):
+        """C{engine_started}: find the crawl's L{RefererMiddleware} (or a subclass) among
+        the spider middlewares; without one, hops carry no C{Referer} (a warning, unless
+        C{REFERER_ENABLED} is off)."""
+        crawler = self.crawler
+        find = getattr(crawler, "get_spider_middleware", None)
+        if find is not None:
+            found = find(RefererMiddleware)
+        else:
+            scraper = getattr(getattr(crawler, "engine", None), "scraper", None)
+            chain = getattr(getattr(scraper, "spidermw", None), "middlewares", ())
+            found = next((each for _, each in chain if isinstance(each, RefererMiddleware)),
+                         None)  # (path, middleware) pairs
+        self._referer_spider_middleware = found
+        if found is None and self.referer_enabled:
+            logger.warning("%s found no RefererMiddleware: redirects will carry no Referer "
+                           "header (enable RefererMiddleware, or override handle_referer())",
+                           type(self).__name__)
+
+    def handle_referer(self, request, response):
+        """
+        Set the C{Referer} of the hop C{request} from the C{response} that redirected
+        (Scrapy's hook, to override): the URL of C{response} under the referrer policy (the
+        hop's C{meta}, the response's C{Referrer-Policy}, then the crawl's), or none.
+        """
+        drop_header(request.headers, "Referer")
+        referer_middleware = self._referer_spider_middleware
+        if referer_middleware is None:
+            return
+        policy = referer_middleware.policy_for(response, request)
+        referer = policy.referrer(response.url, request.url)
+        if referer is not None:
+            request.headers["Referer"] = referer
 
     def _allowed(self, request, response, spider):
         """False when the spider or the request asked to see this response as it is."""
@@ -137,7 +179,7 @@ class _Redirects:
 
     def _adjust_headers(self, request, response, hop, to_get):
         """Drop what must not follow the hop: body headers, credentials across origins; set
-        C{Referer} to the redirecting URL under the referrer policy, as Scrapy does."""
+        C{Referer} to the redirecting URL (L{handle_referer}), as Scrapy does."""
         headers = hop.headers
         if to_get:
             for name in _BODY_HEADERS:
@@ -153,15 +195,7 @@ class _Redirects:
             hop.meta.pop("proxy", None)
             hop.meta.pop("_auth_proxy", None)
             drop_header(headers, "Proxy-Authorization")
-        drop_header(headers, "Referer")
-        if self.referrer_policy is None:  # REFERER_ENABLED off: no Referer, as in Scrapy
-            return
-        policy = hop.meta.get("referrer_policy")
-        if policy is None:
-            policy = policy_of(response.headers.get("Referrer-Policy"), self.referrer_policy)
-        referer = referrer_for(policy, response.url, hop.url)
-        if referer is not None:
-            headers["Referer"] = referer
+        self.handle_referer(hop, response)
 
 
 def _origin(url):

@@ -320,6 +320,22 @@ class ScrapyLinkTests(unittest.TestCase):
         self.assertEqual(_urls(LinkExtractor(), _page(html)),
                          ["http://127.0.0.1/%E2%99%A5/you?c=%E2%82%AC"])
 
+    def test_encoding_agrees_with_the_request(self):
+        """Each link's URL is what a Request made from the joined link sends, on a plain
+        page URL and on one that needs encoding (the fast path skips only what needs none)."""
+        from urllib.parse import urljoin
+
+        from tinyscrapy.http.request import request_url
+        values = ["a b.html", "x|y", "/p?q=a b", "#a#b", "/%zz", "../up.html", "p.html#t",
+                  "HTTP://EXAMPLE.COM/Up", "http://h/caf\u00e9", "/caf\u00e9?c=\u00e9", "?q=1",
+                  "//other.example/x", "item-1.html?b=2&a=1"]
+        html = "".join(f'<a href="{value}">x</a>' for value in values)
+        for page_url in ("http://127.0.0.1/dir/page.html", "http://127.0.0.1/d%20ir/p.html",
+                         "http://127.0.0.1/d ir/p.html"):
+            page = _page(html, page_url)
+            expected = [request_url(urljoin(page.url, value), "utf-8") for value in values]
+            self.assertEqual(_urls(LinkExtractor(unique=False), page), expected)
+
     def test_link_url_must_be_text(self):
         """Link(bytes) is a TypeError, as in Scrapy."""
         self.assertRaises(TypeError, Link, b"http://www.example.com/\xc2\xa3")

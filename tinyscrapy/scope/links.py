@@ -48,6 +48,11 @@ IGNORED_EXTENSIONS = frozenset("""
 
 MEMO_SIZE = 8192  # answers a LinkExtractor remembers (see LinkExtractor._resolver)
 MEMO_ENCODINGS = 4  # page encodings it keeps answers for at once
+# what request_url would give back unchanged: a page URL (lower-case scheme and host), and
+# a relative link's characters (one "#" at most)
+_PLAIN_CHARS = r"[A-Za-z0-9\-._~!$&'()*+,;=:@/%"  # and "]", with or without "?"
+_PLAIN_PREFIX = re.compile(r"https?://[a-z0-9.\-]*(?::[0-9]*)?/" + _PLAIN_CHARS + r"]*\Z").match
+_PLAIN_VALUE = re.compile(_PLAIN_CHARS + r"?]*(?:#" + _PLAIN_CHARS + r"?]*)?\Z").match
 _LEFT_OUT = ()  # a remembered "no link"
 
 class Link:
@@ -314,6 +319,8 @@ class LinkExtractor:
                 return check(request_url(response.urljoin(value), encoding))
             return resolve_slowly
         origin, directory = prefixes
+        # a relative link of plain characters joined to a plain page URL needs no encoding
+        plain_page = _PLAIN_PREFIX(directory) is not None
         memo = self._memos.get(encoding)
         if memo is None:
             if len(self._memos) >= MEMO_ENCODINGS:
@@ -330,7 +337,9 @@ class LinkExtractor:
                 url = fast_join(value, origin, directory)
                 if url is None:  # joined against the whole base URL: not remembered
                     return check(request_url(response.urljoin(value), encoding))
-                parts = memo[key] = check(request_url(url, encoding)) or _LEFT_OUT
+                if url is value or not plain_page or _PLAIN_VALUE(value) is None:
+                    url = request_url(url, encoding)
+                parts = memo[key] = check(url) or _LEFT_OUT
             return parts or None
         return resolve
 

@@ -106,6 +106,12 @@ class RedirectScrapyUnitTests(unittest.TestCase):
         self.assertEqual(back.url, first.url)
         self.assertFalse(back.dont_filter)
         self.assertEqual(self.stats.get_value("redirect/loop"), 1)
+        again = back  # without a duplicate filter (fetch, shell) the chain goes on
+        for location in ("/b", "/a", "/b"):
+            again = mw.process_response(again, HttpResponse(again.url, 302,
+                                                            {"Location": location}, b"", again))
+        self.assertEqual(self.stats.get_value("redirect/loop"), 1)  # once a chain
+        self.assertEqual(again.meta["redirect_times"], 5)
 
     def test_max_redirections_message(self):
         """One hop more than REDIRECT_MAX_TIMES says so, in Scrapy's words."""

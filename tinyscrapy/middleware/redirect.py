@@ -167,10 +167,11 @@ class _Redirects:
         if request_fingerprint(hop) in seen:
             if "Set-Cookie" in response.headers:
                 hop.dont_filter = True  # the same URL again, but with a new cookie
-            else:  # the duplicate filter drops the hop: counted and logged here, once
+            elif not meta.get("_redirect_looped"):  # counted and logged once a chain
+                hop.meta["_redirect_looped"] = True
                 self.stats.inc_value("redirect/loop")
-                logger.info("Redirect loop: %s (the duplicate filter drops the last hop)",
-                            " -> ".join(chain + [url]))
+                logger.info("Redirect loop: %s (a crawl's duplicate filter drops the hop "
+                            "back)", " -> ".join(chain + [url]))
         self._adjust_headers(request, response, hop, to_get)
         self.stats.inc_value("redirect/count")
         self.stats.inc_value(f"redirect/reason_count/{reason}")

@@ -253,8 +253,9 @@ def describe_failure(failure):
     return f"{type(value).__name__}: {message}" if message else type(value).__name__
 
 
-class TooManyRedirects(Exception):
-    """A request was redirected more than C{REDIRECT_MAX_TIMES} times."""
+class TooManyRedirects(IgnoreRequest):
+    """A request was redirected more than C{REDIRECT_MAX_TIMES} times (an
+    L{IgnoreRequest}, as in Scrapy: the errback gets it, the ledger counts it as dropped)."""
 
 
 class RedirectLoop(Exception):

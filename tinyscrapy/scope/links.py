@@ -199,7 +199,7 @@ class LinkExtractor:
         keys = set() if self.unique else None
         strip, canonicalize = self.strip, self.canonicalize
         resolve = self._resolver(response)
-        for value in response.root.xpath(self._plain_xpath, smart_strings=False):
+        for value in _compiled(self._plain_xpath)(response.root):
             if strip:
                 value = value.strip(HTML_SPACE)
             parts = resolve(value)
@@ -384,6 +384,18 @@ class LinkExtractor:
                 in self.deny_extensions:
             return False
         return True
+
+
+_COMPILED = {}  # XPath text -> lxml's compiled XPath (compiling costs a third of a query)
+
+
+def _compiled(query):
+    """C{query} compiled once (attribute values as plain strings), for any tree."""
+    compiled = _COMPILED.get(query)
+    if compiled is None:
+        from lxml.etree import XPath
+        compiled = _COMPILED[query] = XPath(query, smart_strings=False)
+    return compiled
 
 
 def _element_text(element):

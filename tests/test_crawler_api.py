@@ -183,3 +183,20 @@ class TestHelperTests(unittest.TestCase):
         crawler = get_crawler(settings_dict=get_reactor_settings())
         self.assertIs(crawler.spidercls, DefaultSpider)
         self.assertEqual(DefaultSpider.name, "default")
+
+
+class RequestHttpreprTests(unittest.TestCase):
+    """tinyscrapy.utils.request.request_httprepr, as Scrapy users log request sizes."""
+
+    def test_message_of_a_request(self):
+        """Request line with path and query, Host, each header value, blank line, body."""
+        from tinyscrapy.utils.request import request_httprepr
+        post = Request("http://u:p@example.com:8080/a;p?q=1#frag", method="POST",
+                       headers={"X-Many": ["1", "2"]}, body=b"data")
+        self.assertEqual(request_httprepr(post),
+                         b"POST /a;p?q=1 HTTP/1.1\r\nHost: example.com\r\nX-Many: 1\r\n"
+                         b"X-Many: 2\r\n\r\ndata")
+        self.assertEqual(request_httprepr(Request("http://example.com")),
+                         b"GET / HTTP/1.1\r\nHost: example.com\r\n\r\n")
+        self.assertEqual(request_httprepr(Request("file:///tmp/f.txt")),
+                         b"GET /tmp/f.txt HTTP/1.1\r\nHost: \r\n\r\n")

@@ -1,7 +1,7 @@
 """
 Scrapy's small helpers for the objects of a crawl, as its users call them in their own
 components: L{to_bytes} and L{to_unicode} (C{scrapy.utils.python}), L{urlparse_cached}
-(C{scrapy.utils.httpobj}).
+(C{scrapy.utils.httpobj}), L{request_httprepr} (C{scrapy.utils.request}).
 """
 
 from functools import lru_cache
@@ -43,3 +43,25 @@ def urlparse_cached(request_or_response):
     """C{urllib.parse.urlparse} of a request's or a response's URL, each URL parsed once
     (the last thousand are kept)."""
     return _parsed(request_or_response.url)
+
+
+def request_httprepr(request):
+    """
+    The HTTP/1.1 message C{request} stands for, as C{bytes} (what Scrapy's
+    C{request_httprepr} gives, for logs and stats of request sizes): the request line with
+    the path and query (no fragment, no credentials), C{Host}, each header value on a line
+    of its own, a blank line, the body. Not exactly what goes on the wire: the download
+    adds C{Accept-Encoding} and may send through a proxy.
+    """
+    parts = urlparse_cached(request)
+    path = parts.path or "/"
+    if parts.params:
+        path += ";" + parts.params
+    if parts.query:
+        path += "?" + parts.query
+    lines = [to_bytes(request.method) + b" " + to_bytes(path) + b" HTTP/1.1",
+             b"Host: " + to_bytes(parts.hostname or "")]
+    for name, values in request.headers.items():
+        lines.extend(name + b": " + value for value in values)
+    return b"\r\n".join(lines) + b"\r\n\r\n" + request.body
+

@@ -34,6 +34,8 @@ class FingerprintSetTests(unittest.TestCase):
 
     def test_exact_while_growing(self):
         """Membership stays exact at every add through many grows, old table or not."""
+        self.patch(seen, "STEP", 8)  # small steps: many adds while a table moves
+        self.patch(seen, "EVERY", 2)
         rng = random.Random(11)
         compact, reference = FingerprintSet(capacity=2), set()
         grows = 0
@@ -53,10 +55,11 @@ class FingerprintSetTests(unittest.TestCase):
         self.assertEqual(sorted(compact), sorted(reference))
 
     def test_a_grow_moves_a_bounded_number_of_cells_an_add(self):
-        """Growing is spread over adds: no add moves more than STEP old cells."""
+        """Growing is spread over adds: no add moves more than STEP old cells, and only
+        every EVERY-th add moves any."""
         rng = random.Random(3)
         compact = FingerprintSet(capacity=1 << 10)
-        adds_while_moving = 0
+        adds_while_moving = moves = 0
         for _ in range(21000):
             before = compact.moved
             compact.add(rng.getrandbits(64))
@@ -65,7 +68,10 @@ class FingerprintSetTests(unittest.TestCase):
                 after = compact.moved
                 moved = (after if after is not None else before + seen.STEP) - before
                 self.assertLessEqual(moved, seen.STEP)
-        # five doublings, of 2048 cells up to 32768 (begun at the 16384th add, done by the
-        # 20480th): each spread over (old size / STEP) adds
-        self.assertEqual(adds_while_moving, (2048 + 4096 + 8192 + 16384 + 32768) // seen.STEP)
+                moves += moved > 0
+        # five doublings, of 2048 cells up to 32768 (the last begun at the 16384th add, and
+        # done by the 17408th): each spread over (old size / STEP) moves, EVERY adds apart
+        old_sizes = 2048 + 4096 + 8192 + 16384 + 32768
+        self.assertEqual(moves, old_sizes // seen.STEP)
+        self.assertEqual(adds_while_moving, old_sizes // seen.STEP * seen.EVERY)
         self.assertIsNone(compact.moved)

@@ -3,6 +3,7 @@ The job directory's costs, printed (never asserted):
 
     python benchmarks/jobdir.py crawl [-n 3000] [-r 3]   # crawl with --jobdir vs without
     python benchmarks/jobdir.py scale [-n 1000000]       # N requests waiting: RSS, stalls
+        [--only memory|jobdir] [--mode start|callback]   # (default: all four runs)
     python benchmarks/jobdir.py resume [-n 1000000]      # opening a directory of N requests
 
 C{crawl} generates the shared yardstick's shop site (../shared/bench/make_site.py), serves
@@ -194,8 +195,10 @@ def _scale_child(n, jobdir, mode):
 def bench_scale(args):
     jobdir = os.path.join(SCRATCH, "scale-job")
     print(f"{args.n} requests waiting (one host that never answers, parallelism 1)")
-    for where in ("in memory", "--jobdir"):
-        for mode in ("start", "callback"):
+    wheres = {"memory": ("in memory",), "jobdir": ("--jobdir",)}.get(
+        args.only, ("in memory", "--jobdir"))
+    for where in wheres:
+        for mode in (args.mode,) if args.mode else ("start", "callback"):
             if where == "--jobdir":
                 shutil.rmtree(jobdir, ignore_errors=True)
             result = _scale_child(args.n, jobdir if where == "--jobdir" else None, mode)
@@ -227,6 +230,8 @@ def main():
     crawl.add_argument("-r", dest="reps", type=int, default=3)
     for name in ("scale", "resume"):
         sub.add_parser(name).add_argument("-n", type=int, default=1_000_000)
+    sub.choices["scale"].add_argument("--only", choices=("memory", "jobdir"))
+    sub.choices["scale"].add_argument("--mode", choices=("start", "callback"))
     args = parser.parse_args()
     return {"crawl": bench_crawl, "scale": bench_scale, "resume": bench_resume}[args.what](args)
 

@@ -149,8 +149,8 @@ class DiskScheduler(Scheduler):
         if stored + fingerprints >= LARGE:
             logger.info("opening --jobdir %s: %d requests waiting, %d seen ...",
                         self.jobdir, stored, fingerprints)
-        if fingerprints and not len(self.seen):  # sized once: no rehash while loading
-            self.seen = FingerprintSet(capacity=fingerprints * 2)
+        if fingerprints and not len(self.seen):  # sized once: no doubling while loading
+            self.seen = FingerprintSet(capacity=fingerprints)  # (at most half full)
         collecting = gc.isenabled()
         gc.disable()  # a million new integers: no collections half-way
         try:

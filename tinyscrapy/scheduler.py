@@ -20,6 +20,10 @@ Filing is a hint checked again when the slot comes up, so every operation is O(l
 the number of hosts, with no scan over them. A request whose C{meta["not_before"]} (a
 reactor time) is still ahead waits in a third heap, C{_later}, holding no slot and no place.
 L{Scheduler.next_ready_time} tells the engine when to look again if nothing is ready now.
+
+Hundreds of thousands of waiting requests are kept out of CPython's full garbage
+collections, which would otherwise walk them all again and again, stalling the reactor:
+see L{tinyscrapy.frontier.frozen}.
 """
 
 import itertools

@@ -282,6 +282,21 @@ class RequestCookiesTests(unittest.TestCase):
                          {"all", "priv"})
 
     @defer.inlineCallbacks
+    def test_cookie_for_an_ip_address_named_as_its_domain(self):
+        """domain="127.0.0.1" on a cookie for http://127.0.0.1:PORT/ is sent, to that
+        address only."""
+        start = self.server.add_page("/", links=["/check", self.other.url("/check")])
+
+        def make(spider):
+            return [with_cookies(start, [{"name": "c", "value": "1", "domain": "127.0.0.1"}],
+                                 dont_filter=True)]
+
+        yield crawl(Recorder, make=make, follow=True)
+        self.assertEqual(cookies_seen(self.server, "/"), ["c=1"])
+        self.assertEqual(cookies_seen(self.server, "/check"), ["c=1"])
+        self.assertEqual(cookies_seen(self.other, "/check"), [None])
+
+    @defer.inlineCallbacks
     def test_values_are_sent_utf8_encoded(self):
         """A str, UTF-8 bytes or latin-1 bytes value all arrive as UTF-8 bytes."""
         def make(spider):

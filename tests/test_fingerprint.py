@@ -120,6 +120,19 @@ class CanonicalUrlTests(unittest.TestCase):
         self.assertNotEqual(fingerprint(english, include_headers=["Accept-Language"]),
                             fingerprint(french, include_headers=["ACCEPT-LANGUAGE"]))
 
+    def test_verbatim_url_is_its_own_identity(self):
+        """meta verbatim_url: the URL as written, fragment and query order included."""
+        def verbatim(url):
+            return Request(url, meta={"verbatim_url": True})
+
+        self.assertNotEqual(request_fingerprint(verbatim("http://h/q?a=1&b=2")),
+                            request_fingerprint(verbatim("http://h/q?b=2&a=1")))
+        self.assertNotEqual(fingerprint(verbatim("http://h/t#f")), fingerprint(verbatim("http://h/t")))
+        self.assertEqual(fingerprint(verbatim("http://h/t#f"), keep_fragments=True),
+                         fingerprint(verbatim("http://h/t#f")))
+        self.assertEqual(request_fingerprint(Request("http://h/q?a=1&b=2")),
+                         request_fingerprint(Request("http://h/q?b=2&a=1")))
+
     def test_default_ports(self):
         """:80 goes for http and :443 for https, but not the other way round."""
         self.assertEqual(canonical_url("https://h:443/x"), "https://h/x")

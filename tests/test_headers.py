@@ -41,6 +41,13 @@ class HeaderCrawlTests(unittest.TestCase):
         self.assertEqual(headers["accept-language"], "en")
 
     @defer.inlineCallbacks
+    def test_user_agent_set_to_none_or_empty_sends_none(self):
+        """USER_AGENT = None or "" set by the user: no User-Agent at all, as in Scrapy."""
+        yield crawl(Recorder, {"USER_AGENT": None}, start_urls=[self.echo])
+        yield crawl(Recorder, {"USER_AGENT": ""}, start_urls=[self.echo])
+        self.assertEqual([h.get("user-agent") for h in self.received()], [None, None])
+
+    @defer.inlineCallbacks
     def test_settings_spider_and_request_override(self):
         """USER_AGENT, then the spider's user_agent, then the request's own header win."""
         yield crawl(Recorder, {"USER_AGENT": "from-setting",

@@ -77,3 +77,28 @@ class DeepNestingTests(unittest.TestCase):
         flags = []
         parse_html("<p>broken<i></p></b>" + "<b>" * 2000, "http://127.0.0.1/", flags)
         self.assertEqual(flags, [])
+
+    def test_reused_parser_keeps_pages_apart(self):
+        """One parser per thread, reused: each page's tree stays its own, and a page
+        parsed in another thread (the shell's) gets that thread's parser."""
+        import threading
+
+        from tinyscrapy.http import htmltree
+        first = htmltree.parse_html("<title>one</title>", "http://127.0.0.1/1")
+        parser = htmltree._PARSERS.parser
+        second = htmltree.parse_html("<title>two</title>", "http://127.0.0.1/2")
+        self.assertIs(htmltree._PARSERS.parser, parser)
+        self.assertEqual([first.findtext(".//title"), second.findtext(".//title")],
+                         ["one", "two"])
+        self.assertEqual(first.getroottree().docinfo.URL, "http://127.0.0.1/1")
+        other = []
+
+        def parse_elsewhere():
+            htmltree.parse_html("<title>three</title>", "http://127.0.0.1/3")
+            other.append(htmltree._PARSERS.parser)
+
+        thread = threading.Thread(target=parse_elsewhere)
+        thread.start()
+        thread.join(10)
+        self.assertEqual(len(other), 1)
+        self.assertIsNot(other[0], parser)

@@ -181,6 +181,14 @@ class CurlTests(unittest.TestCase):
                          ("POST", "http://h/p", b"a=1", {"s": "1"}))
 
 
+    def test_to_curl_bytes_cookies(self):
+        """Bytes cookie names and values are written as text (UTF-8, else latin-1)."""
+        request = Request("http://h/", cookies={b"caf\xc3\xa9": b"\xe9t\xe9", "n": 1})
+        self.assertEqual(request.to_curl(),
+                         "curl -X GET http://h/ --cookie 'caf\u00e9=\u00e9t\u00e9; n=1'")
+        listed = Request("http://h/", cookies=[{"name": b"a", "value": b"b", "path": "/"}])
+        self.assertEqual(listed.to_curl(), "curl -X GET http://h/ --cookie 'a=b'")
+
 class FormAndJsonTests(unittest.TestCase):
     """The subclasses that build a body."""
 

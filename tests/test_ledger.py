@@ -70,8 +70,8 @@ class LedgerCrawlTests(unittest.TestCase):
         self.assertEqual(stats.get_value("ledger/dropped/InvalidUrl"), 1)
         self.assertEqual(stats.get_value("ledger/dropped/OffsiteRequest"), 1)
         self.assertEqual(stats.get_value("ledger/failed/HttpError"), 1)
-        self.assertEqual(stats.get_value("ledger/failed/ConnectionRefusedError"), 1)
-        self.assertEqual(stats.get_value("ledger/failed/ResponseNeverReceived"), 1)
+        self.assertEqual(stats.get_value("ledger/failed/DownloadConnectionRefusedError"), 1)
+        self.assertEqual(stats.get_value("ledger/failed/DownloadFailedError"), 1)
         self.assertEqual(stats.get_value("ledger/missing"), 0)
         self.assertEqual(logs.messages(logging.ERROR), [])
 

@@ -9,6 +9,7 @@ from twisted.trial import unittest
 
 from tinyscrapy import Spider
 from tinyscrapy.http import HttpResponse, Request
+from tinyscrapy.scope.fingerprint import canonical_url
 from tinyscrapy.scope.links import IGNORED_EXTENSIONS, Link, LinkExtractor
 
 from .helpers import crawl
@@ -65,17 +66,31 @@ def _urls(extractor, response=None):
     return [link.url for link in extractor.extract_links(response or _page())]
 
 
+def _followable(extractor, urls):
+    """What extract_urls gives for extract_links' C{urls}: fragments off, and with
+    C{unique}, the first of each canonical URL."""
+    followable, seen = [], set()
+    for url in urls:
+        url = url.partition("#")[0]
+        key = canonical_url(url)
+        if not extractor.unique or key not in seen:
+            seen.add(key)
+            followable.append(url)
+    return followable
+
+
 class LinkExtractorTests(unittest.TestCase):
     """Each filter of LinkExtractor on one page."""
 
     def test_defaults(self):
-        """a and area hrefs, resolved, http(s) only, no files, each page once, in order."""
+        """a and area hrefs, resolved, http(s) only, no files, each URL once (fragment
+        included, as in Scrapy), in order."""
         self.assertEqual(_urls(LinkExtractor()), [
             "http://127.0.0.1/nav/home",
-            "http://127.0.0.1/nav/about",
+            "http://127.0.0.1/nav/about#team",
             "http://127.0.0.1/dir/item/1.html",
             "http://127.0.0.1/dir/item/2.html",
-            "http://127.0.0.1/item/1.html",
+            "http://127.0.0.1/item/1.html#again",
             "http://127.0.0.1/item/3.html",
             "http://127.0.0.1/ITEM/4.html?b=2&a=1",
             "http://sub.example.com/item/5.html",
@@ -88,10 +103,11 @@ class LinkExtractorTests(unittest.TestCase):
         ])
 
     def test_link_fields(self):
-        """Text (markup inside included), fragment apart, nofollow from rel."""
+        """Text (markup inside included), the fragment in the URL (Link.fragment empty, as
+        in Scrapy), nofollow from rel."""
         links = {link.url: link for link in LinkExtractor().extract_links(_page())}
-        about = links["http://127.0.0.1/nav/about"]
-        self.assertEqual((about.text, about.fragment, about.nofollow), ("About us", "team", False))
+        about = links["http://127.0.0.1/nav/about#team"]
+        self.assertEqual((about.text, about.fragment, about.nofollow), ("About us", "", False))
         self.assertTrue(links["http://127.0.0.1/item/3.html"].nofollow)
         self.assertEqual(links["http://127.0.0.1/area/1"].text, "")
 
@@ -99,13 +115,14 @@ class LinkExtractorTests(unittest.TestCase):
         """allow keeps matches only; deny wins over allow; compiled patterns work too."""
         self.assertEqual(_urls(LinkExtractor(allow=r"/item/\d")), [
             "http://127.0.0.1/dir/item/1.html", "http://127.0.0.1/dir/item/2.html",
-            "http://127.0.0.1/item/1.html", "http://127.0.0.1/item/3.html",
+            "http://127.0.0.1/item/1.html#again", "http://127.0.0.1/item/3.html",
             "http://sub.example.com/item/5.html", "https://www.example.org/item/6.html",
             "http://127.0.0.1/login?next=/item/1.html",
         ])
         urls = _urls(LinkExtractor(allow=[r"/item/", re.compile("ITEM")],
                                    deny=[r"login", r"example\.(com|org)", r"/dir/"]))
-        self.assertEqual(urls, ["http://127.0.0.1/item/1.html", "http://127.0.0.1/item/3.html",
+        self.assertEqual(urls, ["http://127.0.0.1/item/1.html#again",
+                                "http://127.0.0.1/item/3.html",
                                 "http://127.0.0.1/ITEM/4.html?b=2&a=1"])
 
     def test_domains(self):
@@ -119,11 +136,11 @@ class LinkExtractorTests(unittest.TestCase):
     def test_restrict_css_and_xpaths(self):
         """Only links inside the selected parts; overlapping parts give each link once."""
         self.assertEqual(_urls(LinkExtractor(restrict_css="nav")),
-                         ["http://127.0.0.1/nav/home", "http://127.0.0.1/nav/about"])
+                         ["http://127.0.0.1/nav/home", "http://127.0.0.1/nav/about#team"])
         self.assertEqual(_urls(LinkExtractor(restrict_xpaths=["//footer", "//nav/a[1]"])),
                          ["http://127.0.0.1/footer/contact", "http://127.0.0.1/nav/home"])
         urls = _urls(LinkExtractor(restrict_css=["nav", "nav a"], unique=False))
-        self.assertEqual(urls, ["http://127.0.0.1/nav/home", "http://127.0.0.1/nav/about"])
+        self.assertEqual(urls, ["http://127.0.0.1/nav/home", "http://127.0.0.1/nav/about#team"])
 
     def test_tags_and_attrs(self):
         """Other elements and attributes can be scanned."""
@@ -146,7 +163,7 @@ class LinkExtractorTests(unittest.TestCase):
         html = EVERY_KIND.replace("<head>", '<head><base href="http://base.example/b/">')
         urls = _urls(LinkExtractor(restrict_css="main", allow="item/1"), _page(html))
         self.assertEqual(urls, ["http://base.example/b/item/1.html",
-                                "http://base.example/item/1.html",
+                                "http://base.example/item/1.html#again",
                                 "http://base.example/login?next=/item/1.html"])
 
     def test_unique_canonicalize_process_value_text(self):
@@ -169,7 +186,8 @@ class LinkExtractorTests(unittest.TestCase):
         self.assertEqual(LinkExtractor().extract_links(response), [])
 
     def test_extract_urls_is_extract_links_urls(self):
-        """extract_urls (the XPath fast path and the general one) gives extract_links' URLs."""
+        """extract_urls (the XPath fast path and the general one) gives extract_links' URLs
+        to follow: without fragments, each canonical URL once (with unique)."""
         extractors = [LinkExtractor(), LinkExtractor(unique=False),
                       LinkExtractor(deny=r"/about", canonicalize=True),
                       LinkExtractor(tags=("a", "area", "link"), attrs=("href", "src")),
@@ -178,8 +196,8 @@ class LinkExtractorTests(unittest.TestCase):
         for html in (EVERY_KIND, '<base href="http://other/base/"><a href="x">x</a>'):
             response = _page(html)
             for extractor in extractors:
-                self.assertEqual(extractor.extract_urls(response),
-                                 [link.url for link in extractor.extract_links(response)])
+                self.assertEqual(extractor.extract_urls(response), _followable(
+                    extractor, [link.url for link in extractor.extract_links(response)]))
         self.assertTrue(LinkExtractor()._plain)
         self.assertFalse(LinkExtractor(restrict_css="nav")._plain)
 
@@ -196,6 +214,34 @@ class LinkExtractorTests(unittest.TestCase):
         self.assertEqual(Link("http://h/", "t"), Link("http://h/", "t"))
         self.assertNotEqual(Link("http://h/", "t"), Link("http://h/", "t", nofollow=True))
         self.assertEqual(len({Link("http://h/"), Link("http://h/")}), 1)
+
+    def test_one_extractor_over_many_pages(self):
+        """An extractor reused over pages (as a crawl does) answers each page as a fresh one
+        would: per directory, per <base href>, per host, and with a bounded memo."""
+        from tinyscrapy.scope import links
+        shared = LinkExtractor(deny=r"/private/")
+        html = ('<a href="next.html">n</a><a href="../up.html">u</a><a href="/root">r</a>'
+                '<a href="?page=2">q</a><a href="/private/x">p</a><a href="#top">t</a>')
+        pages = [_page(html, "http://127.0.0.1/a/one.html"),
+                 _page(html, "http://127.0.0.1/a/two.html"),
+                 _page(html, "http://127.0.0.1/b/c/one.html"),
+                 _page(html, "http://127.0.0.2:8080/a/one.html"),
+                 _page('<base href="http://127.0.0.1/z/">' + html, "http://127.0.0.1/a/x")]
+        for _ in range(2):  # the second round answers from the memo
+            for page in pages:
+                fresh = LinkExtractor(deny=r"/private/")
+                self.assertEqual(shared.extract_urls(page), fresh.extract_urls(page))
+                self.assertEqual(_urls(shared, page), _urls(fresh, page))
+        self.assertEqual(shared.extract_urls(pages[2]), [
+            "http://127.0.0.1/b/c/next.html", "http://127.0.0.1/b/up.html",
+            "http://127.0.0.1/root", "http://127.0.0.1/b/c/one.html?page=2",
+            "http://127.0.0.1/b/c/one.html"])
+        self.assertEqual(shared.extract_urls(pages[4])[:2], [
+            "http://127.0.0.1/z/next.html", "http://127.0.0.1/up.html"])
+        for number in range(links.MEMO_SIZE + 10):
+            shared.extract_urls(_page(f'<a href="p{number}.html">x</a>',
+                                      f"http://127.0.0.1/d{number}/"))
+        self.assertLessEqual(len(shared._memo), links.MEMO_SIZE)
 
 
 def _only_home(value):
@@ -235,6 +281,84 @@ class LinkCrawlTests(unittest.TestCase):
         self.assertIsNone(stats.get_value("ledger/dropped"))
         self.assertGreater(stats.get_value("dupefilter/skipped_early"), 0)
         self.assertEqual(stats.get_value("ledger/missing"), 0)
+
+
+class ScrapyLinkTests(unittest.TestCase):
+    """Link URLs as Scrapy 2.19 gives them: fragment kept, percent-encoded in the page's
+    encoding, unique by the URL as it is (by its canonical form with canonicalize)."""
+
+    def test_fragment_is_part_of_the_url(self):
+        """/s.html, /s.html#a and /s.html#b are three links; extract_urls follows one."""
+        page = _page('<a href="/s.html">1</a><a href="/s.html#a">2</a><a href="/s.html#b">3</a>')
+        self.assertEqual(_urls(LinkExtractor(), page), [
+            "http://127.0.0.1/s.html", "http://127.0.0.1/s.html#a", "http://127.0.0.1/s.html#b"])
+        self.assertEqual(_urls(LinkExtractor(canonicalize=True), page),
+                         ["http://127.0.0.1/s.html"])
+        self.assertEqual(LinkExtractor().extract_urls(page), ["http://127.0.0.1/s.html"])
+
+    def test_unique_compares_urls_as_they_are(self):
+        """Two spellings of one query are two links, one with canonicalize."""
+        html = '<div><a href="/b?a=1&amp;b=2">1</a></div><div><a href="/b?b=2&amp;a=1">2</a></div>'
+        for kwargs in ({}, {"restrict_css": "div"}):
+            self.assertEqual(_urls(LinkExtractor(**kwargs), _page(html)), [
+                "http://127.0.0.1/b?a=1&b=2", "http://127.0.0.1/b?b=2&a=1"])
+            self.assertEqual(_urls(LinkExtractor(canonicalize=True, **kwargs), _page(html)),
+                             ["http://127.0.0.1/b?a=1&b=2"])
+
+    def test_urls_encoded_in_the_page_encoding(self):
+        """The path as UTF-8, the query in the page's encoding, the filters on the result;
+        one extractor gives each page its own encoding."""
+        html = '<a href="/&hearts;/you?c=&euro;">text</a>'
+        shared = LinkExtractor(allow="%A4")
+        latin = HttpResponse(PAGE_URL, 200, {"Content-Type": "text/html; charset=iso8859-15"},
+                             html.encode("iso8859-15"), Request(PAGE_URL))
+        for _ in range(2):
+            self.assertEqual(_urls(LinkExtractor(), latin),
+                             ["http://127.0.0.1/%E2%99%A5/you?c=%A4"])
+            self.assertEqual(shared.extract_urls(latin), ["http://127.0.0.1/%E2%99%A5/you?c=%A4"])
+            self.assertEqual(shared.extract_urls(_page(html)), [])  # c=%E2%82%AC in UTF-8
+        self.assertEqual(_urls(LinkExtractor(), _page(html)),
+                         ["http://127.0.0.1/%E2%99%A5/you?c=%E2%82%AC"])
+
+    def test_encoding_agrees_with_the_request(self):
+        """Each link's URL is what a Request made from the joined link sends, on a plain
+        page URL and on one that needs encoding (the fast path skips only what needs none)."""
+        from urllib.parse import urljoin
+
+        from tinyscrapy.http.request import request_url
+        values = ["a b.html", "x|y", "/p?q=a b", "#a#b", "/%zz", "../up.html", "p.html#t",
+                  "HTTP://EXAMPLE.COM/Up", "http://h/caf\u00e9", "/caf\u00e9?c=\u00e9", "?q=1",
+                  "//other.example/x", "item-1.html?b=2&a=1"]
+        html = "".join(f'<a href="{value}">x</a>' for value in values)
+        for page_url in ("http://127.0.0.1/dir/page.html", "http://127.0.0.1/d%20ir/p.html",
+                         "http://127.0.0.1/d ir/p.html"):
+            page = _page(html, page_url)
+            expected = [request_url(urljoin(page.url, value), "utf-8") for value in values]
+            self.assertEqual(_urls(LinkExtractor(unique=False), page), expected)
+
+    def test_link_url_must_be_text(self):
+        """Link(bytes) is a TypeError, as in Scrapy."""
+        self.assertRaises(TypeError, Link, b"http://www.example.com/\xc2\xa3")
+
+
+class EncodedLinkCrawlTests(unittest.TestCase):
+    """A LinkExtractor's encoded URLs, followed in a crawl."""
+
+    def setUp(self):
+        self.server = TestServer().start()
+        self.addCleanup(self.server.stop)
+
+    @defer.inlineCallbacks
+    def test_query_in_the_page_encoding_reaches_the_server(self):
+        """A link on a latin-9 page is fetched with its query in latin-9, once."""
+        from .servers import Page
+        body = '<a href="/you?c=&euro;">1</a><a href="/you?c=&euro;#top">2</a>'
+        start = self.server.add("/", Page(body.encode("iso8859-15"),
+                                          content_type="text/html; charset=iso8859-15"))
+        self.server.add_page("/you")
+        yield crawl(ExtractorSpider, start_urls=[start])
+        self.assertEqual({path: hits for path, hits in self.server.hits.items()
+                          if path.startswith("/you")}, {"/you?c=%A4": 1})
 
 
 SCANNED = """<html><body>

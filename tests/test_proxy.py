@@ -151,6 +151,18 @@ class ProxyAsWrittenTests(unittest.TestCase):
         self.assertEqual([r.path for r in self.proxy.requests], [self.echo])
 
     @defer.inlineCallbacks
+    def test_empty_meta_proxy_names_none(self):
+        """meta proxy "//" (no host) names no proxy: cleared to None and fetched direct."""
+        def make(spider):
+            return [Request(self.echo, meta={"proxy": "//"})]
+
+        crawler = yield crawl(Recorder, make=make)
+        response, = crawler.spider.responses
+        self.assertIsNone(response.meta["proxy"])
+        self.assertEqual(self.proxy.requests, [])
+        self.assertEqual(self.server.hits["/echo"], 1)
+
+    @defer.inlineCallbacks
     def test_auth_encoding_applies_to_the_environment(self):
         """HTTPPROXY_AUTH_ENCODING=utf-8 encodes the credentials of http_proxy too."""
         url = f"http://us%C3%A9r:p%C3%A1ss@127.0.0.1:{self.proxy.port}"

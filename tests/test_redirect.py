@@ -9,7 +9,7 @@ from twisted.internet import defer
 from twisted.trial import unittest
 
 from tinyscrapy import FormRequest, Request
-from tinyscrapy.errors import RedirectLoop, TooManyRedirects
+from tinyscrapy.errors import TooManyRedirects
 from tinyscrapy.http import HttpResponse
 from tinyscrapy.middleware.redirect import MetaRefreshMiddleware, RedirectMiddleware
 from tinyscrapy.observe.stats import StatsCollector
@@ -65,29 +65,38 @@ class RedirectCrawlTests(unittest.TestCase):
         self.assertEqual(stats.get_value("ledger/handled"), 1)
         self.assertEqual(stats.get_value("ledger/missing"), 0)
 
-    @defer.inlineCallbacks
-    def test_loop_goes_to_the_errback(self):
-        """/a -> /b -> /a is stopped at the second /a, counted, and reaches the errback."""
-        start = self.server.add("/a", Redirect("/b"))
-        self.server.add("/b", Redirect("/a"))
-        crawler = yield self.crawl(start_urls=[start])
-        spider = crawler.spider
-        self.assertEqual(spider.responses, [])
-        self.assertEqual(len(spider.failures), 1)
-        self.assertTrue(spider.failures[0].check(RedirectLoop))
-        self.assertEqual(dict(self.server.hits), {"/a": 1, "/b": 1})
-        stats = crawler.stats
+    def assert_loop_ended(self, crawler, hits):
+        """The crawl closed cleanly, each page was fetched once, the hop back was dropped as
+        a duplicate (one ledger entry), and the loop was counted."""
+        spider, stats = crawler.spider, crawler.stats
+        self.assertEqual((spider.responses, spider.failures), ([], []))
+        self.assertEqual(dict(self.server.hits), hits)
+        self.assertEqual(stats.get_value("finish_reason"), "finished")
         self.assertEqual(stats.get_value("redirect/loop"), 1)
-        self.assertEqual(stats.get_value("ledger/failed/RedirectLoop"), 1)
+        self.assertEqual(stats.get_value("ledger/opened"), 1)
+        self.assertEqual(stats.get_value("ledger/duplicate"), 1)
+        self.assertEqual(stats.get_value("dupefilter/filtered"), 1)
         self.assertEqual(stats.get_value("ledger/missing"), 0)
 
     @defer.inlineCallbacks
+    def test_loop_ends_at_the_duplicate_filter(self):
+        """/a -> /b -> /a: the hop back is returned, as in Scrapy, and the duplicate filter
+        drops it: nothing is fetched twice, and the loop is counted and logged once."""
+        start = self.server.add("/a", Redirect("/b"))
+        self.server.add("/b", Redirect("/a"))
+        with self.assertLogs("tinyscrapy.middleware.redirect", "INFO") as logs:
+            crawler = yield self.crawl(start_urls=[start])
+        self.assert_loop_ended(crawler, {"/a": 1, "/b": 1})
+        loops = [line for line in logs.output if "Redirect loop" in line]
+        self.assertEqual(len(loops), 1)
+        self.assertIn(f"{start} -> {self.server.url('/b')} -> {start}", loops[0])
+
+    @defer.inlineCallbacks
     def test_redirect_to_itself_is_a_loop(self):
-        """A page redirecting to itself is fetched once."""
+        """A page redirecting to itself is fetched once, even as a dont_filter start URL."""
         start = self.server.add("/self", Redirect("/self", 301))
         crawler = yield self.crawl(start_urls=[start])
-        self.assertTrue(crawler.spider.failures[0].check(RedirectLoop))
-        self.assertEqual(self.server.hits["/self"], 1)
+        self.assert_loop_ended(crawler, {"/self": 1})
 
     @defer.inlineCallbacks
     def test_endless_chain_stops_at_max_times(self):
@@ -97,7 +106,7 @@ class RedirectCrawlTests(unittest.TestCase):
         self.assertEqual(len(self.server.requests), 4)  # the first request and 3 hops
         self.assertTrue(crawler.spider.failures[0].check(TooManyRedirects))
         self.assertEqual(crawler.stats.get_value("redirect/max_reached"), 1)
-        self.assertEqual(crawler.stats.get_value("ledger/failed/TooManyRedirects"), 1)
+        self.assertEqual(crawler.stats.get_value("ledger/dropped/TooManyRedirects"), 1)
 
     @defer.inlineCallbacks
     def test_default_max_times_is_twenty(self):
@@ -214,24 +223,28 @@ class RedirectCrawlTests(unittest.TestCase):
         self.assertEqual(crawler.stats.get_value("redirect/reason_count/meta refresh"), 1)
 
     @defer.inlineCallbacks
-    def test_meta_refresh_too_slow_or_to_itself_reaches_the_spider(self):
-        """A refresh after more than METAREFRESH_MAXDELAY, or to the page itself, is a page."""
-        slow = self.server.add("/slow", MetaRefresh("/target", delay=200))
-        self_ = self.server.add("/again", MetaRefresh("/again", delay=0))
+    def test_meta_refresh_too_slow_reaches_the_spider(self):
+        """A refresh after METAREFRESH_MAXDELAY or more is a page."""
+        slow = self.server.add("/slow", MetaRefresh("/target", delay=100))
         self.server.add_page("/target")
-        crawler = yield self.crawl(start_urls=[slow, self_])
-        self.assertEqual(sorted(r.url for r in crawler.spider.responses), [self_, slow])
+        crawler = yield self.crawl(start_urls=[slow])
+        self.assertEqual([r.url for r in crawler.spider.responses], [slow])
         self.assertEqual(self.server.hits["/target"], 0)
-        self.assertEqual(self.server.hits["/again"], 1)
+
+    @defer.inlineCallbacks
+    def test_meta_refresh_to_itself_is_a_loop(self):
+        """A page refreshing to itself is a hop back, as in Scrapy: fetched once, dropped."""
+        start = self.server.add("/again", MetaRefresh("/again", delay=0))
+        crawler = yield self.crawl(start_urls=[start])
+        self.assert_loop_ended(crawler, {"/again": 1})
 
     @defer.inlineCallbacks
     def test_meta_refresh_loop(self):
-        """Two pages refreshing to each other end in the errback."""
+        """Two pages refreshing to each other: each fetched once, the crawl ends."""
         start = self.server.add("/ping", MetaRefresh("/pong"))
         self.server.add("/pong", MetaRefresh("/ping"))
         crawler = yield self.crawl(start_urls=[start])
-        self.assertTrue(crawler.spider.failures[0].check(RedirectLoop))
-        self.assertEqual(dict(self.server.hits), {"/ping": 1, "/pong": 1})
+        self.assert_loop_ended(crawler, {"/ping": 1, "/pong": 1})
 
     @defer.inlineCallbacks
     def test_dont_redirect_and_handled_status(self):
@@ -369,7 +382,11 @@ class RedirectUnitTests(unittest.TestCase):
         bad = b'<meta http-equiv="refresh" content="0; url=http://[bad/">'
         broken = HttpResponse(request.url, 200, {"Content-Type": "text/html"}, bad, request)
         self.assertIs(mw.process_response(request, broken, REDIRECTING), broken)
-
+        for spelling in (b"HTTP-EQUIV", b"Http-Equiv", b"http-eQuiv"):
+            upper = HttpResponse(request.url, 200, {"Content-Type": "text/html"},
+                                 body.replace(b"http-equiv", spelling), request)
+            self.assertEqual(mw.process_response(request, upper, REDIRECTING).url,
+                             "http://a.example/y", spelling)
 
 
 class LocationCrawlTests(unittest.TestCase):

@@ -149,7 +149,7 @@ class PolicyOfTests(unittest.TestCase):
         self.assertEqual(policy_of("same-origin, Origin", "unsafe-url"), "origin")
         self.assertEqual(policy_of("", "unsafe-url"), "no-referrer-when-downgrade")
         self.assertEqual(policy_of(None, "unsafe-url"), "unsafe-url")
-        self.assertEqual(RefererMiddleware("Same-Origin").policy, "same-origin")
+        self.assertEqual(RefererMiddleware("Same-Origin").default_policy.name, "same-origin")
 
     def test_values_as_scrapy_gives_them(self):
         """No slash added to an empty path, the host's case kept, default ports dropped."""
@@ -159,3 +159,129 @@ class PolicyOfTests(unittest.TestCase):
                          "https://e.com/p?q")
         self.assertEqual(referrer_for("origin", "http://e.com:8080/p?q", "http://a/"),
                          "http://e.com:8080/")
+        for page, sent in [("http://e.com/p?", "http://e.com/p"),
+                           ("http://e.com:80/p", "http://e.com/p"),
+                           ("http://e.com/p#f", "http://e.com/p"),
+                           ("http://e.com?q=1", "http://e.com?q=1"),
+                           ("https://[::1]:443/x", "https://[::1]/x"),
+                           ("http://e.com/a b", "http://e.com/a b"),
+                           ("http://e.com/plain/page.html", "http://e.com/plain/page.html")]:
+            self.assertEqual(referrer_for("unsafe-url", page, "http://a/"), sent, page)
+
+
+class PythonOrgPolicy(ReferrerPolicy):
+    """Always refers from python.org (a policy of the project's own)."""
+
+    def referrer(self, response_url, request_url):
+        return "https://python.org/"
+
+
+def _page(url="https://example.com/", **headers):
+    from tinyscrapy.http import HttpResponse
+    return HttpResponse(url, 200, headers, b"", Request(url))
+
+
+class ScrapyApiTests(unittest.TestCase):
+    """The middleware's API as Scrapy 2.19 documents it."""
+
+    def middleware(self, **settings):
+        from tinyscrapy.settings import Settings
+        return RefererMiddleware(Settings(settings))
+
+    def test_policy_names(self):
+        """The POLICY_* constants are the policies' names."""
+        from tinyscrapy.middleware import referer
+        self.assertEqual(referer.POLICY_NO_REFERRER, "no-referrer")
+        self.assertEqual(referer.POLICY_STRICT_ORIGIN_WHEN_CROSS_ORIGIN,
+                         "strict-origin-when-cross-origin")
+        self.assertEqual(referer.POLICY_SCRAPY_DEFAULT, referer.DEFAULT_POLICY)
+        self.assertIs(referer.policy_class(referer.POLICY_ORIGIN), OriginPolicy)
+
+    def test_policy_method_precedence(self):
+        """policy(response, request): meta, then the page's header, then the settings."""
+        mw = self.middleware(REFERRER_POLICY="origin")
+        plain = Request("https://a.example/")
+        self.assertIsInstance(mw.policy(_page(), plain), OriginPolicy)
+        header = _page(**{"Referrer-Policy": "no-referrer"})
+        self.assertEqual(mw.policy(header, plain).name, "no-referrer")
+        meta = Request("https://a.example/", meta={"referrer_policy": "unsafe-url"})
+        self.assertEqual(mw.policy(header, meta).name, "unsafe-url")
+
+    def test_policy_method_arguments(self):
+        """Both arguments are required; a URL for the response is deprecated."""
+        from tinyscrapy.exceptions import ScrapyDeprecationWarning
+        mw = self.middleware()
+        request = Request("https://a.example/")
+        self.assertRaises(TypeError, mw.policy, request=request)
+        self.assertRaises(TypeError, mw.policy, response=_page())
+        with self.assertWarnsRegex(ScrapyDeprecationWarning, "Passing a response URL"):
+            policy = mw.policy("https://example.com/", request)
+        self.assertEqual(policy.name, "scrapy-default")
+
+    def test_unknown_meta_policy_warns(self):
+        """A meta policy that names nothing warns and the crawl's policy is used."""
+        mw = self.middleware(REFERRER_POLICY="origin")
+        request = Request("https://a.example/", meta={"referrer_policy": "ssscrapy-default"})
+        with self.assertWarnsRegex(RuntimeWarning, "Could not load referrer policy"):
+            policy = mw.policy(_page(), request)
+        self.assertIsInstance(policy, OriginPolicy)
+
+    def test_header_never_loads_code(self):
+        """A dotted path in a Referrer-Policy header warns that only names are allowed."""
+        mw = self.middleware(REFERRER_POLICY="no-referrer")
+        page = _page(**{"Referrer-Policy": "tinyscrapy.middleware.referer.UnsafeUrlPolicy"})
+        with self.assertWarnsRegex(RuntimeWarning, "import paths from the response"):
+            out = list(mw.process_spider_output(page, [Request("https://example.com/b")]))
+        self.assertNotIn("Referer", out[0].headers)
+
+    def test_referrer_policies_setting(self):
+        """REFERRER_POLICIES adds a name (a class or its path) and removes one (None)."""
+        mw = self.middleware(REFERRER_POLICIES={
+            "python": f"{__name__}.PythonOrgPolicy", "unsafe-url": None})
+        request = Request("https://example.com/b")
+        self.assertIsInstance(mw.policy(_page(**{"Referrer-Policy": "python"}), request),
+                              PythonOrgPolicy)
+        with self.assertWarnsRegex(RuntimeWarning, "'unsafe-url'"):
+            mw.policy(_page(**{"Referrer-Policy": "unsafe-url"}), request)
+
+    def test_async_output(self):
+        """process_spider_output_async sets Referer on what an async iterable yields."""
+        mw = self.middleware(REFERRER_POLICY="origin")
+
+        async def results():
+            yield Request("https://example.com/b")
+            yield {"item": 1}
+
+        async def collect():
+            return [each async for each in mw.process_spider_output_async(
+                _page("https://example.com/a?q"), results())]
+
+        out = self.successResultOf(defer.ensureDeferred(collect()))
+        self.assertEqual(out[0].headers.get("Referer"), b"https://example.com/")
+        self.assertEqual(out[1], {"item": 1})
+
+    def test_no_settings_is_deprecated(self):
+        """RefererMiddleware() warns (Scrapy's deprecation) and uses the default policy."""
+        from tinyscrapy.exceptions import ScrapyDeprecationWarning
+        with self.assertWarnsRegex(ScrapyDeprecationWarning, "without a 'settings'"):
+            mw = RefererMiddleware()
+        self.assertEqual(mw.default_policy.name, "scrapy-default")
+
+
+class RefererPoliciesCrawlTests(unittest.TestCase):
+    """REFERRER_POLICIES in a real crawl."""
+
+    def setUp(self):
+        self.server = TestServer().start()
+        self.addCleanup(self.server.stop)
+        self.server.add("/echo", Echo())
+
+    @defer.inlineCallbacks
+    def test_header_names_a_project_policy(self):
+        """A page's Referrer-Policy header may name a policy REFERRER_POLICIES added."""
+        start = self.server.add_page("/page", links=["/echo"],
+                                     headers={"Referrer-Policy": "python"})
+        yield crawl(Recorder, {"REFERRER_POLICIES": {"python": PythonOrgPolicy}},
+                    start_urls=[start], follow=True)
+        seen, = [r.headers.get("referer") for r in self.server.requests if r.path == "/echo"]
+        self.assertEqual(seen, "https://python.org/")

@@ -173,6 +173,15 @@ class FollowTests(unittest.TestCase):
         self.assertRaises(ValueError, response.follow, response.css("a")[1])
         self.assertRaises(ValueError, response.follow, response.css("img")[0])
 
+    def test_follow_encoding_none(self):
+        """A binary Response's follow(encoding=None) is a ValueError (no page encoding to
+        fall back on); a text response's is its page's encoding."""
+        binary = Response("http://h/dir/file.bin", body=b"\0")
+        raised = self.assertRaises(ValueError, binary.follow, "x", encoding=None)
+        self.assertEqual(str(raised), "encoding can't be None")
+        latin = _page(body=b"<p>x</p>", encoding="latin-1")
+        self.assertEqual(latin.follow("x?p=\u00a3", encoding=None).url, "http://h/dir/x?p=%A3")
+
     def test_follow_arguments(self):
         """flags, cb_kwargs, meta and the rest reach the Request; depth one more; the
         query is encoded in the page's encoding."""

@@ -12,6 +12,13 @@ from twisted.web.client import ResponseFailed, ResponseNeverReceived
 
 from tinyscrapy import Request, Spider
 from tinyscrapy.errors import DownloadTimeout, HttpError, TunnelError, UsageError
+from tinyscrapy.exceptions import (
+    CannotResolveHostError,
+    DownloadConnectionRefusedError,
+    DownloadFailedError,
+    DownloadTimeoutError,
+    ResponseDataLossError,
+)
 from tinyscrapy.http import HttpResponse
 from tinyscrapy.middleware.retry import RetryMiddleware, exception_classes, retry_after_seconds
 from tinyscrapy.observe.stats import StatsCollector
@@ -131,8 +138,9 @@ class RetryCrawlTests(unittest.TestCase):
         self.assertEqual(len(crawler.spider.responses), 1)
         self.assertEqual(self.server.hits["/drop"], 2)
         reasons = [k for k in crawler.stats.get_stats() if k.startswith("retry/reason_count/")]
+        # Scrapy 2.19's DownloadFailedError, as the downloader raises twisted's failure
         self.assertEqual(reasons, ["retry/reason_count/"
-                                   "twisted.web._newclient.ResponseNeverReceived"])
+                                   "tinyscrapy.exceptions.DownloadFailedError"])
 
     @defer.inlineCallbacks
     def test_timeouts_are_retried(self):
@@ -156,11 +164,12 @@ class RetryCrawlTests(unittest.TestCase):
         yield port.stopListening()
         crawler = yield crawl(Recorder, FAST, start_urls=[f"http://127.0.0.1:{number}/"])
         failure, = crawler.spider.failures
-        self.assertTrue(failure.check(error.ConnectionRefusedError))
+        self.assertTrue(failure.check(DownloadConnectionRefusedError))
+        self.assertTrue(failure.check(error.ConnectionRefusedError))  # twisted's, too
         stats = crawler.stats
         self.assertEqual(stats.get_value("downloader/exception_count"), 3)
         self.assertEqual(stats.get_value("retry/max_reached"), 1)
-        self.assertEqual(stats.get_value("ledger/failed/ConnectionRefusedError"), 1)
+        self.assertEqual(stats.get_value("ledger/failed/DownloadConnectionRefusedError"), 1)
 
     @defer.inlineCallbacks
     def test_retry_exceptions_narrowed(self):
@@ -171,7 +180,8 @@ class RetryCrawlTests(unittest.TestCase):
             "tinyscrapy.errors.DownloadTimeout"]}, start_urls=[start])
         self.assertEqual(self.server.hits["/drop"], 1)
         failure, = crawler.spider.failures
-        self.assertTrue(failure.check(ResponseNeverReceived))
+        self.assertTrue(failure.check(DownloadFailedError))
+        self.assertIsInstance(failure.value.reasons[0].value, error.ConnectionLost)
         self.assertIsNone(crawler.stats.get_value("retry/count"))
 
     @defer.inlineCallbacks
@@ -229,12 +239,13 @@ class RetryUnitTests(unittest.TestCase):
         self.assertIsNone(self.mw.process_exception(request, KeyError("x"), RETRYING))
 
     def test_retry_exceptions_default(self):
-        """The default RETRY_EXCEPTIONS, dotted paths, imports as the classes retried
-        before the setting existed."""
+        """The default RETRY_EXCEPTIONS, dotted paths, imports as Scrapy 2.19's classes, then
+        the classes retried before the setting existed."""
         self.assertEqual(exception_classes(Settings()), (
-            defer.TimeoutError, TimeoutError, DownloadTimeout, error.DNSLookupError,
-            error.ConnectError, error.ConnectionLost, error.ConnectionDone, ResponseFailed,
-            ResponseNeverReceived, TunnelError, OSError))
+            CannotResolveHostError, DownloadConnectionRefusedError, DownloadFailedError,
+            DownloadTimeoutError, ResponseDataLossError, defer.TimeoutError, TimeoutError,
+            DownloadTimeout, error.DNSLookupError, error.ConnectError, error.ConnectionLost,
+            error.ConnectionDone, ResponseFailed, ResponseNeverReceived, TunnelError, OSError))
         self.assertEqual(self.mw.exceptions, exception_classes(Settings()))
 
     def test_retry_exceptions_setting(self):

@@ -159,6 +159,33 @@ process.start()
 """
 
 
+GC_SCRIPT = """
+import gc
+import tinyscrapy as scrapy
+from tinyscrapy.crawler import CrawlerProcess, CrawlerRunner
+
+DISABLE
+
+
+class GcSpider(scrapy.Spider):
+    name = "gc"
+
+    def start_requests(self):
+        yield scrapy.Request(BASE + "a")
+
+    def parse(self, response):
+        yield {"threshold": gc.get_threshold()[0], "frozen": gc.get_freeze_count(),
+               "enabled": gc.isenabled()}
+
+
+CrawlerRunner({})  # a runner alone changes nothing
+assert gc.get_threshold()[0] == 700 and gc.get_freeze_count() == 0
+process = CrawlerProcess(settings={"FEEDS": {OUT: {"format": "jsonlines"}}})
+process.crawl(GcSpider)
+process.start()
+"""
+
+
 def run_script(path, timeout=60):
     """
     Run C{python PATH} with C{reactor.spawnProcess}, in the script's folder.
@@ -312,3 +339,21 @@ class ScriptTests(unittest.TestCase):
                          "'scrapy.downloadermiddlewares.nope.Nope' is not one of Scrapy's "
                          "built-in components that tinyscrapy knows (docs/spiders.md)")
         self.assertNotIn("Traceback", err)
+
+    @defer.inlineCallbacks
+    def test_crawler_process_tunes_the_collector(self):
+        """CrawlerProcess.start freezes the objects made before the crawl and collects the
+        youngest generation every 20,000 allocations, unless the script disabled the
+        collector."""
+        from tinyscrapy.runner.collector import YOUNG_THRESHOLD
+        code, _, err = yield run_script(self.write("script.py",
+                                                   GC_SCRIPT.replace("DISABLE", "")))
+        self.assertEqual(code, 0, err)
+        [item] = self.items()
+        self.assertEqual(item["threshold"], YOUNG_THRESHOLD)
+        self.assertGreater(item["frozen"], 10000)  # modules, classes, functions
+        os.remove(self.out)
+        code, _, err = yield run_script(self.write("script.py", GC_SCRIPT.replace(
+            "DISABLE", "gc.disable()")))
+        self.assertEqual(code, 0, err)
+        self.assertEqual(self.items(), [{"threshold": 700, "frozen": 0, "enabled": False}])

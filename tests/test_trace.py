@@ -19,6 +19,10 @@ from .helpers import LinkSpider, crawl, run_command
 from .logs import capture_logs
 from .servers import Delay, Drop, Redirect, TestServer
 
+# the bars of the lanes, and the in-flight line of the counts (the legends draw samples)
+BARS = "//*[local-name()='svg'][@class='timeline']//*[local-name()='rect']"
+IN_FLIGHT = "//*[local-name()='polyline'][@class='in-flight']"
+
 
 def extension(crawler, cls):
     """The built extension of class C{cls}, or None."""
@@ -65,7 +69,7 @@ class TraceTests(unittest.TestCase):
         self.assertIn("a=1&amp;b=", raw)  # escaped in the file...
         self.assertNotIn("a=1&b=", raw)
         self.assertIn("a=1&b=", text)     # ...and the URL itself once parsed
-        outcomes = {rect.get("class") for rect in page.xpath("//*[local-name()='rect']")
+        outcomes = {rect.get("class") for rect in page.xpath(BARS)
                     if rect.get("class") != "scraping"}
         self.assertEqual(outcomes, {"ok", "http-error", "failed", "continued"})
         rows = {row.xpath("td")[-1].text: row.get("class")
@@ -74,7 +78,7 @@ class TraceTests(unittest.TestCase):
         self.assertEqual(rows[self.server.url("/gone")], "failed")
         self.assertEqual(rows[self.server.url("/moved")], "continued")
         self.assertEqual(rows[self.server.url("/slow")], "ok")
-        series = page.xpath("//*[@id='in-flight']/@data-series")[0].split()
+        series = page.xpath(IN_FLIGHT + "/@data-series")[0].split()
         counts = [int(point.split(":")[1]) for point in series]
         self.assertEqual(counts[-1], 0)
         self.assertGreater(max(counts), 1)
@@ -85,7 +89,7 @@ class TraceTests(unittest.TestCase):
         pages = crawler.stats.get_value("response_received_count")
         self.assertEqual(summary["pages (responses)"], str(pages))
         self.assertEqual(summary["finish reason"], "finished")
-        self.assertEqual(page.xpath("//*[@id='truncated']"), [])
+        self.assertEqual(page.xpath("//*[@class='note truncated']"), [])
         self.assertNotIn("<script", raw)
         self.assertNotIn("src=", raw)
 
@@ -114,7 +118,7 @@ class TraceTests(unittest.TestCase):
         self.assertGreater(trace.not_recorded, 0)
         self.assertLessEqual(len(trace.urls), 6)
         _, page = self._page()
-        note = page.xpath("//*[@id='truncated']")[0].text_content()
+        note = page.xpath("//*[@class='note truncated']")[0].text_content()
         self.assertIn("TRACE_MAX_EVENTS=6", note)
         self.assertIn(f"{trace.not_recorded} later events", note)
 
@@ -204,6 +208,6 @@ class TraceCommandTests(unittest.TestCase):
         text = page.text_content()
         for url in (start, server.url("/a"), server.url("/robots.txt")):
             self.assertIn(url, text)
-        self.assertEqual(len(page.xpath("//*[local-name()='rect'][@class!='scraping']")), 3)
-        series = page.xpath("//*[@id='in-flight']/@data-series")[0].split()
+        self.assertEqual(len(page.xpath(BARS + "[@class!='scraping']")), 3)
+        series = page.xpath(IN_FLIGHT + "/@data-series")[0].split()
         self.assertEqual(series[-1].split(":")[1], "0")  # robots.txt is not in flight

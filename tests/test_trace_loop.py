@@ -7,17 +7,22 @@ events as text lines on stderr and writes no file.
 import os
 import re
 
+import lxml.etree
 import lxml.html
 from twisted.internet import defer, reactor
 from twisted.trial import unittest
 
-from tinyscrapy.observe.timeline import downloads_of
+from tinyscrapy.observe.charts import LABEL_W, PLOT_W, series_svg
+from tinyscrapy.observe.timeline import downloads_of, element_ids
 from tinyscrapy.observe.trace import Trace
 
 from .helpers import LinkSpider, crawl, run_command
 from .logs import capture_logs
 from .servers import Delay, Redirect, Sequence, Status, TestServer
 from .test_trace import extension
+
+TIMELINE = "//*[local-name()='svg'][@class='timeline']"
+SERIES = "//*[local-name()='svg'][@class='series']"
 
 
 class LoopTraceTests(unittest.TestCase):
@@ -75,16 +80,24 @@ class LoopTraceTests(unittest.TestCase):
         page = lxml.html.parse(self.path).getroot()
         svgs = page.xpath("//*[local-name()='svg']")
         self.assertTrue(all(svg.get("viewbox") or svg.get("viewBox") for svg in svgs))
-        self.assertEqual(len(page.xpath("//*[@id='max-line']")), 1)
-        ticks = page.xpath("//*[@id='turns']/*")
+        self.assertEqual(len(page.xpath(f"{SERIES}//*[local-name()='line'][@class='limit']")),
+                         1)
+        ticks = page.xpath("//*[@class='turns']/*")
         self.assertEqual(len(ticks), extension(crawler, Trace).turns)
         labels = [tick.text_content() for tick in ticks]
         self.assertTrue(labels[0].startswith("turn at "), labels[0])
         self.assertTrue(any("request done" in label for label in labels))
-        tips = [t.text for t in page.xpath("//*[local-name()='rect']/*[local-name()='title']")]
+        tips = page.xpath(f"{TIMELINE}//*[local-name()='g']/*[local-name()='title']/text()")
         self.assertTrue(any("downloading" in tip and "scraping" in tip for tip in tips))
         self.assertTrue(any("retry backoff" in tip for tip in tips))
-        self.assertEqual(len(page.xpath("//*[local-name()='line'][@class='backoff']")), 1)
+        self.assertEqual(len(page.xpath(f"{TIMELINE}//*[local-name()='line'][@class='backoff']")),
+                         1)
+        phases = page.xpath(f"{TIMELINE}//*[local-name()='rect' or local-name()='line']"
+                            f"[not(@class='grid')]")
+        self.assertGreater(len(phases), 12)
+        untitled = [(p.tag, p.get("class")) for p in phases  # its own, or its group's
+                    if not p.xpath("(*|../*)[local-name()='title']/text()")]
+        self.assertEqual(untitled, [])  # every bar and phase line has its tooltip
 
 
 class SlotReferenceTests(unittest.TestCase):
@@ -104,9 +117,58 @@ class SlotReferenceTests(unittest.TestCase):
                                  "RANDOMIZE_DOWNLOAD_DELAY": False,
                                  "CONCURRENT_REQUESTS_PER_DOMAIN": 3}, start_urls=[start])
         page = lxml.html.parse(path).getroot()
-        self.assertEqual(len(page.xpath("//*[local-name()='rect'][@class='delay']")), 3)
+        windows = page.xpath(f"{TIMELINE}//*[local-name()='rect'][@class='delay']")
+        self.assertEqual(len(windows), 3)
+        self.assertIn("(delay 0.020 s from ", windows[0].xpath("*")[0].text)
         labels = page.xpath("//*[local-name()='text'][@class='slot']/text()")
         self.assertIn("127.0.0.1 (max 3)", labels)
+        series = page.xpath(SERIES)[0]
+        references = series.xpath(".//*[local-name()='text'][starts-with(@class, 'ref')]")
+        self.assertEqual([r.text for r in references],
+                         ["CONCURRENT_REQUESTS 16", "per slot 3 (127.0.0.1)"])
+
+
+class ScaleTests(unittest.TestCase):
+    """The in-flight and queued counts, each on its own scale."""
+
+    def test_each_count_has_its_own_axis(self):
+        """16 in flight and 10000 queued: each reaches the top of its own labelled axis."""
+        in_flight = [(0.0, 0), (1.0, 16), (2.0, 3), (3.0, 0)]
+        queued = [(0.0, 0), (1.0, 10000), (2.0, 40), (3.0, 0)]
+        svg = lxml.etree.fromstring(series_svg(
+            in_flight, queued, 3.0, 3.0, limit=16, limits={"a": (8, 0), "b": (8, 0)}))
+        ns = {"s": "http://www.w3.org/2000/svg"}
+        ticks = [(float(t.get("y")), t.text) for t in svg.findall("s:text[@class='ytick']", ns)]
+        labels = [label for _, label in sorted(ticks)]
+        self.assertEqual(labels, ["20", "15", "10", "5", "0",  # in flight, on top
+                                  "10000", "5000", "0"])
+        y_of = {}
+        for y, label in ticks:
+            y_of.setdefault(label, []).append(y - 3.5)  # a label sits 3.5 below its tick
+
+        def top_of(polyline_class):
+            line = svg.find(f"s:polyline[@class='{polyline_class}']", ns)
+            return min(float(p.split(",")[1]) for p in line.get("points").split())
+
+        self.assertAlmostEqual(top_of("queued"), y_of["10000"][0], places=1)
+        limit_y = float(svg.find("s:line[@class='limit']", ns).get("y1"))
+        self.assertAlmostEqual(top_of("in-flight"), limit_y, places=1)  # 16, at the max
+        self.assertLess(y_of["20"][0], limit_y)  # 16: between the ticks 20 and 15
+        self.assertLess(limit_y, y_of["15"][0])
+        refs = [t.text for t in svg.findall("s:text", ns) if t.get("class", "").startswith("ref")]
+        self.assertEqual(refs, ["CONCURRENT_REQUESTS 16", "per slot 8 (2 slots)"])
+
+
+    def test_lines_stop_where_the_spider_closed(self):
+        """A spider that closed at 1 s on a 4 s page: its lines stop there, the rest veiled."""
+        svg = lxml.etree.fromstring(series_svg([(0.0, 0), (0.5, 1), (0.9, 0)],
+                                               [(0.0, 0), (0.4, 1)], 4.0, 1.0, limit=2))
+        ns = {"s": "http://www.w3.org/2000/svg"}
+        ends = [max(float(p.split(",")[0]) for p in line.get("points").split())
+                for line in svg.findall("s:polyline", ns)]
+        self.assertEqual(ends, [LABEL_W + PLOT_W / 4] * 2)
+        veil = svg.find("s:rect[@class='closed']", ns)
+        self.assertEqual(float(veil.get("x")), LABEL_W + PLOT_W / 4)
 
 
 class OtherLinkSpider(LinkSpider):
@@ -137,9 +199,41 @@ class SharedPageTests(unittest.TestCase):
         page = lxml.html.parse(path).getroot()
         sections = page.xpath("//section[@class='spider']/h2/text()")
         self.assertEqual(sorted(sections), ["links", "other"])
-        ticks = page.xpath("//*[@id='series']//*[local-name()='text'][@class='tick']/text()")
+        ticks = page.xpath("//*[@class='series']//*[local-name()='text'][@class='tick']/text()")
         axes = [tuple(ticks[i:i + 3]) for i in range(0, len(ticks), len(ticks) // 2)]
         self.assertEqual(axes[0], axes[1])  # one time axis for both
+
+    @defer.inlineCallbacks
+    def test_ids_unique_and_references_resolve(self):
+        """On a two-spider page every id is unique and every #reference names one."""
+        server = TestServer().start()
+        self.addCleanup(server.stop)
+        start = server.add_page("/", links=["/a"])
+        server.add_page("/a")
+        path = os.path.join(self.mktemp(), "both.html")
+        capture_logs(self)
+        yield defer.gatherResults([
+            crawl(LinkSpider, {"TRACE_FILE": path}, start_urls=[start]),
+            crawl(OtherLinkSpider, {"TRACE_FILE": path, "TRACE_MAX_EVENTS": 5},
+                  start_urls=[start])])
+        with open(path, encoding="utf-8") as f:
+            raw = f.read()
+        page = lxml.html.document_fromstring(raw)
+        ids = page.xpath("//@id")
+        self.assertGreater(len(ids), 10)
+        self.assertEqual(sorted(ids), sorted(set(ids)))
+        references = [value[1:] for value in page.xpath("//@href") if value.startswith("#")]
+        references += re.findall(r"url\(#([^)]+)\)", raw)
+        self.assertEqual(sorted(references), ["links", "other"])  # the sections' links
+        self.assertEqual(set(references) - set(ids), set())
+        for section in page.xpath("//section[@class='spider']"):
+            inner = section.xpath("./descendant::*/@id")
+            self.assertTrue(all(i.startswith(section.get("id") + "--") for i in inner), inner)
+
+    def test_element_ids_of_awkward_names(self):
+        """Repeated names and characters an id cannot hold still give distinct ids."""
+        self.assertEqual(element_ids(["books", "books", "a b/c", "", "--"]),
+                         ["books", "books-2", "a-b-c", "spider", "spider-2"])
 
 
 SPIDER_NAME = "crawl"  # the spider "crawl URL" makes

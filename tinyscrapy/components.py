@@ -51,6 +51,40 @@ def build(objcls, crawler):
         return None
 
 
+def build_from_crawler(objcls, crawler, /, *args, **kwargs):
+    """
+    Scrapy's C{build_from_crawler}: C{objcls.from_crawler(crawler, *args, **kwargs)} when it
+    exists, else C{objcls(*args, **kwargs)}. Unlike L{build}, a L{NotConfigured} it raises
+    reaches the caller (a test checks that a component switches itself off).
+
+    @raise TypeError: C{from_crawler} returned None.
+    """
+    if hasattr(objcls, "from_crawler"):
+        instance = objcls.from_crawler(crawler, *args, **kwargs)
+    else:
+        instance = objcls(*args, **kwargs)
+    if instance is None:
+        raise TypeError(f"{objcls.__qualname__}.from_crawler returned None")
+    return instance
+
+
+def running(crawler, method, cls, components):
+    """
+    The first of C{components} (C{(path, component)} pairs) that is a C{cls}, or None; the
+    lookup behind C{Crawler.get_downloader_middleware()} and its kin.
+
+    @param components: the pairs, or a false value when the engine is not made yet.
+    @raise RuntimeError: the engine is not made yet, as Scrapy says it.
+    """
+    if crawler.engine is None:
+        raise RuntimeError(f"Crawler.{method}() can only be called after the crawl engine "
+                           f"has been created.")
+    for _, component in components or ():
+        if isinstance(component, cls):
+            return component
+    return None
+
+
 def ordered_paths(settings, name):
     """
     Merge C{NAME_BASE} and C{NAME}, as Scrapy does: a path set to None is disabled. A path

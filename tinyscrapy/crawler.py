@@ -28,14 +28,17 @@ from twisted.internet import defer
 from twisted.python.failure import Failure
 
 from tinyscrapy import signals
-from tinyscrapy.components import build, build_ordered, load_object
+from tinyscrapy.components import build, build_ordered, load_object, running
 from tinyscrapy.errors import UsageError
 from tinyscrapy.observe.crawllog import log_start
 from tinyscrapy.observe.ledger import RequestLedger
 from tinyscrapy.observe.logconfig import configure_logging, update_root_handler
 from tinyscrapy.observe.stats import StatsCollector
+from tinyscrapy.runner.collector import tune_for_crawl
 from tinyscrapy.runner.crawlerrunner import CrawlerRunner
 from tinyscrapy.runner.reactors import apply_reactor_setting
+from tinyscrapy.scope.fingerprint import request_fingerprint
+from tinyscrapy.scope.fingerprinter import as_int, fingerprinter_for
 from tinyscrapy.settings import Settings
 from tinyscrapy.signals import SignalBus
 from tinyscrapy.startrequests import start_of
@@ -84,6 +87,7 @@ class Crawler:
         self.downloader = None
         self.slots = None
         self.extensions = []
+        self._fingerprinter = None
         self._opened = False
         self._stop_reason = None
 
@@ -111,6 +115,12 @@ class Crawler:
             self.engine.close_spider(self._stop_reason)
         reason = yield self.engine.start()
         return reason
+
+    def _create_spider(self, *args, **kwargs):
+        """The spider, from C{spidercls.from_crawler}, as L{crawl} makes it (Scrapy's name for
+        that step, which a component's tests call on a
+        L{tinyscrapy.utils.test.get_crawler} crawler)."""
+        return self.spidercls.from_crawler(self, *args, **kwargs)
 
     def _apply_settings(self):
         """The spider is made (its C{from_crawler} may have set settings): check them,
@@ -142,12 +152,46 @@ class Crawler:
         self.downloader = downloader  # robots.txt downloads through it too
         self.slots = downloader.slots  # made first: the scheduler consults them
         scheduler = build(scheduler_class(self.settings), self)
+        if getattr(scheduler, "fingerprint", None) is request_fingerprint:
+            # REQUEST_FINGERPRINTER_CLASS: a project's own fingerprinter dedups the crawl
+            scheduler.fingerprint = as_int(self.request_fingerprinter)
         scraper = Scraper(self)
         engine = ExecutionEngine(self, self.reactor, scheduler, downloader, scraper)
         scraper.engine = engine
         # extensions only listen to signals: each connects its own in from_crawler
         self.extensions = build_ordered(self, "EXTENSIONS")
         return engine
+
+    @property
+    def request_fingerprinter(self):
+        """The crawl's fingerprinter (Scrapy's API): C{fingerprint(request)} returns
+        C{bytes}; the class is C{REQUEST_FINGERPRINTER_CLASS}, built on first use."""
+        if self._fingerprinter is None:
+            self._fingerprinter = fingerprinter_for(self)
+        return self._fingerprinter
+
+    def get_downloader_middleware(self, cls):
+        """The running downloader middleware of class C{cls} (or a subclass), or None.
+        @raise RuntimeError: the engine is not made yet (before C{crawl})."""
+        return running(self, "get_downloader_middleware", cls,
+                       self.downloader and self.downloader.middleware.middlewares)
+
+    def get_spider_middleware(self, cls):
+        """The running spider middleware of class C{cls} (or a subclass), or None.
+        @raise RuntimeError: the engine is not made yet (before C{crawl})."""
+        return running(self, "get_spider_middleware", cls,
+                       self.engine and self.engine.scraper.spidermw.middlewares)
+
+    def get_item_pipeline(self, cls):
+        """The running item pipeline of class C{cls} (or a subclass), or None.
+        @raise RuntimeError: the engine is not made yet (before C{crawl})."""
+        return running(self, "get_item_pipeline", cls,
+                       self.engine and self.engine.scraper.pipelines.pipelines)
+
+    def get_extension(self, cls):
+        """The running extension of class C{cls} (or a subclass), or None.
+        @raise RuntimeError: the engine is not made yet (before C{crawl})."""
+        return running(self, "get_extension", cls, self.engine and self.extensions)
 
     def _log_start(self):
         """Log what this crawl runs with (L{tinyscrapy.observe.crawllog.log_start})."""
@@ -254,6 +298,7 @@ class CrawlerProcess:
         d.addBoth(self._stop_reactor)
         if install_signal_handlers:
             self._on_signals(self._signal_shutdown)
+        tune_for_crawl()  # what exists now lives as long as the process
         self.reactor.run(installSignalHandlers=False)
 
     @staticmethod

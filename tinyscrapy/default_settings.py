@@ -64,6 +64,7 @@ DEFAULTS = {
     # statuses outside 200-299 that still reach callbacks (Scrapy's HttpErrorMiddleware)
     "HTTPERROR_ALLOWED_CODES": [],
     "HTTPERROR_ALLOW_ALL": False,
+    "REQUEST_FINGERPRINTER_CLASS": "tinyscrapy.scope.fingerprinter.RequestFingerprinter",
     "RETRY_ENABLED": True,
     "RETRY_TIMES": 2,
     "RETRY_HTTP_CODES": [500, 502, 503, 504, 522, 524, 408, 429],
@@ -71,7 +72,17 @@ DEFAULTS = {
     "RETRY_BACKOFF_BASE": 1.0,
     "RETRY_BACKOFF_MAX": 60.0,
     "RETRY_AFTER_MAX": 120.0,
+    # Scrapy 2.19 says ERROR; here the failure itself is logged once, at ERROR, where it
+    # ends (docs/differences.md)
+    "RETRY_GIVE_UP_LOG_LEVEL": "DEBUG",
+    # Scrapy 2.19's list, at tinyscrapy's paths, then twisted's originals (code that raises
+    # them past the downloader) and tinyscrapy's own
     "RETRY_EXCEPTIONS": [
+        "tinyscrapy.exceptions.CannotResolveHostError",
+        "tinyscrapy.exceptions.DownloadConnectionRefusedError",
+        "tinyscrapy.exceptions.DownloadFailedError",
+        "tinyscrapy.exceptions.DownloadTimeoutError",
+        "tinyscrapy.exceptions.ResponseDataLossError",
         "twisted.internet.defer.TimeoutError",
         "builtins.TimeoutError",
         "tinyscrapy.errors.DownloadTimeout",
@@ -91,6 +102,7 @@ DEFAULTS = {
     "COOKIES_MAX_PER_JAR": 3000,
     "REFERER_ENABLED": True,
     "REFERRER_POLICY": "scrapy-default",
+    "REFERRER_POLICIES": {},
     "HTTPPROXY_ENABLED": True,
     "HTTPPROXY_AUTH_ENCODING": "latin-1",
     "HTTPCACHE_ENABLED": False,
@@ -177,6 +189,7 @@ KINDS = {
     "HTTPAUTH_PASS": str,
     "DOWNLOAD_CA_BUNDLE": str,
     "SCHEDULER": PATH,
+    "REQUEST_FINGERPRINTER_CLASS": PATH,
     "RETRY_EXCEPTIONS": PATHS,
     "JOBDIR": str,
     "HTTPCACHE_EXPIRATION_SECS": float,
@@ -197,3 +210,7 @@ KINDS = {
     "TWISTED_REACTOR": str,
     "ASYNCIO_EVENT_LOOP": str,
 }
+
+# Scrapy's module holds each default as a module-level name
+# (C{from scrapy.settings.default_settings import RETRY_EXCEPTIONS}): so does this one.
+globals().update(DEFAULTS)

@@ -5,7 +5,8 @@ Stats count failures by exception class name, so the class names below are also 
 users see in the final summary (``ledger/dropped/OffsiteRequest``, ...).
 """
 
-from twisted.internet.error import DNSLookupError
+from twisted.internet.error import ConnectionRefusedError, DNSLookupError
+from twisted.internet.error import TimeoutError as ConnectTimeoutError
 
 
 class UsageError(Exception):
@@ -79,11 +80,100 @@ class HttpError(IgnoreRequest):
         super().__init__(message or f"Ignoring non-2xx response {response.status} {response.url}")
 
 
-class DownloadTimeout(Exception):
+class ScrapyDeprecationWarning(Warning):
+    """The warning for a feature that still works but is on its way out (Scrapy's
+    category, shown by default where C{DeprecationWarning} is not)."""
+
+    __module__ = "tinyscrapy.exceptions"
+
+
+# Scrapy 2.19's download failures. The downloader turns twisted's errors into these
+# (L{scrapy_download_error}); each is also a kind of the twisted error it replaces, so code
+# written against either catches it. Their module is the public face, so stats keys read
+# tinyscrapy.exceptions.<Name>, as Scrapy's read scrapy.exceptions.<Name>.
+
+
+class CannotResolveHostError(DNSLookupError):
+    """The host name has no address (or the lookup failed)."""
+
+    __module__ = "tinyscrapy.exceptions"
+
+
+class DownloadConnectionRefusedError(ConnectionRefusedError):
+    """The server refused the connection."""
+
+    __module__ = "tinyscrapy.exceptions"
+
+
+class DownloadTimeoutError(Exception):
+    """The download (or connecting for it) took too long."""
+
+    __module__ = "tinyscrapy.exceptions"
+
+
+class ConnectTimeout(DownloadTimeoutError, ConnectTimeoutError):
+    """Connecting took longer than C{DOWNLOAD_TIMEOUT} (twisted's C{TimeoutError})."""
+
+
+class DownloadFailedError(Exception):
+    """The response could not be received whole (twisted's C{ResponseFailed}, whose
+    C{reasons} it keeps)."""
+
+    __module__ = "tinyscrapy.exceptions"
+
+
+class DownloadCancelledError(Exception):
+    """The download was cancelled."""
+
+    __module__ = "tinyscrapy.exceptions"
+
+
+class ResponseDataLossError(Exception):
+    """The response ended before the length it announced."""
+
+    __module__ = "tinyscrapy.exceptions"
+
+
+class UnsupportedURLSchemeError(Exception):
+    """No download handler serves the URL's scheme (tinyscrapy refuses such URLs before
+    downloading, with L{InvalidUrl})."""
+
+    __module__ = "tinyscrapy.exceptions"
+
+
+_SCRAPY_KINDS = ((ConnectionRefusedError, DownloadConnectionRefusedError),
+                 (DNSLookupError, CannotResolveHostError),
+                 (ConnectTimeoutError, ConnectTimeout))
+
+
+def scrapy_download_error(exception):
+    """
+    C{exception} as Scrapy 2.19 raises it: twisted's C{ConnectionRefusedError},
+    C{DNSLookupError}, C{ResponseFailed} and C{TimeoutError} become
+    L{DownloadConnectionRefusedError}, L{CannotResolveHostError}, L{DownloadFailedError}
+    and L{ConnectTimeout} (a L{DownloadTimeoutError}), with the same attributes and
+    message; anything else is returned as it is.
+    """
+    from twisted.web.client import ResponseFailed  # loaded by then: a download failed
+
+    for twisted_kind, kind in _SCRAPY_KINDS + ((ResponseFailed, DownloadFailedError),):
+        if isinstance(exception, twisted_kind):
+            if isinstance(exception, kind):
+                return exception
+            converted = kind.__new__(kind)
+            converted.__dict__.update(exception.__dict__)
+            converted.args = exception.args
+            converted.__cause__ = exception
+            converted.__traceback__ = exception.__traceback__
+            return converted
+    return exception
+
+
+class DownloadTimeout(DownloadTimeoutError):
     """The whole download took longer than C{DOWNLOAD_TIMEOUT}."""
 
 
-class DnsLookupTimeout(DNSLookupError):
+class DnsLookupTimeout(CannotResolveHostError):
     """Looking a host name up took longer than C{DNS_TIMEOUT}. A kind of twisted's
     C{DNSLookupError}, so it is retried as one."""
 
@@ -163,8 +253,9 @@ def describe_failure(failure):
     return f"{type(value).__name__}: {message}" if message else type(value).__name__
 
 
-class TooManyRedirects(Exception):
-    """A request was redirected more than C{REDIRECT_MAX_TIMES} times."""
+class TooManyRedirects(IgnoreRequest):
+    """A request was redirected more than C{REDIRECT_MAX_TIMES} times (an
+    L{IgnoreRequest}, as in Scrapy: the errback gets it, the ledger counts it as dropped)."""
 
 
 class RedirectLoop(Exception):

@@ -18,9 +18,14 @@ unknown names that nothing has read (L{Settings.unread_unknown}).
 
 import copy
 import json
+import sys
 
+from tinyscrapy import default_settings
 from tinyscrapy.default_settings import DEFAULTS, KINDS, PATH, PATHS  # noqa: F401 (re-exported)
 from tinyscrapy.errors import UsageError
+
+# Scrapy's path scrapy.settings.default_settings: the same module under a second name
+sys.modules[__name__ + ".default_settings"] = default_settings
 
 PRIORITIES = {"default": 0, "project": 10, "spider": 20, "cmdline": 30}
 

@@ -10,11 +10,13 @@ before its transfer if a delay is not over, and frees the place when the transfe
 from dataclasses import dataclass
 
 from twisted.internet.task import deferLater
+from twisted.python.failure import Failure
 
 from tinyscrapy import signals
 from tinyscrapy.components import build_ordered
 from tinyscrapy.download.fetcher import HttpFetcher
 from tinyscrapy.download.slots import Slots
+from tinyscrapy.errors import scrapy_download_error
 from tinyscrapy.middleware.chain import DownloaderMiddlewareChain
 
 
@@ -113,6 +115,11 @@ class Downloader:
         return response
 
     def _eb_failure(self, failure):
+        """Count the failure, as Scrapy 2.19's exception (L{scrapy_download_error}:
+        C{CannotResolveHostError} for twisted's C{DNSLookupError}, ...), and pass it on."""
+        converted = scrapy_download_error(failure.value)
+        if converted is not failure.value:
+            failure = Failure(converted)
         self.active -= 1
         self._failures += 1
         self.stats.inc_value("downloader/exception_count")

@@ -132,7 +132,9 @@ def decode(content_type, body, encoding=None):
 def declared_encoding(content_type, body):
     """The encoding the header or the body declares (steps 3 and 4), or None."""
     from w3lib.encoding import html_body_declared_encoding, http_content_type_encoding
-    name = http_content_type_encoding(content_type) if content_type else None
+    # most servers send no charset at all: no need to parse the header for one
+    name = http_content_type_encoding(content_type) \
+        if content_type and "=" in content_type else None
     if name in ("utf-16", "utf-32"):
         return _endianness(body, name)
     if name is None:

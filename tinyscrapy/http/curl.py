@@ -109,13 +109,24 @@ def request_to_curl(request):
         parts.append(f"-H '{name.decode()}: {values[0].decode()}'")
     cookies = request.cookies
     if isinstance(cookies, dict):
-        pairs = [f"{name}={value}" for name, value in cookies.items()]
+        pairs = [f"{_text(name)}={_text(value)}" for name, value in cookies.items()]
     else:
-        pairs = [f"{cookie['name']}={cookie['value']}" for cookie in cookies
+        pairs = [f"{_text(cookie['name'])}={_text(cookie['value'])}" for cookie in cookies
                  if "name" in cookie and "value" in cookie]
     if pairs:
         parts.append(f"--cookie '{'; '.join(pairs)}'")
     return " ".join(" ".join(parts).split())
+
+
+def _text(value):
+    """A cookie name or value as text: bytes read as UTF-8 (else latin-1), as the cookies
+    middleware reads them."""
+    if isinstance(value, bytes):
+        try:
+            return value.decode("utf-8")
+        except UnicodeDecodeError:
+            return value.decode("latin-1")
+    return str(value)
 
 
 def request_to_dict(request, spider=None):

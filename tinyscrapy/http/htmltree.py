@@ -9,18 +9,22 @@ this same tree in a parsel C{Selector} when a callback first asks for one.
 """
 
 import logging
+import threading
 
 from lxml import etree
 from lxml.html import HTMLParser
 
 logger = logging.getLogger(__name__)
+_PARSERS = threading.local()  # one parser per thread, reused page after page
 
 
 def parse_html(text, base_url, flags=None):
     """
     The root element of C{text}, as C{parsel.Selector(text=text, type="html")} builds it:
     NUL characters dropped, surrounding space stripped, an empty document read as
-    C{<html/>}, lxml's recovering parser with C{huge_tree}.
+    C{<html/>}, lxml's recovering parser with C{huge_tree}. Each thread keeps one parser
+    and reuses it page after page (making one costs more than a small page's parse); its
+    error log starts afresh with each page.
 
     libxml2 stops parsing at a nesting depth of 2,048 elements, even with C{huge_tree}
     (its hard limit), and everything after that point is missing from the tree: the links
@@ -33,7 +37,9 @@ def parse_html(text, base_url, flags=None):
     @param flags: a list to mark a cut tree in, or None.
     """
     body = text.strip().replace("\x00", "").encode("utf-8") or b"<html/>"
-    parser = HTMLParser(recover=True, encoding="utf-8", huge_tree=True)
+    parser = getattr(_PARSERS, "parser", None)
+    if parser is None:
+        parser = _PARSERS.parser = HTMLParser(recover=True, encoding="utf-8", huge_tree=True)
     root = etree.fromstring(body, parser=parser, base_url=base_url)
     if root is None:  # only comments, say
         root = etree.fromstring(b"<html/>", parser=parser, base_url=base_url)

@@ -167,9 +167,12 @@ class Response:
         A L{Request} for C{url} (a string or a L{tinyscrapy.scope.links.Link}), relative
         URLs resolved, one link deeper than this response's request.
 
-        @raise ValueError: C{url} is None.
+        @raise ValueError: C{url} or C{encoding} is None (a text response's C{follow}
+            takes None for the page's encoding).
         """
         url = _link_url(url)
+        if encoding is None:
+            raise ValueError("encoding can't be None")
         if self.request is not None:
             kwargs.setdefault("depth", self.request.depth + 1)
         return Request(self.urljoin(url), callback=callback, method=method, headers=headers,

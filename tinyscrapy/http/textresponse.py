@@ -131,6 +131,17 @@ class TextResponse(Response):
                 self._base_url = get_base_url(self.text[:4096], self.url)
         return self._base_url
 
+    def join_prefixes(self):
+        """
+        C{(origin, directory)} of the page's base URL, computed once: what
+        L{tinyscrapy.http.linkjoin.fast_join} joins most links with (C{()} when the base is
+        not a plain http(s) URL). Two pages with the same directory join a link alike.
+        """
+        prefixes = self.__dict__.get("_join_prefixes")
+        if prefixes is None:
+            prefixes = self._join_prefixes = join_prefixes(self._page_base_url())
+        return prefixes
+
     def urljoin(self, url):
         """
         Resolve C{url} against the page's C{<base href>} (if any) or its URL, as a browser
@@ -139,11 +150,14 @@ class TextResponse(Response):
         """
         prefixes = self.__dict__.get("_join_prefixes")
         if prefixes is None:
-            prefixes = self._join_prefixes = join_prefixes(self._page_base_url())
+            prefixes = self.join_prefixes()
         if prefixes:
             joined = fast_join(url, *prefixes)
             if joined is not None:
                 return joined
+            if url[:1] == "#" and url[-1] != " " and len(url) > 1 and url.isprintable():
+                # "#top": this page
+                return self._base_url.partition("#")[0] + url
         try:
             joined = urljoin(self._base_url, url)
         except ValueError:

@@ -43,7 +43,7 @@ import inspect
 from twisted.internet.defer import Deferred, ensureDeferred
 
 from tinyscrapy.components import takes_spider
-from tinyscrapy.http import HttpResponse, Request, Response
+from tinyscrapy.http import Request, Response
 from tinyscrapy.runner.reactors import deferred_from_coro
 
 # what a hook returns that is never awaited (checked first: the common case)
@@ -54,18 +54,25 @@ class MiddlewareError(TypeError):
     """A middleware hook returned something its contract does not allow."""
 
 
-async def _call(hook, with_spider, spider, *args):
-    """Call a hook (with the spider last if it takes it) and wait for its result if it is
-    a Deferred or a coroutine (run as an asyncio Task under the asyncio reactor, so that
-    it may await asyncio code)."""
-    result = hook(*args, spider) if with_spider else hook(*args)
-    if result is None or isinstance(result, _READY):  # most hooks: nothing to wait for
-        return result
+async def _waited(result):
+    """
+    What a hook's result stands for once it is ready: a coroutine is run (as an asyncio
+    Task under the asyncio reactor, so that it may await asyncio code) and waited for, a
+    Deferred or another awaitable waited for; anything else is returned as it is.
+    """
     if inspect.iscoroutine(result):
         result = deferred_from_coro(result)
     if isinstance(result, Deferred) or inspect.isawaitable(result):
         result = await result
     return result
+
+
+async def _call(hook, with_spider, spider, *args):
+    """Call a hook (with the spider last if it takes it) and wait for its result."""
+    result = hook(*args, spider) if with_spider else hook(*args)
+    if result is None or isinstance(result, _READY):  # most hooks: nothing to wait for
+        return result
+    return await _waited(result)
 
 
 async def _gather(agen):
@@ -118,22 +125,33 @@ class DownloaderMiddlewareChain:
             raise
         except Exception as exception:
             result = await self._process_exception(request, exception, spider)
-        if isinstance(result, HttpResponse):
+        if isinstance(result, Response):
             result = await self._process_response(request, result, spider)
         return result
 
+    # Each hook is called directly and only awaited when it returned a Deferred or a
+    # coroutine: a chain of plain hooks makes no coroutine per hook.
+
     async def _process_request(self, request, spider):
         for label, hook, with_spider in self._request_hooks:
-            result = await _call(hook, with_spider, spider, request)
-            if result is not None:
-                _expect(label, result, (HttpResponse, Request))
-                return result
+            result = hook(request, spider) if with_spider else hook(request)
+            if result is None:
+                continue
+            if not isinstance(result, _READY):
+                result = await _waited(result)
+                if result is None:
+                    continue
+                _expect(label, result)
+            return result
         return None
 
     async def _process_response(self, request, response, spider):
         for label, hook, with_spider in self._response_hooks:
-            response = await _call(hook, with_spider, spider, request, response)
-            _expect(label, response, (HttpResponse, Request))
+            response = hook(request, response, spider) if with_spider \
+                else hook(request, response)
+            if not isinstance(response, _READY):
+                response = await _waited(response)
+                _expect(label, response)
             if isinstance(response, Request):
                 break
         return response
@@ -142,7 +160,7 @@ class DownloaderMiddlewareChain:
         for label, hook, with_spider in self._exception_hooks:
             result = await _call(hook, with_spider, spider, request, exception)
             if result is not None:
-                _expect(label, result, (HttpResponse, Request))
+                _expect(label, result)
                 return result
         raise exception
 
@@ -212,10 +230,10 @@ class SpiderMiddlewareChain:
         return start_requests
 
 
-def _expect(label, value, kinds):
-    if not isinstance(value, kinds):
-        names = " or ".join(kind.__name__ for kind in kinds)
-        raise MiddlewareError(f"{label} must return {names}, got {type(value).__name__}")
+def _expect(label, value):
+    if not isinstance(value, _READY):
+        raise MiddlewareError(f"{label} must return HttpResponse or Request, got "
+                              f"{type(value).__name__}")
 
 
 def _expect_iterable(label, value):

@@ -214,6 +214,11 @@ def _set_cookie_line(entry, secure_default, request):
                                request, entry)
                 value = value.decode("latin-1")
         parts[field] = str(value)
+    domain = parts.get("domain")
+    if domain is not None:
+        host = _hostname(request.url)
+        if domain.lstrip(".").lower() == host and (_IPV4.match(host) or ":" in host):
+            del parts["domain"]  # an IP address's own cookie: host-only, as the jar keeps it
     line = f"{parts.pop('name')}={parts.pop('value')}"
     for field, value in parts.items():
         line += f"; {field.capitalize()}={value}"

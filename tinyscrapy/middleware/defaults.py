@@ -5,6 +5,7 @@ L{DefaultHeadersMiddleware} (C{DEFAULT_REQUEST_HEADERS}) and L{UserAgentMiddlewa
 """
 
 import tinyscrapy
+from tinyscrapy.http.headers import Headers
 
 
 def default_user_agent():
@@ -17,6 +18,9 @@ class DefaultHeadersMiddleware:
 
     def __init__(self, headers):
         self.headers = list(headers.items())
+        # as stored in a request's Headers: normalised once, copied per request
+        model = Headers(self.headers)
+        self._stored = [(name, dict.__getitem__(model, name)) for name in model.keys()]
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -24,17 +28,17 @@ class DefaultHeadersMiddleware:
 
     def process_request(self, request, spider=None):
         headers = request.headers
-        for name, value in self.headers:
-            if name not in headers:
-                headers[name] = value
+        for name, values in self._stored:
+            if not dict.__contains__(headers, name):
+                dict.__setitem__(headers, name, list(values))
 
 
 class UserAgentMiddleware:
     """
     Set C{User-Agent} on every request that lacks one: the spider's C{user_agent}
     attribute, else C{USER_AGENT}, else L{default_user_agent}, so a site's operator can find
-    out who is crawling. As in Scrapy, C{USER_AGENT = ""} (or a spider's
-    C{user_agent = None}) sends none.
+    out who is crawling. As in Scrapy, C{USER_AGENT = ""} or C{None} set by the user (or a
+    spider's C{user_agent = None}) sends none.
 
     @ivar user_agent: the value sent, or None for none; L{spider_opened} takes the
         spider's.
@@ -48,8 +52,11 @@ class UserAgentMiddleware:
 
     @classmethod
     def from_crawler(cls, crawler):
-        configured = crawler.settings.get("USER_AGENT")
-        middleware = cls(default_user_agent() if configured is None else configured or None)
+        settings = crawler.settings
+        configured = settings.get("USER_AGENT")
+        if configured is None and settings.priority("USER_AGENT") in (None, "default"):
+            configured = default_user_agent()  # not set: who is crawling
+        middleware = cls(configured or None)
         middleware.crawler = crawler
         if crawler.spider is not None:
             middleware.spider_opened(crawler.spider)

@@ -3,7 +3,8 @@ L{HttpProxyMiddleware}: which proxy a request goes through, and with which crede
 
     - C{meta["proxy"]} names a proxy for one request (C{http://user:pass@host:port}); it is
       kept as written, less its credentials. C{meta["proxy"] = None} sends it direct
-      whatever the environment says.
+      whatever the environment says (so does an empty one, C{""} or C{"//"}, which is then
+      set to None, as in Scrapy).
     - Otherwise the environment's C{http_proxy} / C{https_proxy} (by the URL's scheme) apply,
       except for the hosts C{no_proxy} names (read on each request), as in urllib, requests
       and Scrapy
@@ -80,7 +81,10 @@ class HttpProxyMiddleware:
         self._set(request, meta, proxy, auth)
 
     def _from_meta(self, proxy):
-        """C{(meta["proxy"] as written, less any credentials; Proxy-Authorization or None)}."""
+        """C{(meta["proxy"] as written, less any credentials; Proxy-Authorization or None)}.
+        An empty one (C{""}, C{"//"}) names no proxy: C{(None, None)}, as in Scrapy."""
+        if not proxy.strip("/"):
+            return None, None
         try:
             _, _, _, auth, _ = parse_proxy(proxy, self.auth_encoding)
         except (ValueError, UnicodeError):

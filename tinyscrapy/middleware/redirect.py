@@ -11,18 +11,25 @@ C{file:}, C{data:}, C{ftp:} is not followed, and the response goes on as it is, 
 Scrapy (counted in C{redirect/refused_scheme}, C{metarefresh/refused_scheme}). The request
 ledger keeps one entry for the whole chain. Along the way:
 
-    - 303, and 301 or 302 after a POST, become a GET without a body; 307 and 308 keep the
-      method and body;
+    - 303 after anything but a GET or HEAD, and 301 or 302 after a POST, become a GET
+      without a body; 307 and 308 keep the method and body (as in Scrapy, a GET keeps its
+      body on a 303 too);
     - C{Authorization} is dropped when the origin (scheme, host, port) changes, C{Cookie}
       when the host changes or the scheme goes anywhere but to https, as in Scrapy (the
       cookies middleware then sends what the jar holds for the new URL), and C{Referer} is
-      recomputed under the referrer policy;
+      the redirecting URL under the referrer policy (the request's C{meta}, the response's
+      C{Referrer-Policy}, then C{REFERRER_POLICY}); with C{REFERER_ENABLED} off, a hop
+      carries no C{Referer}, as in Scrapy;
     - the chain is kept in C{meta}: C{redirect_urls} (every URL before this one),
       C{redirect_reasons} (status codes, or C{"meta refresh"}), C{redirect_times}, and
       Scrapy's C{redirect_ttl} (the hops left; set it on a request to allow fewer);
-    - a hop back to a URL already in the chain is a L{RedirectLoop}, and more than
-      C{REDIRECT_MAX_TIMES} hops is L{TooManyRedirects}: both reach the errback. A hop back
-      is allowed when the response set a cookie (a site checking that cookies work often
+    - more than C{REDIRECT_MAX_TIMES} hops (or C{redirect_ttl}) is L{TooManyRedirects}, in
+      the errback, as Scrapy's C{IgnoreRequest("max redirections reached")};
+    - a hop back to a URL already in the chain is returned like any hop, as in Scrapy, and
+      counted in C{redirect/loop}: the duplicate filter drops it (the scheduler remembers
+      every URL it queued, C{dont_filter} ones too), so a loop ends without a second fetch
+      and the request's ledger entry ends as C{duplicate}. A hop back is let through the
+      filter when the response set a cookie (a site checking that cookies work often
       answers the same URL differently the second time); the hop limit still bounds that.
 
 A redirect target that is a new URL passes the duplicate filter even when the first request
@@ -34,10 +41,11 @@ import logging
 import re
 from urllib.parse import urljoin, urlsplit
 
-from tinyscrapy.errors import NotConfigured, RedirectLoop, TooManyRedirects
+from tinyscrapy import signals
+from tinyscrapy.errors import NotConfigured, TooManyRedirects
 from tinyscrapy.middleware.headertext import drop_header, header_bytes, header_text
-from tinyscrapy.middleware.referer import DEFAULT_POLICY, referrer_for
-from tinyscrapy.scope.fingerprint import canonical_url, request_fingerprint
+from tinyscrapy.middleware.referer import DEFAULT_POLICY, RefererMiddleware
+from tinyscrapy.scope.fingerprint import request_fingerprint
 
 logger = logging.getLogger(__name__)
 
@@ -47,6 +55,8 @@ _BODY_HEADERS = ("content-type", "content-length", "content-encoding", "content-
                  "content-location")
 _META_REFRESH_MARK = re.compile(rb"http-equiv\s*=\s*[\"']?\s*refresh")  # on a lowered body
 _META_REFRESH_SCAN = 4096  # characters after the marker's position still scanned
+# the end of "http-equiv" in any case: a regex led by a literal scans a page fastest
+_EQUIV = re.compile(rb"-[Ee][Qq][Uu][Ii][Vv]")
 
 
 class _Redirects:
@@ -57,20 +67,61 @@ class _Redirects:
     def __init__(self, settings, stats):
         self.max_redirect_times = settings.getint("REDIRECT_MAX_TIMES")  # Scrapy's name
         self.priority_adjust = settings.getint("REDIRECT_PRIORITY_ADJUST")
-        self.referrer_policy = None  # None: leave Referer alone
-        if settings.getbool("REFERER_ENABLED"):
-            self.referrer_policy = settings.get("REFERRER_POLICY") or DEFAULT_POLICY
+        self.referer_enabled = settings.getbool("REFERER_ENABLED")
+        # what sets a hop's Referer (Scrapy's attribute): None sends none
+        self._referer_spider_middleware = None
+        if self.referer_enabled:
+            self._referer_spider_middleware = RefererMiddleware(
+                settings.get("REFERRER_POLICY") or DEFAULT_POLICY)
         self.stats = stats
 
     crawler = None
 
     @classmethod
     def from_crawler(cls, crawler):
+        """Built for a crawl: as in Scrapy, hops carry the C{Referer} the crawl's
+        L{RefererMiddleware} gives them, found when the engine starts."""
         if not crawler.settings.getbool(cls.enabled_setting):
             raise NotConfigured(f"{cls.enabled_setting} is off")
         middleware = cls(crawler.settings, crawler.stats)
         middleware.crawler = crawler
+        middleware._referer_spider_middleware = None
+        crawler.signals.connect(middleware._engine_started, signals.engine_started)
         return middleware
+
+    def _engine_started(self, **_):
+        """C{engine_started}: find the crawl's L{RefererMiddleware} (or a subclass) among
+        the spider middlewares; without one, hops carry no C{Referer} (a warning, unless
+        C{REFERER_ENABLED} is off)."""
+        crawler = self.crawler
+        find = getattr(crawler, "get_spider_middleware", None)
+        if find is not None:
+            found = find(RefererMiddleware)
+        else:
+            scraper = getattr(getattr(crawler, "engine", None), "scraper", None)
+            chain = getattr(getattr(scraper, "spidermw", None), "middlewares", ())
+            found = next((each for _, each in chain if isinstance(each, RefererMiddleware)),
+                         None)  # (path, middleware) pairs
+        self._referer_spider_middleware = found
+        if found is None and self.referer_enabled:
+            logger.warning("%s found no RefererMiddleware: redirects will carry no Referer "
+                           "header (enable RefererMiddleware, or override handle_referer())",
+                           type(self).__name__)
+
+    def handle_referer(self, request, response):
+        """
+        Set the C{Referer} of the hop C{request} from the C{response} that redirected
+        (Scrapy's hook, to override): the URL of C{response} under the referrer policy (the
+        hop's C{meta}, the response's C{Referrer-Policy}, then the crawl's), or none.
+        """
+        drop_header(request.headers, "Referer")
+        referer_middleware = self._referer_spider_middleware
+        if referer_middleware is None:
+            return
+        policy = referer_middleware.policy_for(response, request)
+        referer = policy.referrer(response.url, request.url)
+        if referer is not None:
+            request.headers["Referer"] = referer
 
     def _allowed(self, request, response, spider):
         """False when the spider or the request asked to see this response as it is."""
@@ -89,16 +140,22 @@ class _Redirects:
 
         @param reason: the status code, or C{"meta refresh"}.
         @param to_get: make the hop a GET without a body.
-        @raise RedirectLoop: C{url} is already in the chain and the response set no cookie.
-        @raise TooManyRedirects: this hop would be one more than C{REDIRECT_MAX_TIMES}.
+        @raise TooManyRedirects: this hop would be one more than C{REDIRECT_MAX_TIMES}, or
+            the request's C{redirect_ttl} is spent.
         """
         meta = dict(request.meta)
         chain = list(meta.get("redirect_urls", ())) + [request.url]
         times = meta.get("redirect_times", 0) + 1
+        ttl = meta.get("redirect_ttl", self.max_redirect_times)  # Scrapy's hop budget
+        if times > self.max_redirect_times or not ttl:
+            self.stats.inc_value("redirect/max_reached")
+            logger.debug("Discarding %r: max redirections reached", request)
+            raise TooManyRedirects(f"max redirections reached: more than REDIRECT_MAX_TIMES="
+                                   f"{self.max_redirect_times} redirects (or meta "
+                                   f"redirect_ttl), from {chain[0]}")
         seen = list(meta.get("_redirect_fingerprints", ())) + [request_fingerprint(request)]
         for key in ("retry_times", "not_before"):  # a new URL gets its own retries
             meta.pop(key, None)
-        ttl = meta.get("redirect_ttl", self.max_redirect_times)  # Scrapy's hop budget
         meta.update(redirect_times=times, redirect_urls=chain, _redirect_fingerprints=seen,
                     redirect_reasons=list(meta.get("redirect_reasons", ())) + [reason],
                     redirect_ttl=ttl - 1)
@@ -110,22 +167,22 @@ class _Redirects:
                               dont_filter=False, priority=request.priority + self.priority_adjust,
                               **changes)
         if request_fingerprint(hop) in seen:
-            if "Set-Cookie" not in response.headers:
+            if "Set-Cookie" in response.headers:
+                hop.dont_filter = True  # the same URL again, but with a new cookie
+            elif not meta.get("_redirect_looped"):  # counted and logged once a chain
+                hop.meta["_redirect_looped"] = True
                 self.stats.inc_value("redirect/loop")
-                raise RedirectLoop(f"redirect loop: {' -> '.join(chain + [url])}")
-            hop.dont_filter = True  # the same URL again, but with a new cookie
-        if times > self.max_redirect_times or not ttl:
-            self.stats.inc_value("redirect/max_reached")
-            raise TooManyRedirects(f"more than REDIRECT_MAX_TIMES={self.max_redirect_times} "
-                                   f"redirects (or meta redirect_ttl), from {chain[0]}")
-        self._adjust_headers(request, hop, to_get)
+                logger.info("Redirect loop: %s (a crawl's duplicate filter drops the hop "
+                            "back)", " -> ".join(chain + [url]))
+        self._adjust_headers(request, response, hop, to_get)
         self.stats.inc_value("redirect/count")
         self.stats.inc_value(f"redirect/reason_count/{reason}")
         logger.debug("Redirecting (%s) to %r from %r", reason, hop, request)
         return hop
 
-    def _adjust_headers(self, request, hop, to_get):
-        """Drop what must not follow the hop: body headers, credentials across origins."""
+    def _adjust_headers(self, request, response, hop, to_get):
+        """Drop what must not follow the hop: body headers, credentials across origins; set
+        C{Referer} to the redirecting URL (L{handle_referer}), as Scrapy does."""
         headers = hop.headers
         if to_get:
             for name in _BODY_HEADERS:
@@ -141,14 +198,7 @@ class _Redirects:
             hop.meta.pop("proxy", None)
             hop.meta.pop("_auth_proxy", None)
             drop_header(headers, "Proxy-Authorization")
-        referer = header_text(headers.get("Referer"))
-        if referer is not None and self.referrer_policy is not None:
-            policy = hop.meta.get("referrer_policy", self.referrer_policy)
-            referer = referrer_for(policy, referer, hop.url)
-            if referer is None:
-                drop_header(headers, "Referer")
-            else:
-                headers["Referer"] = referer
+        self.handle_referer(hop, response)
 
 
 def _origin(url):
@@ -208,7 +258,7 @@ class RedirectMiddleware(_Redirects):
                         "targets are followed", response.url, url[:200])
             return response
         status = response.status
-        to_get = (status == 303 and request.method != "HEAD") or \
+        to_get = (status == 303 and request.method not in ("GET", "HEAD")) or \
             (status in (301, 302) and request.method == "POST")
         return self._redirect(request, response, url, status, to_get)
 
@@ -216,7 +266,9 @@ class RedirectMiddleware(_Redirects):
 class MetaRefreshMiddleware(_Redirects):
     """
     Follow C{<meta http-equiv="refresh" content="N; url=...">} in HTML pages, when N is at
-    most C{METAREFRESH_MAXDELAY}. A page that refreshes itself goes to the spider as it is.
+    below C{METAREFRESH_MAXDELAY}, from an http(s) page (a C{file:} or C{data:} page is
+    kept as it is, as in Scrapy). A page that refreshes to itself is a hop back to a URL of
+    the chain, as in Scrapy: the duplicate filter drops it (see the module docstring).
     """
 
     enabled_setting = "METAREFRESH_ENABLED"
@@ -229,8 +281,10 @@ class MetaRefreshMiddleware(_Redirects):
     def process_response(self, request, response, spider=None):
         if request.method == "HEAD" or (request._meta and request._meta.get("dont_redirect")):
             return response
+        if request.url[:5].lower() != "http:" and request.url[:6].lower() != "https:":
+            return response  # as Scrapy: only an http(s) page is refreshed from
         url = self._refresh_url(response)
-        if url is None or canonical_url(url) == canonical_url(response.url):
+        if url is None:
             return response
         scheme = url.partition(":")[0].lower()
         if scheme not in ("http", "https"):
@@ -248,7 +302,10 @@ class MetaRefreshMiddleware(_Redirects):
                         or "text/html").lower()
         if "html" not in content_type:
             return None
-        lowered = response.body.lower()  # a copy, but ~6x faster than a re.I search
+        body = response.body
+        if _EQUIV.search(body) is None:  # most pages: no http-equiv at all, in any case
+            return None
+        lowered = body.lower()  # a copy, but ~6x faster than a re.I search
         start = lowered.find(b"http-equiv")
         mark = _META_REFRESH_MARK.search(lowered, start) if start >= 0 else None
         if mark is None or not response.is_text:

@@ -20,7 +20,11 @@ When the retries run out, the last response (to the HTTP-error rule, then the er
 the last exception (to the errback) goes on, counted in C{retry/max_reached}.
 
 Which exceptions are retried is the setting C{RETRY_EXCEPTIONS} (classes or dotted paths, as
-in Scrapy 2.10+), imported once when the middleware is built.
+in Scrapy 2.10+), imported once when the middleware is built. Giving up is logged at
+C{RETRY_GIVE_UP_LOG_LEVEL} (C{meta["give_up_log_level"]} for one request).
+
+L{get_retry_request} is Scrapy's function for a callback that wants a page again (an empty
+answer, a ban page): the retry it returns goes at once, counted as the middleware counts.
 """
 
 import logging
@@ -33,6 +37,75 @@ from tinyscrapy.errors import NotConfigured, TunnelError, UsageError
 from tinyscrapy.middleware.headertext import header_text
 
 logger = logging.getLogger(__name__)
+
+
+def get_retry_request(request, *, spider, reason="unspecified", max_retry_times=None,
+                      priority_adjust=None, logger=logger, give_up_log_level=None,
+                      stats_base_key="retry"):
+    """
+    A copy of C{request} to download again, or None when it has been retried enough, as
+    Scrapy's C{get_retry_request}.
+
+    @param spider: the spider asking (its crawler's settings and stats are used).
+    @param reason: a text, an exception or an exception class; an exception counts under
+        its class's dotted name (C{retry/reason_count/<reason>}).
+    @param max_retry_times: the retries allowed; None: C{meta["max_retry_times"]}, else
+        C{RETRY_TIMES}.
+    @param priority_adjust: added to the priority; None: C{RETRY_PRIORITY_ADJUST}.
+    @param logger: where C{Retrying ...} (DEBUG) and C{Gave up retrying ...} go.
+    @param give_up_log_level: the level of the give-up line (a number or a name); None:
+        C{RETRY_GIVE_UP_LOG_LEVEL}.
+    @param stats_base_key: the stats prefix (C{<key>/count}, C{<key>/reason_count/...},
+        C{<key>/max_reached}).
+    @raise ValueError: C{give_up_log_level} names no logging level.
+    """
+    crawler = spider.crawler
+    settings, stats = crawler.settings, crawler.stats
+    retry_times = request.meta.get("retry_times", 0) + 1
+    if max_retry_times is None:
+        max_retry_times = request.meta.get("max_retry_times")
+        if max_retry_times is None:
+            max_retry_times = settings.getint("RETRY_TIMES")
+    context = {"request": request, "retry_times": retry_times, "reason": reason}
+    if retry_times > max_retry_times:
+        level = log_level(settings.get("RETRY_GIVE_UP_LOG_LEVEL")
+                          if give_up_log_level is None else give_up_log_level)
+        stats.inc_value(f"{stats_base_key}/max_reached")
+        logger.log(level, "Gave up retrying %(request)s (failed %(retry_times)d times): "
+                   "%(reason)s", context, extra={"spider": spider})
+        return None
+    logger.debug("Retrying %(request)s (failed %(retry_times)d times): %(reason)s", context,
+                 extra={"spider": spider})
+    if priority_adjust is None:
+        priority_adjust = settings.getint("RETRY_PRIORITY_ADJUST")
+    retry = request.replace(dont_filter=True, priority=request.priority + priority_adjust,
+                            meta={**request.meta, "retry_times": retry_times})
+    stats.inc_value(f"{stats_base_key}/count")
+    stats.inc_value(f"{stats_base_key}/reason_count/{_reason_name(reason)}")
+    return retry
+
+
+def _reason_name(reason):
+    """A retry reason for the stats: an exception (or its class) by its class's path."""
+    if isinstance(reason, type) and issubclass(reason, BaseException):
+        reason = reason.__module__ + "." + reason.__qualname__
+    elif isinstance(reason, BaseException):
+        reason = type(reason).__module__ + "." + type(reason).__qualname__
+    return reason
+
+
+def log_level(value):
+    """
+    A logging level from a number or a name (C{"ERROR"}).
+
+    @raise ValueError: C{value} names no level.
+    """
+    if isinstance(value, str):
+        level = logging.getLevelName(value.upper())
+        if not isinstance(level, int):
+            raise ValueError(f"Invalid give-up log level: {value!r}")
+        return level
+    return int(value)
 
 
 class RetryMiddleware:
@@ -57,6 +130,7 @@ class RetryMiddleware:
         self.backoff_base = settings.getfloat("RETRY_BACKOFF_BASE")
         self.backoff_max = settings.getfloat("RETRY_BACKOFF_MAX")
         self.retry_after_max = settings.getfloat("RETRY_AFTER_MAX")
+        self.give_up_log_level = log_level(settings.get("RETRY_GIVE_UP_LOG_LEVEL"))
         self.stats = stats
         self.clock = clock
 
@@ -103,14 +177,17 @@ class RetryMiddleware:
         max_retry_times = meta.get("max_retry_times", self.max_retry_times)
         if retry_times > max_retry_times:
             self.stats.inc_value("retry/max_reached")
-            logger.debug("Gave up retrying %r (failed %d times): %s",
-                         request, retry_times, reason)
+            level = meta.get("give_up_log_level")
+            logger.log(self.give_up_log_level if level is None else log_level(level),
+                       "Gave up retrying %r (failed %d times): %s", request, retry_times,
+                       reason)
             return None
         delay = self.backoff(retry_times)
         if wait is not None:
             delay = max(delay, wait)
         retry = request.replace(
-            dont_filter=True, priority=request.priority + self.priority_adjust,
+            dont_filter=True,
+            priority=request.priority + meta.get("priority_adjust", self.priority_adjust),
             meta={**meta, "retry_times": retry_times,
                   "not_before": self.clock.seconds() + delay})
         self.stats.inc_value("retry/count")

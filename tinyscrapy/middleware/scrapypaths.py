@@ -56,8 +56,7 @@ SCRAPY_PATHS = {
         "the downloader decodes gzip, deflate, br and zstd; COMPRESSION_ENABLED=False "
         "switches it off"),
     _DMW + "stats.DownloaderStats": BuiltIn("the downloader always keeps its stats"),
-    _DMW + "httpauth.HttpAuthMiddleware": Absent(
-        "set an Authorization header (DEFAULT_REQUEST_HEADERS or the request's headers)"),
+    _DMW + "httpauth.HttpAuthMiddleware": "tinyscrapy.middleware.httpauth.HttpAuthMiddleware",
     _DMW + "ajaxcrawl.AjaxCrawlMiddleware": Absent("no AJAX crawlable pages support"),
     # spider middlewares
     _SMW + "referer.RefererMiddleware": "tinyscrapy.middleware.referer.RefererMiddleware",

@@ -120,6 +120,11 @@ _REASONS = {
     "ConnectionLost": "connection lost",
     "ResponseNeverReceived": "no response",
     "ConnectionDone": "connection closed",
+    # Scrapy 2.19's names for twisted's (tinyscrapy.errors.scrapy_download_error)
+    "DownloadConnectionRefusedError": "connection refused",
+    "CannotResolveHostError": "host not found",
+    "ConnectTimeout": "connection timed out",
+    "DownloadFailedError": "no complete response",
 }
 
 

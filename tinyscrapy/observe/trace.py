@@ -8,8 +8,8 @@ the reactor's time:
 
     - C{engine_started} and C{spider_closed}: the crawl's open and close;
     - C{request_scheduled}: a request entered the frontier (its URL is kept once);
-    - C{request_reached_downloader}: its download started (its slot, i.e. its host; a
-      robots.txt fetch too, which is drawn but not counted in flight);
+    - C{request_reached_downloader}: its download started (its slot, i.e. its host, and
+      the slot's delay then; a robots.txt fetch too, drawn but not counted in flight);
     - C{request_left_downloader}: the download ended: a response (its status), a request
       that continues it (a redirect or a retry), or a failure (its class);
     - C{request_done}: its callback's output was handled, it left the engine's flight;
@@ -203,9 +203,11 @@ class Trace:
 
     def download_started(self, request, **_):
         if len(self.events) < self.max_events:
-            key = self.crawler.slots.key_for(request) if self.crawler.slots else "?"
+            slots = self.crawler.slots
+            key = slots.key_for(request) if slots else "?"
+            delay = slots.slot(key).delay if slots else None  # in force now (AutoThrottle)
             self._record(("start", self._now(), self._id(request), key,
-                          self._in_engine(request)))
+                          self._in_engine(request), delay))
         else:
             self.not_recorded += 1
 

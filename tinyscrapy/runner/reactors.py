@@ -40,6 +40,11 @@ def _installed():
     return sys.modules.get("twisted.internet.reactor")
 
 
+def is_reactor_installed():
+    """True when a reactor is installed (Scrapy's C{scrapy.utils.reactor} name)."""
+    return _installed() is not None
+
+
 def reactor_path(reactor):
     """The dotted path of C{reactor}'s class, as C{TWISTED_REACTOR} spells it."""
     cls = type(reactor)

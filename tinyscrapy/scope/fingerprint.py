@@ -107,7 +107,12 @@ def _digest(method, url, body):
 
 
 def request_fingerprint(request):
-    """L{url_fingerprint} of C{request}'s method, URL and body."""
+    """L{url_fingerprint} of C{request}'s method, URL and body; with C{meta["verbatim_url"]}
+    (a URL sent as written), of the URL as written, as Scrapy's fingerprint does."""
+    meta = request._meta
+    if meta and meta.get("verbatim_url"):
+        digest = _digest(request.method, request.url, request.body)
+        return int.from_bytes(digest.digest(), "big")
     return url_fingerprint(request.url, request.method, request.body)
 
 
@@ -116,13 +121,18 @@ def fingerprint(request, *, include_headers=None, keep_fragments=False):
     Scrapy's C{scrapy.utils.request.fingerprint}: the request's identity as C{bytes} (8 of
     them: L{request_fingerprint}, not Scrapy's SHA-1), optionally telling apart requests
     that differ in the headers named by C{include_headers} (any casing) or, with
-    C{keep_fragments}, in the URL's fragment.
+    C{keep_fragments}, in the URL's fragment. A request with C{meta["verbatim_url"]} is
+    told apart by its URL as written, fragment included (as in Scrapy).
     """
     if not include_headers and not keep_fragments:
         return request_fingerprint(request).to_bytes(8, "big")
-    url = canonical_url(request.url)
-    if keep_fragments and "#" in request.url:
-        url += "#" + request.url.partition("#")[2]
+    meta = request._meta
+    if meta and meta.get("verbatim_url"):
+        url = request.url
+    else:
+        url = canonical_url(request.url)
+        if keep_fragments and "#" in request.url:
+            url += "#" + request.url.partition("#")[2]
     digest = _digest(request.method, url, request.body)
     for name in sorted({name.lower() for name in include_headers or ()}):
         values = request.headers.getlist(name)

@@ -20,17 +20,18 @@ pattern, its host is in C{allow_domains} (when given) and not in C{deny_domains}
 (if any) is a number from 0 to 65535 (C{http://host:abc/} is no link, as in Scrapy), its
 extension is not in C{deny_extensions} (default L{IGNORED_EXTENSIONS}: images, archives,
 audio, video, office documents, ...), and its text matches C{restrict_text} (when given).
-With C{unique} (the default), a URL is kept once, compared by canonical URL.
-
-One difference from Scrapy: C{Link.url} has no fragment (it is in C{Link.fragment}), since
-the server never sees it and two links that differ only there are one page. Another:
-C{Link.url} is not percent-encoded (Scrapy's is, with C{safe_url_string}): C{allow} and
-C{deny} see the URL as the page wrote it, and the L{Request} encodes it.
+As in Scrapy, C{Link.url} is the URL percent-encoded as a request sends it (its query in the
+page's encoding), C{#fragment} included, and the filters see it so. With C{unique} (the
+default), a URL is kept once: compared as it is, or by its canonical form with
+C{canonicalize} (which also drops the fragment), so C{/a} and C{/a#top} are two links
+unless C{canonicalize} is on. L{LinkExtractor.extract_urls}, the crawl's fast path, gives
+the URLs to follow: without fragments, each canonical URL once.
 """
 
 import re
 
-from tinyscrapy.http.linkjoin import HTML_SPACE
+from tinyscrapy.http.linkjoin import HTML_SPACE, fast_join
+from tinyscrapy.http.request import request_url
 from tinyscrapy.scope.fingerprint import canonical_url
 
 IGNORED_EXTENSIONS = frozenset("""
@@ -45,19 +46,30 @@ IGNORED_EXTENSIONS = frozenset("""
     css js woff woff2 ttf otf eot pdf rss hqx sh rb
 """.split())
 
+MEMO_SIZE = 8192  # answers a LinkExtractor remembers (see LinkExtractor._resolver)
+MEMO_ENCODINGS = 4  # page encodings it keeps answers for at once
+# what request_url would give back unchanged: a page URL (lower-case scheme and host), and
+# a relative link's characters (one "#" at most)
+_PLAIN_CHARS = r"[A-Za-z0-9\-._~!$&'()*+,;=:@/%"  # and "]", with or without "?"
+_PLAIN_PREFIX = re.compile(r"https?://[a-z0-9.\-]*(?::[0-9]*)?/" + _PLAIN_CHARS + r"]*\Z").match
+_PLAIN_VALUE = re.compile(_PLAIN_CHARS + r"?]*(?:#" + _PLAIN_CHARS + r"?]*)?\Z").match
+_LEFT_OUT = ()  # a remembered "no link"
+
 class Link:
     """
     One link found on a page.
 
-    @ivar url: the absolute URL, without its fragment.
+    @ivar url: the absolute URL (a C{str}), percent-encoded, with its fragment if it has one.
     @ivar text: the text inside the element (for C{<a>}: what a reader clicks on).
-    @ivar fragment: the part after C{#}, or C{""}.
+    @ivar fragment: Scrapy's field, C{""} for extracted links (the fragment is in C{url}).
     @ivar nofollow: the element has C{rel="nofollow"}.
     """
 
     __slots__ = ("url", "_text", "fragment", "nofollow", "_element")
 
     def __init__(self, url, text="", fragment="", nofollow=False, element=None):
+        if not isinstance(url, str):
+            raise TypeError(f"Link urls must be str objects, got {type(url).__name__}")
         self.url = url
         self._text = text
         self.fragment = fragment
@@ -141,6 +153,8 @@ class LinkExtractor:
                            or self.restrict_text or self._every_tag
                            or self._every_attr) and all(
             re.fullmatch(r"[a-z][a-z0-9]*", name) for name in self.tags + self.attrs)
+        self._memos = {}  # page encoding -> [recent memo, older memo] (see _resolver)
+        self._memo = {}  # (directory, value) -> (url, url without fragment), or ()
         self._plain_xpath = " | ".join(f"//{tag}/@{attr}" for tag in self.tags
                                        for attr in self.attrs) or "/nothing"
 
@@ -153,15 +167,15 @@ class LinkExtractor:
             return []
         links = []
         keys = set()
+        resolve = self._resolver(response)
         for element, value in self._attribute_values(response):
-            link = self._make_link(response, element, value)
+            link = self._make_link(resolve, element, value)
             if link is None:
                 continue
-            if self.unique:
-                key = link.url if self.canonicalize else canonical_url(link.url)
-                if key in keys:
+            if self.unique:  # as Scrapy: the URL as it is (canonical with canonicalize)
+                if link.url in keys:
                     continue
-                keys.add(key)
+                keys.add(link.url)
             links.append(link)
         return links
 
@@ -172,22 +186,26 @@ class LinkExtractor:
         C{restrict_*} or C{process_value}, the attribute values come straight from one
         XPath query (in C), and each one costs a join and the URL filters.
 
+        Unlike L{extract_links}, it gives URLs to follow: without fragments, and with
+        C{unique}, each canonical URL once.
+
         @return: a list of absolute URLs without fragments, in document order.
         """
         if not response.is_text:
             return []
         if not self._plain or _namespaced(response.root):
-            return [link.url for link in self.extract_links(response)]
+            return self._followable([link.url for link in self.extract_links(response)])
         urls = []
         keys = set() if self.unique else None
         strip, canonicalize = self.strip, self.canonicalize
-        for value in response.root.xpath(self._plain_xpath, smart_strings=False):
+        resolve = self._resolver(response)
+        for value in _compiled(self._plain_xpath)(response.root):
             if strip:
                 value = value.strip(HTML_SPACE)
-            parts = self._resolve(response, value)
+            parts = resolve(value)
             if parts is None:
                 continue
-            url = canonical_url(parts[0]) if canonicalize else parts[0]
+            url = canonical_url(parts[1]) if canonicalize else parts[1]
             if keys is not None:
                 key = url if canonicalize else canonical_url(url)
                 if key in keys:
@@ -195,6 +213,20 @@ class LinkExtractor:
                 keys.add(key)
             urls.append(url)
         return urls
+
+    def _followable(self, urls):
+        """C{urls} without fragments, and with C{unique} each canonical URL once."""
+        followable = []
+        keys = set()
+        for url in urls:
+            url = url.partition("#")[0]
+            if self.unique:
+                key = url if self.canonicalize else canonical_url(url)
+                if key in keys:
+                    continue
+                keys.add(key)
+            followable.append(url)
+        return followable
 
     def matches(self, url):
         """True if an absolute C{url} passes the URL filters (not the text one)."""
@@ -241,17 +273,17 @@ class LinkExtractor:
             if tag not in self.deny_tags and (every or tag in self.tags):
                 yield element
 
-    def _make_link(self, response, element, value):
+    def _make_link(self, resolve, element, value):
         if self.strip:
             value = value.strip(HTML_SPACE)
         if self.process_value is not None:
             value = self.process_value(value)
             if value is None:
                 return None
-        parts = self._resolve(response, value)
+        parts = resolve(value)
         if parts is None:
             return None
-        url, _, fragment = parts
+        url = parts[0]
         if self.restrict_text:
             text = _element_text(element)
             if not any(r.search(text) for r in self.restrict_text):
@@ -260,26 +292,82 @@ class LinkExtractor:
             url = canonical_url(url)
         rel = element.get("rel")
         nofollow = bool(rel) and "nofollow" in rel.lower().split()
-        return Link(url, fragment=fragment, nofollow=nofollow, element=element)
+        return Link(url, nofollow=nofollow, element=element)
 
-    def _resolve(self, response, value):
+    def _resolver(self, response):
         """
-        What every link goes through, in L{extract_links} and L{extract_urls} alike: resolve
-        an attribute value against the page, keep it only if it is http(s) with a host and
-        passes the URL filters.
+        What every link goes through, in L{extract_links} and L{extract_urls} alike, as a
+        function of one attribute value: resolve it against the page, percent-encode it as a
+        request sends it (its query in the page's encoding, as Scrapy's C{safe_url_string}),
+        keep it only if it is http(s) with a host and passes the URL filters.
 
-        @return: C{url.partition("#")} of the absolute URL, or None when it is left out.
+        The answer for a link that L{fast_join} joins depends only on the value, the
+        page's directory and (for a non-ASCII value) the page's encoding, and a site's pages
+        repeat most of their links (menus, footers, pagination): it is remembered (one memo
+        per page encoding), keyed by C{(directory, value)}, and the join, the encoding and
+        the filters are skipped the next time. When a memo holds L{MEMO_SIZE} answers it
+        becomes the older memo (the one before is dropped), and an answer found there moves
+        back to the recent one: the links a site repeats on every page stay, and the memos
+        stay a few megabytes at most.
+
+        @return: a function of a value returning C{(url, url without its fragment)} of the
+            absolute URL, or None when it is left out.
         """
-        try:
-            url = response.urljoin(value)
-        except ValueError:
-            return None
+        check = self._check
+        encoding = response.encoding
+        prefixes = response.join_prefixes()
+        if not prefixes:
+            def resolve_slowly(value):
+                return check(request_url(response.urljoin(value), encoding))
+            return resolve_slowly
+        origin, directory = prefixes
+        # a relative link of plain characters joined to a plain page URL needs no encoding
+        plain_page = _PLAIN_PREFIX(directory) is not None
+        memos = self._memos.get(encoding)
+        if memos is None:
+            if len(self._memos) >= MEMO_ENCODINGS:
+                self._memos.clear()
+            memos = self._memos[encoding] = [{}, {}]
+        elif len(memos[0]) >= MEMO_SIZE:  # the recent answers become the older ones
+            memos[:] = [{}, memos[0]]
+        memo, older = memos
+        self._memo = memo
+        # a link joined to this page's path is on this page's host: checked once here
+        on_page = self._allowed if _valid_host(origin + "/") else check
+
+        def resolve(value):
+            key = (directory, value)
+            parts = memo.get(key)
+            if parts is None:
+                parts = older.get(key)
+                if parts is None:
+                    url = fast_join(value, origin, directory)
+                    if url is None:  # joined against the whole base URL: not remembered
+                        return check(request_url(response.urljoin(value), encoding))
+                    if url is value:  # an absolute URL: its scheme and host checked too
+                        parts = check(request_url(url, encoding))
+                    elif not plain_page or _PLAIN_VALUE(value) is None:
+                        parts = on_page(request_url(url, encoding))
+                    else:
+                        parts = on_page(url)
+                    parts = parts or _LEFT_OUT
+                memo[key] = parts
+            return parts or None
+        return resolve
+
+    def _check(self, url):
+        """C{(url, url without its fragment)} for an absolute, encoded C{url} that is
+        http(s) with a valid host and passes the URL filters, else None."""
         if not url[:8].lower().startswith(("http://", "https://")) or not _valid_host(url):
             return None
-        parts = url.partition("#")
-        if not self._url_allowed(parts[0]):
+        return self._allowed(url)
+
+    def _allowed(self, url):
+        """C{(url, url without its fragment)} for an http(s) C{url} with a valid host when
+        it passes the URL filters, else None."""
+        if not self._url_allowed(url):
             return None
-        return parts
+        return url, url.partition("#")[0] if "#" in url else url
 
     def _url_allowed(self, url):
         if self.allow_res and not any(r.search(url) for r in self.allow_res):
@@ -292,9 +380,22 @@ class LinkExtractor:
                 return False
             if self.deny_domains and _in_domains(host, self.deny_domains):
                 return False
-        if self.deny_extensions and _extension(url) in self.deny_extensions:
+        if self.deny_extensions and _extension(url.partition("#")[0] if "#" in url else url) \
+                in self.deny_extensions:
             return False
         return True
+
+
+_COMPILED = {}  # XPath text -> lxml's compiled XPath (compiling costs a third of a query)
+
+
+def _compiled(query):
+    """C{query} compiled once (attribute values as plain strings), for any tree."""
+    compiled = _COMPILED.get(query)
+    if compiled is None:
+        from lxml.etree import XPath
+        compiled = _COMPILED[query] = XPath(query, smart_strings=False)
+    return compiled
 
 
 def _element_text(element):

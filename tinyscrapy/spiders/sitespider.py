@@ -97,8 +97,11 @@ class SiteCrawler(Spider):
     def _title(response):
         if not response.is_text:
             return None
-        title = response.root.xpath("string(//title)")  # in C: no element proxies
-        return title.strip() or None
+        # the first <title> in document order, as string(//title) finds it, but iter()
+        # stops there instead of walking the whole page
+        for element in response.root.iter("title"):
+            return "".join(element.itertext()).strip() or None
+        return None
 
 
 def _start_domains(urls):

@@ -2,6 +2,10 @@
 
 This module only re-exports."""
 
-from tinyscrapy.runner.reactors import install_reactor, is_asyncio_reactor_installed
+from tinyscrapy.runner.reactors import (
+    install_reactor,
+    is_asyncio_reactor_installed,
+    is_reactor_installed,
+)
 
-__all__ = ["install_reactor", "is_asyncio_reactor_installed"]
+__all__ = ["install_reactor", "is_asyncio_reactor_installed", "is_reactor_installed"]

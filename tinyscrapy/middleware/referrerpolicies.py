@@ -1,0 +1,286 @@
+"""
+The referrer policies (https://www.w3.org/TR/referrer-policy/), with Scrapy's classes and
+its results to the character: L{ReferrerPolicy} and one subclass per policy, the
+C{POLICY_*} names, and how a setting's, a meta's or a header's value names a class
+(L{policy_class}, L{policy_of}). L{tinyscrapy.middleware.referer} applies them (and
+re-exports them at Scrapy's path, C{scrapy.spidermiddlewares.referer}).
+
+Pages yield dozens of links: the source URL is stripped once (L{_strip} keeps the last
+results).
+"""
+
+from functools import lru_cache
+from urllib.parse import urlsplit, urlunsplit
+
+from tinyscrapy.errors import UsageError
+from tinyscrapy.middleware.headertext import header_text
+
+LOCAL_SCHEMES = ("about", "blob", "data", "filesystem")
+
+# the policies' names, as Scrapy's module has them
+POLICY_NO_REFERRER = "no-referrer"
+POLICY_NO_REFERRER_WHEN_DOWNGRADE = "no-referrer-when-downgrade"
+POLICY_SAME_ORIGIN = "same-origin"
+POLICY_ORIGIN = "origin"
+POLICY_STRICT_ORIGIN = "strict-origin"
+POLICY_ORIGIN_WHEN_CROSS_ORIGIN = "origin-when-cross-origin"
+POLICY_STRICT_ORIGIN_WHEN_CROSS_ORIGIN = "strict-origin-when-cross-origin"
+POLICY_UNSAFE_URL = "unsafe-url"
+POLICY_SCRAPY_DEFAULT = "scrapy-default"
+_DEFAULT_PORTS = frozenset((("http", 80), ("https", 443), ("ftp", 21)))
+
+
+@lru_cache(maxsize=256)
+def _strip(url, origin_only=False):
+    """C{url} for use as a referrer: no credentials, fragment or default port (with
+    C{origin_only}, no path or query either: C{scheme://host[:port]/})."""
+    if not origin_only and url.startswith(("http://", "https://")) and "#" not in url \
+            and "@" not in url and " " not in url and url[-1] != "?" and url.isascii() \
+            and url.isprintable():
+        # most pages: nothing to strip unless the authority names a port
+        start = url.find("//") + 2
+        slash = url.find("/", start)
+        authority = url[start:slash if slash != -1 else len(url)]
+        if authority and not any(mark in authority for mark in ":[?"):
+            return url
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return None
+    netloc = parts.netloc
+    if origin_only or parts.username is not None or parts.password is not None:
+        netloc = netloc.rpartition("@")[2]
+    if port and (parts.scheme, port) in _DEFAULT_PORTS:
+        netloc = netloc.removesuffix(f":{port}")
+    if origin_only:
+        return urlunsplit((parts.scheme, netloc, "/", "", ""))
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, ""))
+
+
+def _scheme(url):
+    """The scheme of C{url}, lower-cased, as C{urlparse} finds it ("" when there is none)."""
+    scheme, colon, _ = url.partition(":")
+    if colon and scheme[:1].isalpha() and all(c.isalnum() or c in "+-." for c in scheme):
+        return scheme.lower()
+    return ""
+
+
+class ReferrerPolicy:
+    """
+    What a policy decides: the C{Referer} of a request to C{request_url} made from the page
+    C{response_url}. Subclass it and name the class in C{REFERRER_POLICY} for a policy of
+    your own, as in Scrapy.
+
+    @cvar NOREFERRER_SCHEMES: pages of these schemes are never sent as a referrer.
+    @cvar name: the policy's name in C{Referrer-Policy} headers and settings.
+    """
+
+    NOREFERRER_SCHEMES = LOCAL_SCHEMES
+    name = None
+
+    def referrer(self, response_url, request_url):
+        """@return: the C{Referer} value (C{str}), or None to send none."""
+        raise NotImplementedError
+
+    def stripped_referrer(self, url):
+        if _scheme(url) not in self.NOREFERRER_SCHEMES:
+            return self.strip_url(url)
+        return None
+
+    def origin_referrer(self, url):
+        if _scheme(url) not in self.NOREFERRER_SCHEMES:
+            return self.origin(url)
+        return None
+
+    def strip_url(self, url, origin_only=False):
+        return _strip(url, origin_only) if url else None
+
+    def origin(self, url):
+        return self.strip_url(url, origin_only=True)
+
+    def potentially_trustworthy(self, url):
+        return _scheme(url) != "data" and self.tls_protected(url)
+
+    def tls_protected(self, url):
+        return _scheme(url) in ("https", "ftps")
+
+
+class NoReferrerPolicy(ReferrerPolicy):
+    """Never a C{Referer}."""
+
+    name = POLICY_NO_REFERRER
+
+    def referrer(self, response_url, request_url):
+        return None
+
+
+class NoReferrerWhenDowngradePolicy(ReferrerPolicy):
+    """The page's URL, except from a TLS page to a non-TLS URL."""
+
+    name = POLICY_NO_REFERRER_WHEN_DOWNGRADE
+
+    def referrer(self, response_url, request_url):
+        if not self.tls_protected(response_url) or self.tls_protected(request_url):
+            return self.stripped_referrer(response_url)
+        return None
+
+
+class SameOriginPolicy(ReferrerPolicy):
+    """The page's URL to its own origin, nothing elsewhere."""
+
+    name = POLICY_SAME_ORIGIN
+
+    def referrer(self, response_url, request_url):
+        if self.origin(response_url) == self.origin(request_url):
+            return self.stripped_referrer(response_url)
+        return None
+
+
+class OriginPolicy(ReferrerPolicy):
+    """The page's origin (C{scheme://host/}) everywhere."""
+
+    name = POLICY_ORIGIN
+
+    def referrer(self, response_url, request_url):
+        return self.origin_referrer(response_url)
+
+
+class StrictOriginPolicy(ReferrerPolicy):
+    """The page's origin, except from a TLS page to a non-TLS URL."""
+
+    name = POLICY_STRICT_ORIGIN
+
+    def referrer(self, response_url, request_url):
+        if not self.tls_protected(response_url) or self.potentially_trustworthy(request_url):
+            return self.origin_referrer(response_url)
+        return None
+
+
+class OriginWhenCrossOriginPolicy(ReferrerPolicy):
+    """The page's URL to its own origin, its origin elsewhere."""
+
+    name = POLICY_ORIGIN_WHEN_CROSS_ORIGIN
+
+    def referrer(self, response_url, request_url):
+        origin = self.origin(response_url)
+        if origin == self.origin(request_url):
+            return self.stripped_referrer(response_url)
+        return origin
+
+
+class StrictOriginWhenCrossOriginPolicy(ReferrerPolicy):
+    """The page's URL to its own origin, its origin elsewhere, nothing on a downgrade."""
+
+    name = POLICY_STRICT_ORIGIN_WHEN_CROSS_ORIGIN
+
+    def referrer(self, response_url, request_url):
+        if self.origin(response_url) == self.origin(request_url):
+            return self.stripped_referrer(response_url)
+        if not self.tls_protected(response_url) or self.potentially_trustworthy(request_url):
+            return self.origin_referrer(response_url)
+        return None
+
+
+class UnsafeUrlPolicy(ReferrerPolicy):
+    """The page's URL everywhere (its name does not lie)."""
+
+    name = POLICY_UNSAFE_URL
+
+    def referrer(self, response_url, request_url):
+        return self.stripped_referrer(response_url)
+
+
+class DefaultReferrerPolicy(NoReferrerWhenDowngradePolicy):
+    """Scrapy's default: C{no-referrer-when-downgrade}, and never a C{file:} or C{s3:}
+    page."""
+
+    NOREFERRER_SCHEMES = (*LOCAL_SCHEMES, "file", "s3")
+    name = POLICY_SCRAPY_DEFAULT
+
+
+_CLASSES = (NoReferrerPolicy, NoReferrerWhenDowngradePolicy, SameOriginPolicy, OriginPolicy,
+            StrictOriginPolicy, OriginWhenCrossOriginPolicy, StrictOriginWhenCrossOriginPolicy,
+            UnsafeUrlPolicy, DefaultReferrerPolicy)
+_BY_NAME = {cls.name: cls for cls in _CLASSES}
+# the W3C's empty policy (an empty header): the user agent's default, which Scrapy takes as
+# no-referrer-when-downgrade
+_BY_NAME[""] = NoReferrerWhenDowngradePolicy
+_BY_CLASS_NAME = {cls.__name__: cls for cls in _CLASSES}
+POLICIES = tuple(cls.name for cls in _CLASSES)
+DEFAULT_POLICY = DefaultReferrerPolicy.name
+_INSTANCES = {}
+
+
+class UnknownReferrerPolicy(UsageError, RuntimeError):
+    """C{REFERRER_POLICY} names no policy (Scrapy raises C{RuntimeError}; this is both)."""
+
+
+def known_policy(name):
+    """The L{ReferrerPolicy} class C{name} names (a header's token or a setting's name),
+    or None when it names none."""
+    return _BY_NAME.get(name.strip().lower())
+
+
+def policy_class(policy, allow_import_path=True):
+    """
+    The L{ReferrerPolicy} class for a setting or meta value: a class, a policy name, a
+    comma-separated list of names (the last known one wins, as in a header), or, with
+    C{allow_import_path}, a dotted path (Scrapy's own paths,
+    C{scrapy.spidermiddlewares.referer.OriginPolicy}, name the classes here).
+
+    @return: the class, or None when C{policy} names none.
+    """
+    if isinstance(policy, type):
+        return policy if issubclass(policy, ReferrerPolicy) else None
+    if not isinstance(policy, str):
+        return None
+    if allow_import_path and "." in policy and "," not in policy:
+        module, _, name = policy.rpartition(".")
+        if module.endswith("spidermiddlewares.referer") and name in _BY_CLASS_NAME:
+            return _BY_CLASS_NAME[name]
+        from tinyscrapy.components import load_object
+        try:
+            loaded = load_object(policy)
+        except Exception:
+            return None
+        return policy_class(loaded, allow_import_path=False)
+    for token in reversed(policy.split(",")):
+        found = known_policy(token)
+        if found is not None:
+            return found
+    return None
+
+
+def _instance(cls):
+    """One instance per policy class (they hold no state)."""
+    policy = _INSTANCES.get(cls)
+    if policy is None:
+        policy = _INSTANCES[cls] = cls()
+    return policy
+
+
+def referrer_for(policy, source, target):
+    """
+    The C{Referer} a request to C{target} carries when it comes from the page C{source}.
+
+    @param policy: a policy name, class or dotted path; an unknown one counts as
+        L{DEFAULT_POLICY}.
+    @return: C{str}, or None when no C{Referer} is to be sent.
+    """
+    cls = policy_class(policy) or DefaultReferrerPolicy
+    return _instance(cls).referrer(source, target)
+
+
+def policy_of(value, default):
+    """
+    The policy a C{Referrer-Policy} header names: its last token that is a policy (an empty
+    token, as in an empty header, is the W3C's empty policy: C{no-referrer-when-downgrade}),
+    else C{default}. No dotted paths: a header never loads code.
+
+    @return: a policy name.
+    """
+    if value is None:
+        return default
+    cls = policy_class(header_text(value), allow_import_path=False)
+    return cls.name if cls is not None else default

@@ -3,6 +3,7 @@ The job directory's costs, printed (never asserted):
 
     python benchmarks/jobdir.py crawl [-n 3000] [-r 3]   # crawl with --jobdir vs without
     python benchmarks/jobdir.py scale [-n 1000000]       # N requests waiting: RSS, stalls
+        [--only memory|jobdir] [--mode start|callback]   # (default: all four runs)
     python benchmarks/jobdir.py resume [-n 1000000]      # opening a directory of N requests
 
 C{crawl} generates the shared yardstick's shop site (../shared/bench/make_site.py), serves
@@ -14,8 +15,10 @@ C{scale} runs, in a fresh process each, a spider whose start_requests (or one ca
 yields N requests to a host that never answers and takes one request at a time (a
 C{LIMIT_RULES} parallelism of 1), so that they all wait:
 in memory, then with C{--jobdir}. It prints the peak RSS, the longest stall of the reactor
-(the largest gap between the ticks of a 10 ms C{LoopingCall}) and the time until all N
-are enqueued. C{resume} then opens the C{--jobdir} that C{scale} left and prints how long
+(the largest gap between the ticks of a 10 ms C{LoopingCall}), the most CPU time the
+process spent between two ticks (the stall its own work makes: on a loaded machine the
+clock gap also holds the time other processes had the CPU) and the time until all N are
+enqueued. C{resume} then opens the C{--jobdir} that C{scale} left and prints how long
 the open takes and the RSS after it.
 """
 
@@ -115,13 +118,14 @@ class Hang(Resource):
         return NOT_DONE_YET  # never answered: its slot (parallelism 1) stays busy
 
 hang = reactor.listenTCP(0, Site(Hang()), interface="127.0.0.2").getHost().port
-gaps = [0.0]
-last = [time.perf_counter()]
+gaps = [0.0, 0.0]  # the longest gap between ticks: on the clock, and in CPU time
+last = [time.perf_counter(), time.process_time()]
 
 def tick():
-    now = time.perf_counter()
+    now, cpu = time.perf_counter(), time.process_time()
     gaps[0] = max(gaps[0], now - last[0])
-    last[0] = now
+    gaps[1] = max(gaps[1], cpu - last[1])
+    last[:] = now, cpu
 
 class Many(Spider):
     name = "many"
@@ -163,6 +167,7 @@ def watch():
 
 def finish(scheduler):
     result["max_stall_s"] = round(gaps[0], 3)
+    result["max_stall_cpu_s"] = round(gaps[1], 3)
     result["peak_rss_MB"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     if hasattr(scheduler, "flush"):
         flushed = time.perf_counter()
@@ -194,13 +199,16 @@ def _scale_child(n, jobdir, mode):
 def bench_scale(args):
     jobdir = os.path.join(SCRATCH, "scale-job")
     print(f"{args.n} requests waiting (one host that never answers, parallelism 1)")
-    for where in ("in memory", "--jobdir"):
-        for mode in ("start", "callback"):
+    wheres = {"memory": ("in memory",), "jobdir": ("--jobdir",)}.get(
+        args.only, ("in memory", "--jobdir"))
+    for where in wheres:
+        for mode in (args.mode,) if args.mode else ("start", "callback"):
             if where == "--jobdir":
                 shutil.rmtree(jobdir, ignore_errors=True)
             result = _scale_child(args.n, jobdir if where == "--jobdir" else None, mode)
             print(f"  {where:10} yielded by {mode:8}: peak RSS {result['peak_rss_MB']:5} MB, "
-                  f"longest stall {result['max_stall_s']:.3f} s, all enqueued after "
+                  f"longest stall {result['max_stall_s']:.3f} s "
+                  f"({result['max_stall_cpu_s']:.3f} s of CPU), all enqueued after "
                   f"{result['enqueued_s']:.1f} s"
                   + (f", last flush {result['last_flush_s']:.3f} s"
                      if "last_flush_s" in result else ""))
@@ -227,6 +235,8 @@ def main():
     crawl.add_argument("-r", dest="reps", type=int, default=3)
     for name in ("scale", "resume"):
         sub.add_parser(name).add_argument("-n", type=int, default=1_000_000)
+    sub.choices["scale"].add_argument("--only", choices=("memory", "jobdir"))
+    sub.choices["scale"].add_argument("--mode", choices=("start", "callback"))
     args = parser.parse_args()
     return {"crawl": bench_crawl, "scale": bench_scale, "resume": bench_resume}[args.what](args)
 

@@ -116,6 +116,35 @@ class SpillTests(unittest.TestCase):
         self.assertEqual(self._rows(), 20)
         self.assertEqual(scheduler.unwritten(), 10)  # 5 rows, 5 fingerprints
 
+    def test_fingerprints_are_appended_not_indexed(self):
+        """The seen table has no index: a commit appends its new fingerprints (a few
+        pages) instead of dirtying a page of a B-tree of millions for each."""
+        scheduler = self._open()
+        scheduler.enqueue_request(self._request("a.example", 1))
+        scheduler.flush()
+        with sqlite3.connect(os.path.join(self.jobdir, FILENAME)) as db:
+            self.assertEqual(db.execute("PRAGMA index_list(seen)").fetchall(), [])
+            self.assertEqual(db.execute("SELECT count(rowid) FROM seen").fetchone(), (1,))
+
+    def test_an_indexed_seen_table_still_resumes(self):
+        """A directory whose seen table is the earlier WITHOUT ROWID one resumes, and
+        takes new fingerprints."""
+        scheduler = self._open()
+        for i in range(3):
+            scheduler.enqueue_request(self._request("a.example", i))
+        scheduler.close("shutdown")
+        with sqlite3.connect(os.path.join(self.jobdir, FILENAME)) as db:
+            db.execute("ALTER TABLE seen RENAME TO appended")
+            db.execute("CREATE TABLE seen (fp INTEGER PRIMARY KEY) WITHOUT ROWID")
+            db.execute("INSERT INTO seen SELECT fp FROM appended")
+            db.execute("DROP TABLE appended")
+        scheduler = self._open()
+        self.assertEqual((scheduler.size(), len(scheduler.seen)), (3, 3))
+        self.assertFalse(scheduler.enqueue_request(self._request("a.example", 1)))
+        self.assertTrue(scheduler.enqueue_request(self._request("a.example", 3)))
+        self.assertGreater(scheduler.flush(), 0)
+        self.assertEqual(len(self._drain(scheduler)), 4)
+
 
 class ManySpider(Spider):
     name = "many"

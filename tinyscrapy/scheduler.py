@@ -20,6 +20,10 @@ Filing is a hint checked again when the slot comes up, so every operation is O(l
 the number of hosts, with no scan over them. A request whose C{meta["not_before"]} (a
 reactor time) is still ahead waits in a third heap, C{_later}, holding no slot and no place.
 L{Scheduler.next_ready_time} tells the engine when to look again if nothing is ready now.
+
+Hundreds of thousands of waiting requests are kept out of CPython's full garbage
+collections, which would otherwise walk them all again and again, stalling the reactor:
+see L{tinyscrapy.frontier.frozen}.
 """
 
 import itertools
@@ -29,6 +33,7 @@ from heapq import heappop, heappush
 
 from tinyscrapy.download.limits import LimitRule
 from tinyscrapy.download.slots import Slots
+from tinyscrapy.frontier import frozen
 from tinyscrapy.scope.fingerprint import request_fingerprint
 from tinyscrapy.scope.seen import FingerprintSet
 
@@ -106,6 +111,8 @@ class Scheduler:
         self._enqueued = 0
         self._dequeued = 0
         self._duplicates = 0
+        self._freeze_at = frozen.STEP  # waiting requests that make the next gc freeze
+        self._thaw_below = -1  # ... and that undo it (-1: none held)
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -119,6 +126,8 @@ class Scheduler:
         """Called once after the crawl; may return a Deferred. Nothing persists here."""
         if self._slot_changed in self.slots.listeners:
             self.slots.listeners.remove(self._slot_changed)
+        if self._thaw_below >= 0:
+            self._thaw()
 
     def enqueue_request(self, request):
         """
@@ -136,7 +145,25 @@ class Scheduler:
         self._pending += 1
         self._enqueued += 1
         self._queue(request)
+        if self._pending >= self._freeze_at:
+            self._freeze()
         return True
+
+    def _freeze(self):
+        """
+        Another C{frozen.STEP} requests wait: keep them, and all that is alive, out of the
+        full garbage collections (L{tinyscrapy.frontier.frozen} says why, and why that
+        leaks nothing), until fewer than C{frozen.STEP // 2} wait.
+        """
+        self._freeze_at = self._pending + frozen.STEP
+        if frozen.freeze(self):
+            self._thaw_below = frozen.STEP // 2
+
+    def _thaw(self):
+        """The frontier drained (or closes): let the collector see everything again."""
+        self._thaw_below = -1
+        self._freeze_at = self._pending + frozen.STEP
+        frozen.thaw(self)
 
     def _queue(self, request):
         """Queue C{request} in its slot, or in C{_later} while its C{meta["not_before"]}
@@ -185,6 +212,8 @@ class Scheduler:
                 del self._queues[queue.key]
             self._pending -= 1
             self._dequeued += 1
+            if self._pending < self._thaw_below:
+                self._thaw()
             return request
         return None
 

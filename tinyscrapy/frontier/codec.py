@@ -3,12 +3,9 @@ One codec for the frontiers that keep requests outside this process (C{--jobdir}
 C{--scheduler redis://} shared): a L{Request} to bytes and back, as data only.
 
 A stored request is C{MAGIC} followed by one JSON object (the standard library's C{json},
-which is written in C both ways). JSON has no bytes, tuples, sets or datetimes, so
-C{meta} and C{cb_kwargs} values of those kinds are written as one-key objects whose key
-is a tag: C{{"$b": base64}}, C{{"$t": [...]}} (tuple), C{{"$s": [...]}} (set),
-C{{"$fs": [...]}} (frozenset), C{{"$dt": iso}} (datetime), C{{"$date": iso}}, and
-C{{"$dict": [[key, value], ...]}} for a dict whose keys are not all strings (or that looks
-like a tag itself). A registered item is C{{"$item": [class name, {field: value}]}}.
+which is written in C both ways) of the request's fields. The values of C{meta},
+C{cb_kwargs} and the rarer arguments are written by L{tinyscrapy.frontier.plaindata}: plain
+data as it is, bytes, tuples, sets, datetimes and registered items as tagged objects.
 
 Nothing that the stored bytes name is imported or called:
 
@@ -16,8 +13,8 @@ Nothing that the stored bytes name is imported or called:
       run that loads them (only its methods, and no C{__dunder__} one);
     - the request class is looked up in the registry of L{Request} subclasses,
       C{Request.classes} (C{"module.qualname" -> class}, filled when a subclass is
-      defined); an item class in C{Item.classes} or in the classes registered here with
-      L{register_item_class} (dataclass or attrs items);
+      defined); an item class in C{Item.classes} or in the classes registered with
+      L{register_item_class} (dataclass or attrs items; also importable from here);
     - C{meta} and C{cb_kwargs} hold plain data (None, booleans, numbers, strings, lists,
       dicts, and the tagged kinds above) and registered items, nothing else.
 
@@ -38,43 +35,29 @@ loads. (An item is made by calling its registered class with its fields.)
 """
 
 import json
-from base64 import b64decode, b64encode
-from datetime import date, datetime
+from base64 import b64decode
 
 from tinyscrapy.errors import UnserializableRequest
+from tinyscrapy.frontier.plaindata import (
+    NotPlain,
+    StoredRequestError,
+    bytes_text,
+    class_name,
+    plain,
+    register_item_class,
+    untag,
+)
 from tinyscrapy.http import FormRequest, JsonRequest, Request
 from tinyscrapy.http.request import _NO_EXTRA
 
 MAGIC = b"TSJ1"  # what every stored request starts with: bump the digit when fields change
 FORMAT = "json1"  # the name of this format, for the frontiers that record it
 _ENV_PROXY_META = ("proxy", "_auth_proxy", "_scheme_proxy")
-_PLAIN = (str, int, float, bool, type(None))
 _FIELDS = ("class", "url", "callback", "errback", "method", "headers", "body", "meta",
            "cb_kwargs", "priority", "depth", "dont_filter", "fingerprint", "extra")
+__all__ = ["FORMAT", "MAGIC", "StoredRequestError", "class_name", "is_old_format",
+           "register_item_class", "request_from_bytes", "request_to_bytes"]
 _encode_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-
-# dataclass and attrs item classes the user registered (Item subclasses register
-# themselves in Item.classes)
-_ITEM_CLASSES = {}
-
-
-class StoredRequestError(ValueError):
-    """The bytes are not a request this codec wrote; the message says why."""
-
-
-def class_name(cls):
-    """The registry key of C{cls}: C{"module.qualname"}."""
-    return f"{cls.__module__}.{cls.__qualname__}"
-
-
-def register_item_class(cls):
-    """
-    Allow instances of C{cls} (a dataclass or attrs class) in stored C{meta} and
-    C{cb_kwargs}. Usable as a class decorator. L{tinyscrapy.items} C{Item} subclasses
-    need not be registered. @return: C{cls}.
-    """
-    _ITEM_CLASSES[class_name(cls)] = cls
-    return cls
 
 
 def is_old_format(data):
@@ -108,7 +91,7 @@ def request_to_bytes(request, spider):
         "errback": _method_name(request, "errback", spider),
         "method": request.method,
         "headers": headers,
-        "body": _bytes_text(body) if body else "",
+        "body": bytes_text(body) if body else "",
         "meta": _plain_mapping(meta, request, "meta") if meta else None,
         "cb_kwargs": _plain_mapping(request._cb_kwargs, request, "cb_kwargs")
         if request._cb_kwargs else None,
@@ -130,11 +113,6 @@ def _latin1(value):
     return value.decode("latin-1") if isinstance(value, (bytes, bytearray)) else str(value)
 
 
-def _bytes_text(data):
-    """C{bytes} as base64 text."""
-    return b64encode(data).decode("ascii")
-
-
 def _plain_mapping(mapping, request, what):
     """C{mapping}'s values as JSON data, each checked. @raise UnserializableRequest."""
     out = {}
@@ -143,60 +121,12 @@ def _plain_mapping(mapping, request, what):
             raise UnserializableRequest(
                 f"cannot persist {request.url}: {what} key {key!r} is not a string")
         try:
-            out[key] = _plain(value)
-        except _NotPlain as e:
+            out[key] = plain(value)
+        except NotPlain as e:
             raise UnserializableRequest(
                 f"cannot persist {request.url}: {what}[{key!r}] holds {e} (a persistent "
                 "or shared frontier stores plain data and registered items only)") from None
     return out
-
-
-class _NotPlain(Exception):
-    """Raised by L{_plain}: the value's description."""
-
-
-def _plain(value, depth=0):
-    """C{value} as JSON data, tagged where JSON has no kind for it. @raise _NotPlain."""
-    kind = type(value)
-    if kind in _PLAIN:
-        return value
-    if depth > 50:
-        raise _NotPlain("data nested more than 50 levels deep")
-    depth += 1
-    if kind is list:
-        return [_plain(each, depth) for each in value]
-    if kind is dict:
-        if all(type(key) is str for key in value) and not _looks_tagged(value):
-            return {key: _plain(each, depth) for key, each in value.items()}
-        return {"$dict": [[_plain(key, depth), _plain(each, depth)]
-                          for key, each in value.items()]}
-    if kind is bytes:
-        return {"$b": _bytes_text(value)}
-    if kind is tuple:
-        return {"$t": [_plain(each, depth) for each in value]}
-    if kind is set or kind is frozenset:
-        tag = "$s" if kind is set else "$fs"
-        return {tag: [_plain(each, depth) for each in value]}
-    if kind is datetime:
-        return {"$dt": value.isoformat()}
-    if kind is date:
-        return {"$date": value.isoformat()}
-    classes = _item_classes()
-    name = class_name(kind)
-    if classes.get(name) is kind:
-        fields = _item_fields(value)
-        return {"$item": [name, {key: _plain(each, depth) for key, each in fields.items()}]}
-    raise _NotPlain(f"a {kind.__module__}.{kind.__qualname__}")
-
-
-def _looks_tagged(mapping):
-    return len(mapping) == 1 and next(iter(mapping)).startswith("$")
-
-
-def _item_fields(item):
-    """The fields an item holds, through itemadapter (imported on first need)."""
-    from itemadapter import ItemAdapter
-    return dict(ItemAdapter(item).items())
 
 
 def _stored_headers_and_meta(request):
@@ -273,22 +203,6 @@ _SUBCLASSES = _Subclasses()
 _REQUEST = class_name(Request)
 
 
-def _item_classes(_item=[]):  # noqa: B006 - the Item class, imported once
-    """The registered item classes: C{Item.classes} and L{register_item_class}'s."""
-    if not _item:
-        try:
-            from tinyscrapy.items.declared import Item
-        except ImportError:  # before tinyscrapy had declared items
-            Item = None
-        _item.append(Item)
-    classes = getattr(_item[0], "classes", None)
-    if not classes:
-        return _ITEM_CLASSES
-    if not _ITEM_CLASSES:
-        return classes
-    return {**classes, **_ITEM_CLASSES}
-
-
 # loading
 
 
@@ -310,7 +224,7 @@ def request_from_bytes(data, spider):
         raise StoredRequestError("not a request stored by this version of tinyscrapy")
     try:
         fields = json.loads(data[len(MAGIC):].decode("utf-8", "surrogatepass"),
-                            object_hook=_untag)
+                            object_hook=untag)
     except (ValueError, RecursionError) as e:
         raise StoredRequestError(f"not a stored request ({e})") from None
     if type(fields) is not dict or sorted(fields) != sorted(_FIELDS):
@@ -337,50 +251,6 @@ def request_from_bytes(data, spider):
         _checked(fingerprint, int, url, "fingerprint")
     request._extra = _mapping(fields["extra"], url, "extra") or _NO_EXTRA
     return request
-
-
-_TAGS = {
-    "$t": tuple,
-    "$s": set,
-    "$fs": frozenset,
-}
-
-
-def _untag(obj):
-    """C{json}'s object hook: a tagged object back to its value (innermost first)."""
-    if len(obj) != 1:
-        return obj
-    ((tag, value),) = obj.items()
-    if not tag.startswith("$"):
-        return obj
-    try:
-        if tag in _TAGS:
-            if type(value) is not list:
-                raise TypeError("not a list")
-            return _TAGS[tag](value)
-        if tag == "$b":
-            return b64decode(value.encode("ascii"), validate=True)
-        if tag == "$dt":
-            return datetime.fromisoformat(value)
-        if tag == "$date":
-            return date.fromisoformat(value)
-        if tag == "$dict":
-            return {key: each for key, each in value}
-        if tag == "$item":
-            return _item(*value)
-    except StoredRequestError:
-        raise
-    except Exception as e:  # TypeError, ValueError, binascii.Error: all mean crafted
-        raise StoredRequestError(f"a bad {tag} value ({type(e).__name__}: {e})") from None
-    raise StoredRequestError(f"an unknown tag {tag!r}")
-
-
-def _item(name, fields):
-    """A registered item class, called with its fields (nothing else is ever called)."""
-    cls = _item_classes().get(name) if type(name) is str else None
-    if cls is None or type(fields) is not dict:
-        raise StoredRequestError(f"an item of class {name!r}, which is not registered")
-    return cls(**fields)
 
 
 def _checked(value, kind, url, what):

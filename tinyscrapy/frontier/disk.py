@@ -29,9 +29,10 @@ and fingerprints buffered since the last commit (its children among them): a C{k
 repeats at most the requests in flight, and never loses one. New requests are buffered
 until the next commit (an acknowledgement, the C{FLUSH_INTERVAL} C{LoopingCall}, or
 C{FLUSH_ROWS} of them waiting), so a callback yielding a million requests is written in
-bounded chunks. A write that fails is tried again at the next commit; after
-C{MAX_FLUSH_FAILURES} in a row, or a constraint violation (the file changed under us), the
-writes stop and the crawl closes with C{jobdir_error}.
+bounded chunks. What is not committed yet waits in
+L{tinyscrapy.frontier.diskwrites.PendingWrites}: a write that fails is tried again at the
+next commit; after C{MAX_FLUSH_FAILURES} in a row, or a constraint violation (the file
+changed under us), the writes stop and the crawl closes with C{jobdir_error}.
 
 Everything is synchronous (SQLite from the standard library, on the reactor thread): no
 method returns a Deferred.
@@ -40,7 +41,6 @@ method returns a Deferred.
 import gc
 import logging
 import os
-import sqlite3
 from itertools import islice
 
 from twisted.internet.task import LoopingCall
@@ -48,6 +48,7 @@ from twisted.internet.task import LoopingCall
 from tinyscrapy.errors import UnserializableRequest, UsageError
 from tinyscrapy.frontier.codec import request_from_bytes, request_to_bytes
 from tinyscrapy.frontier.diskstore import DiskStore, signed
+from tinyscrapy.frontier.diskwrites import PendingWrites
 from tinyscrapy.frontier.jobdir import (
     FRONTIER,
     check_free_space,
@@ -65,7 +66,6 @@ FLUSH_INTERVAL = 0.5  # seconds
 FLUSH_ROWS = 5000  # buffered inserts that make a commit now (a few milliseconds)
 HEAD = 64  # requests of one slot kept in memory; the rest wait on disk
 WINDOW = 100000  # requests kept in memory in all (some 70 MB): beyond, hosts wait on disk
-MAX_FLUSH_FAILURES = 3  # writes that fail in a row before the crawl stops (jobdir_error)
 MIN_FREE_BYTES = 64 * 1024  # less free space than this when opening: a usage error
 LARGE = 100000  # rows that make the open log a line first (about a second a million)
 
@@ -92,13 +92,9 @@ class DiskScheduler(Scheduler):
         self._spilled = {}  # slot -> how many of its requests wait on disk only
         self._dormant = {}  # slots with requests on disk and none in memory (in order)
         self._next_id = 1
-        self._inserts = {}  # row id -> (slot, priority, data), not yet written
-        self._new_seen = []
-        self._deletes = []
+        self._writes = PendingWrites(jobdir, stats, stopped=self._stopped_writing)
         self._lock = None  # the JobdirLock while connected
         self._closing = False
-        self._write_error = None  # the error that stopped the writes
-        self._failures = 0  # writes failed in a row
         self.crawler = None  # set by from_crawler: closed when the writes stop
         self._flusher = LoopingCall(self.flush)
         self._flusher.clock = self.clock
@@ -153,8 +149,8 @@ class DiskScheduler(Scheduler):
         if stored + fingerprints >= LARGE:
             logger.info("opening --jobdir %s: %d requests waiting, %d seen ...",
                         self.jobdir, stored, fingerprints)
-        if fingerprints and not len(self.seen):  # sized once: no rehash while loading
-            self.seen = FingerprintSet(capacity=fingerprints * 2)
+        if fingerprints and not len(self.seen):  # sized once: no doubling while loading
+            self.seen = FingerprintSet(capacity=fingerprints)  # (at most half full)
         collecting = gc.isenabled()
         gc.disable()  # a million new integers: no collections half-way
         try:
@@ -212,9 +208,10 @@ class DiskScheduler(Scheduler):
         slot = self.slots.key_for(request)
         row = self._next_id
         self._next_id += 1
-        self._inserts[row] = (slot, request.priority, data)
+        writes = self._writes
+        writes.inserts[row] = (slot, request.priority, data)
         if new:
-            self._new_seen.append(signed(fingerprint))
+            writes.seen.append(signed(fingerprint))
         if self._spilled.get(slot) or self._head.get(slot, 0) >= HEAD \
                 or len(self._rows) >= WINDOW:
             self._spilled[slot] = self._spilled.get(slot, 0) + 1  # on disk only
@@ -222,7 +219,7 @@ class DiskScheduler(Scheduler):
                 self._dormant[slot] = None
         else:
             self._keep(request, row, slot)
-        if len(self._inserts) >= FLUSH_ROWS:
+        if len(writes.inserts) >= FLUSH_ROWS:
             self.flush()
         return True
 
@@ -236,7 +233,7 @@ class DiskScheduler(Scheduler):
     def _page_in(self, slot):
         """Bring C{slot}'s best rows on disk into memory, up to C{HEAD} of the slot and
         C{WINDOW} in all; a slot left with none in memory is filed as dormant."""
-        if self._inserts and not self.flush():
+        if self._writes.inserts and not self.flush():
             return  # the spilled rows still buffered must be on disk to be read: later
         want = min(HEAD - self._head.get(slot, 0), self._spilled.get(slot, 0),
                    WINDOW - len(self._rows))
@@ -254,7 +251,7 @@ class DiskScheduler(Scheduler):
                              self.jobdir, row, e)
                 self._count("scheduler/unloadable")
                 self._pending -= 1
-                self._deletes.append(row)
+                self._writes.deletes.append(row)
                 if self.ledger is not None:
                     self.ledger.close(None, "dropped", "Unloadable")
                 continue
@@ -307,55 +304,27 @@ class DiskScheduler(Scheduler):
             if not rows:
                 del self._slot_rows[slot]
                 self._head.pop(slot, None)
-        if self._inserts.pop(row, None) is None:
-            self._deletes.append(row)
+        if self._writes.inserts.pop(row, None) is None:
+            self._writes.deletes.append(row)
         self.flush()
 
     # writing
 
     def flush(self):
         """
-        Write the buffered inserts, fingerprints and deletes in one transaction.
-
-        A failed write (a full disk) is logged and counted; the buffer is kept and the
-        next flush tries again. After C{MAX_FLUSH_FAILURES} failures in a row, or at once
-        for a constraint violation (C{sqlite3.IntegrityError}: the file was changed by
-        someone else, so our row ids collide), the writes stop and the crawl closes with
-        the reason C{jobdir_error}.
+        Commit the buffered inserts, fingerprints and deletes in one transaction (see
+        L{PendingWrites.commit}: a failure is counted and tried again, and after
+        C{MAX_FLUSH_FAILURES} in a row the writes stop and the crawl closes with
+        C{jobdir_error}).
 
         @return: how many rows were written (0 when nothing was buffered or it failed).
         """
-        inserts, seen, deletes = self._inserts, self._new_seen, self._deletes
-        if self._store is None or self._write_error is not None \
-                or not (inserts or seen or deletes):
+        if self._store is None:
             return 0
-        try:
-            self._store.write(inserts, seen, deletes)
-        except sqlite3.Error as e:
-            self._count("scheduler/flush_errors")
-            self._failures += 1
-            if isinstance(e, sqlite3.IntegrityError) or self._failures >= MAX_FLUSH_FAILURES:
-                self._stop_writing(e)
-            else:
-                logger.error("--jobdir %s: cannot write the frontier (will try again): %s",
-                             self.jobdir, e)
-            return 0
-        self._failures = 0
-        written = len(inserts) + len(seen) + len(deletes)
-        self._inserts, self._new_seen, self._deletes = {}, [], []
-        return written
+        return self._writes.commit(self._store)
 
-    def _stop_writing(self, error):
-        """A write that can never succeed: stop the flushes, and close the crawl."""
-        self._write_error = error
-        if isinstance(error, sqlite3.IntegrityError):
-            logger.error("--jobdir %s: the frontier on disk no longer matches this crawl "
-                         "(%s; was it used by another process?): no more writes, the crawl "
-                         "stops", self.jobdir, error)
-        else:
-            logger.error("--jobdir %s: cannot write the frontier (%s), %d times in a row: "
-                         "no more writes, the crawl stops (jobdir_error)", self.jobdir,
-                         error, self._failures)
+    def _stopped_writing(self):
+        """The writes stopped for good: stop the flushes, and close the crawl."""
         if self._flusher.running:
             self._flusher.stop()
         engine = getattr(self.crawler, "engine", None)
@@ -365,7 +334,7 @@ class DiskScheduler(Scheduler):
     def unwritten(self):
         """@return: how many buffered operations (inserts, fingerprints, deletes) are not
         on disk yet."""
-        return len(self._inserts) + len(self._new_seen) + len(self._deletes)
+        return len(self._writes)
 
     def close(self, reason):
         """Stop the flushes, write what is buffered, close the database and release the
@@ -380,18 +349,10 @@ class DiskScheduler(Scheduler):
         # waiting (in memory and on disk), plus any handed out and never acknowledged
         saved = len(self._rows) + sum(self._spilled.values())
         self._set("scheduler/saved", saved)
-        lost = self.unwritten()
-        if lost:
-            self._set("scheduler/unwritten", lost)
-            logger.error("--jobdir %s: %d frontier operations were NOT written (%d new "
-                         "requests, %d fingerprints, %d acknowledgements): the next run with "
-                         "this directory fetches those pages again, and finds their links "
-                         "again (a page and what it yielded are written together)",
-                         self.jobdir, lost, len(self._inserts), len(self._new_seen),
-                         len(self._deletes))
-        elif saved:
+        lost = self._writes.report()  # what was not written: logged and counted there
+        if saved and not lost:
             logger.info("--jobdir %s: %d requests kept for the next run", self.jobdir, saved)
-        else:
+        elif not lost:
             logger.info("--jobdir %s: the crawl is complete, nothing is left to fetch. "
                         "Running it again with this directory skips every page already "
                         "crawled (only start URLs the spider marks dont_filter, as the "

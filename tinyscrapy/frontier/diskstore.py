@@ -8,7 +8,12 @@ Tables:
       enqueue order), its download slot (host), its priority, and its data (written by
       L{tinyscrapy.frontier.codec}); an index on (slot, priority, id) pages a host's
       waiting requests in, best first;
-    - C{seen}: the fingerprints of every request admitted (signed 64-bit integers);
+    - C{seen}: the fingerprints of every request admitted (signed 64-bit integers),
+      appended: a plain rowid table, no index on the fingerprint. The in-memory seen set
+      is the index (it is loaded whole at the open, and a fingerprint is written only
+      when it is new to it), and an index here costs every commit a random page for
+      each new fingerprint: at ten million, a commit of 5,000 rows took 0.3 to 2 s,
+      against a few pages appended;
     - C{meta}: the spider the directory belongs to, and the codec's format.
 
 The database runs in WAL mode with C{synchronous=NORMAL}: a commit survives the process
@@ -31,7 +36,8 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS requests (id INTEGER PRIMARY KEY, slot TEXT NOT NULL, "
     "priority INTEGER NOT NULL, data BLOB NOT NULL)",
     "CREATE INDEX IF NOT EXISTS requests_by_slot ON requests (slot, priority DESC, id)",
-    "CREATE TABLE IF NOT EXISTS seen (fp INTEGER PRIMARY KEY) WITHOUT ROWID",
+    # appended, not indexed (above); an older directory's "WITHOUT ROWID" table still works
+    "CREATE TABLE IF NOT EXISTS seen (fp INTEGER NOT NULL)",
 )
 
 

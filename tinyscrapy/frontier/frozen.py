@@ -1,0 +1,72 @@
+"""
+Keeping a large in-memory frontier out of CPython's full garbage collections.
+
+CPython's cyclic garbage collector is generational, and its full (oldest generation)
+collection stops the program to walk every tracked object alive: each of a million
+waiting requests is two (the L{Request}, and the bound method that is its callback), so a
+million waiting requests cost a full collection some 0.3 s on an idle machine and up to a
+second on a loaded one, a stall of the reactor that nothing else in the crawl causes.
+CPython runs one each time the objects that survived since the last one reach a quarter
+of those it found then, so a frontier that keeps growing meets one again and again.
+
+Waiting requests are exactly what a generational collector need not look at: they live
+long, and they form no garbage cycles while they wait (a request refers to its URL, its
+callback, its C{meta}; nothing refers back to it but its queue). So the in-memory
+L{tinyscrapy.scheduler.Scheduler} calls L{freeze} each time the requests waiting have grown
+by C{STEP} since it last did (C{STEP}, then 2 C{STEP}, ...): a full collection first
+(it walks only what is not frozen yet, some C{STEP} requests, so it is as short as the
+collections CPython would run anyway), then C{gc.freeze()}, which moves every object
+alive into the permanent generation, at no cost, where no collection looks again. Every
+full collection from then on walks only what came after.
+
+Why this leaks nothing:
+
+    - a frozen object is still freed by reference counting when its last reference goes:
+      a request handed out, downloaded and done is freed as it was;
+    - only garbage I{cycles} among frozen objects wait. The collection just before each
+      freeze means nothing already garbage is frozen; what is frozen alive and later
+      becomes a cycle is what was in flight at that instant besides the requests (the
+      page being parsed, a few downloads), so at most that much for each C{STEP} the
+      frontier grew;
+    - when the frontier has drained to under C{STEP // 2} waiting requests, or its
+      scheduler closes, L{thaw} calls C{gc.unfreeze()}: the permanent generation goes
+      back to the oldest one, and the next full collection (walking what is still alive
+      of it: few requests by then) frees those cycles.
+
+Freezing is process-wide, so holders are counted: the heap is thawed when the last
+scheduler that froze it lets go. Nothing is frozen when the program disabled the collector
+(C{gc.disable()}: it chose its own policy), and a program that froze the heap itself
+(C{gc.freeze()} before the first crawl) is never thawed by this module. Python 3.14's
+incremental collector makes this unneeded; it stays harmless there.
+"""
+
+import gc
+
+STEP = 100000  # waiting requests between two freezes (a collection of about 0.05 s)
+
+_holders = set()  # id() of each scheduler holding a freeze
+_theirs = [False]  # the program froze objects before we did: never unfreeze
+
+
+def freeze(holder):
+    """
+    Collect, then freeze every object alive, for C{holder} (a scheduler).
+
+    @return: True if frozen (then C{holder} must call L{thaw}), False when the collector
+        is disabled.
+    """
+    if not gc.isenabled():
+        return False
+    if not _holders and gc.get_freeze_count():
+        _theirs[0] = True
+    gc.collect()
+    gc.freeze()
+    _holders.add(id(holder))
+    return True
+
+
+def thaw(holder):
+    """C{holder} lets go of its freeze; the last holder to let go unfreezes the heap."""
+    _holders.discard(id(holder))
+    if not _holders and not _theirs[0]:
+        gc.unfreeze()

@@ -142,25 +142,32 @@ class DiskSchedulerTests(unittest.TestCase):
         second = self._open()
         self.assertEqual(second.next_request().url, "http://example.com/a")
 
-    def test_enqueued_written_by_the_flush_acknowledged_at_once(self):
-        """New requests wait for the periodic flush (or the next acknowledgement); an
-        acknowledgement is committed at once, with what the page yielded."""
+    def test_enqueued_written_by_the_flush_acknowledged_in_the_turn(self):
+        """New requests wait for the periodic flush (or the next acknowledgement); the
+        acknowledgements of one reactor turn are committed together at its end, with what
+        the pages yielded."""
         scheduler = self._open()
         scheduler.enqueue_request(self._request("/a"))
+        scheduler.enqueue_request(self._request("/b"))
         self.assertEqual(self._rows(), 0)
         self.clock.advance(0.5)  # the LoopingCall flush
-        self.assertEqual(self._rows(), 1)
-        parent = scheduler.next_request()
+        self.assertEqual(self._rows(), 2)
+        parent, other = scheduler.next_request(), scheduler.next_request()
         scheduler.enqueue_request(self._request("/child"))
         scheduler.request_done(parent)
+        scheduler.request_done(other)
+        self.assertEqual(self._rows(), 2)  # not yet: the end of this turn
+        self.assertEqual(len(self.clock.getDelayedCalls()), 2)  # the flush, one commit
+        self.clock.advance(0)
         self.assertEqual(self._stored_urls(), ["http://example.com/child"])
-        self.assertEqual(self._rows("seen"), 2)
+        self.assertEqual(self._rows("seen"), 3)
 
     def test_acknowledged_before_written_is_never_written(self):
         """A request done before its insert was flushed costs no row at all."""
         scheduler = self._open()
         scheduler.enqueue_request(self._request("/a"))
         scheduler.request_done(scheduler.next_request())
+        self.clock.advance(0)
         self.assertEqual((self._rows(), self._rows("seen")), (0, 1))
         self.assertEqual(scheduler.unwritten(), 0)
 
@@ -176,6 +183,7 @@ class DiskSchedulerTests(unittest.TestCase):
         real = scheduler._store.db
         scheduler._store.db = _FailingDeletes(real)
         scheduler.request_done(parent)
+        self.clock.advance(0)
         self.assertEqual(scheduler.stats.get_value("scheduler/flush_errors"), 1)
         self.assertIn("cannot write the frontier (will try again)", logs.text())
         self.assertEqual(self._stored_urls(), ["http://example.com/parent"])

@@ -69,6 +69,7 @@ class SpillTests(unittest.TestCase):
         scheduler.flush()
         self.assertEqual(self._rows(), 50)
         self.assertEqual(self._drain(scheduler), [f"http://a.example/{i}" for i in range(50)])
+        self.clock.advance(0)  # the end of the turn: its acknowledgements committed
         self.assertEqual((scheduler.size(), self._rows()), (0, 0))
         self.assertFalse(scheduler.has_pending_requests())
 

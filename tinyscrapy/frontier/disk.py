@@ -96,6 +96,7 @@ class DiskScheduler(Scheduler):
         self._lock = None  # the JobdirLock while connected
         self._closing = False
         self.crawler = None  # set by from_crawler: closed when the writes stop
+        self._turn_flush = None  # the callLater(0) committing this turn's acknowledgements
         self._flusher = LoopingCall(self.flush)
         self._flusher.clock = self.clock
 
@@ -233,8 +234,10 @@ class DiskScheduler(Scheduler):
     def _page_in(self, slot):
         """Bring C{slot}'s best rows on disk into memory, up to C{HEAD} of the slot and
         C{WINDOW} in all; a slot left with none in memory is filed as dormant."""
-        if self._writes.inserts and not self.flush():
-            return  # the spilled rows still buffered must be on disk to be read: later
+        if (self._writes.inserts or self._writes.deletes) and not self.flush():
+            # the spilled rows still buffered must be on disk to be read, and the rows
+            # acknowledged in this turn gone from it (else read again): later
+            return
         want = min(HEAD - self._head.get(slot, 0), self._spilled.get(slot, 0),
                    WINDOW - len(self._rows))
         if want <= 0 or self._store is None:
@@ -289,10 +292,12 @@ class DiskScheduler(Scheduler):
 
     def request_done(self, request):
         """
-        Acknowledge C{request} and commit at once, with what it yielded (one small
-        transaction a page, some 40 microseconds in WAL mode): a C{kill -9} then repeats
-        at most the requests in flight. The engine calls it after the page's items are
-        in the feeds, so a feed line is always written before its page's acknowledgement.
+        Acknowledge C{request}, with what it yielded, and commit at the end of this turn
+        of the reactor (C{callLater(0)}): the pages done in one turn share one small
+        transaction (some 40 microseconds in WAL mode, and more on a slow disk), and a
+        C{kill -9} repeats at most those and the requests in flight. The engine calls it
+        after the page's items are in the feeds, so a feed line is always written before
+        its page's acknowledgement.
         """
         entry = self._rows.pop(request, None)
         if entry is None:
@@ -306,6 +311,12 @@ class DiskScheduler(Scheduler):
                 self._head.pop(slot, None)
         if self._writes.inserts.pop(row, None) is None:
             self._writes.deletes.append(row)
+        if self._turn_flush is None:
+            self._turn_flush = self.clock.callLater(0, self._flush_turn)
+
+    def _flush_turn(self):
+        """The commit of the acknowledgements of one reactor turn."""
+        self._turn_flush = None
         self.flush()
 
     # writing
@@ -343,6 +354,9 @@ class DiskScheduler(Scheduler):
         super().close(reason)
         if self._flusher.running:
             self._flusher.stop()
+        if self._turn_flush is not None:  # its writes are flushed below
+            self._turn_flush.cancel()
+            self._turn_flush = None
         if self._store is None:
             return
         self.flush()

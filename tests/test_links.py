@@ -254,6 +254,10 @@ class ExtractorSpider(Spider):
     name = "extractor"
     links = LinkExtractor(deny=r"/private/")
 
+    def start_requests(self):  # plain: the start page is remembered, links back are seen
+        for url in self.start_urls:
+            yield Request(url)
+
     def parse(self, response):
         yield {"url": response.url}
         yield from response.follow_all(self.links.extract_links(response))

@@ -23,6 +23,14 @@ from .servers import Echo, MetaRefresh, Page, Redirect, Sequence, TestServer, _L
 REDIRECTING = Spider("redirecting")
 
 
+
+def _plain_start(url):
+    """A start request without dont_filter (a site crawl's, a CrawlSpider's rule links):
+    its URL is remembered, so a hop back to it is a duplicate."""
+    def make(spider):
+        return [Request(url, errback=spider.errback)]
+    return make
+
 class Endless(_Leaf):
     """Redirects C{?i=N} to C{?i=N+1}, for ever."""
 
@@ -85,7 +93,7 @@ class RedirectCrawlTests(unittest.TestCase):
         start = self.server.add("/a", Redirect("/b"))
         self.server.add("/b", Redirect("/a"))
         with self.assertLogs("tinyscrapy.middleware.redirect", "INFO") as logs:
-            crawler = yield self.crawl(start_urls=[start])
+            crawler = yield self.crawl(make=_plain_start(start))
         self.assert_loop_ended(crawler, {"/a": 1, "/b": 1})
         loops = [line for line in logs.output if "Redirect loop" in line]
         self.assertEqual(len(loops), 1)
@@ -93,10 +101,21 @@ class RedirectCrawlTests(unittest.TestCase):
 
     @defer.inlineCallbacks
     def test_redirect_to_itself_is_a_loop(self):
-        """A page redirecting to itself is fetched once, even as a dont_filter start URL."""
+        """A page redirecting to itself is fetched once."""
+        start = self.server.add("/self", Redirect("/self", 301))
+        crawler = yield self.crawl(make=_plain_start(start))
+        self.assert_loop_ended(crawler, {"/self": 1})
+
+    @defer.inlineCallbacks
+    def test_loop_from_a_dont_filter_start_url(self):
+        """A dont_filter start URL (Scrapy's default start requests) leaves no trace in the
+        seen set, as in Scrapy: the hop back to it is fetched once more, then the hop after
+        that is the duplicate. Bounded either way."""
         start = self.server.add("/self", Redirect("/self", 301))
         crawler = yield self.crawl(start_urls=[start])
-        self.assert_loop_ended(crawler, {"/self": 1})
+        self.assertEqual(dict(self.server.hits), {"/self": 2})
+        self.assertEqual(crawler.stats.get_value("dupefilter/filtered"), 1)
+        self.assertEqual(crawler.stats.get_value("finish_reason"), "finished")
 
     @defer.inlineCallbacks
     def test_endless_chain_stops_at_max_times(self):
@@ -235,7 +254,7 @@ class RedirectCrawlTests(unittest.TestCase):
     def test_meta_refresh_to_itself_is_a_loop(self):
         """A page refreshing to itself is a hop back, as in Scrapy: fetched once, dropped."""
         start = self.server.add("/again", MetaRefresh("/again", delay=0))
-        crawler = yield self.crawl(start_urls=[start])
+        crawler = yield self.crawl(make=_plain_start(start))
         self.assert_loop_ended(crawler, {"/again": 1})
 
     @defer.inlineCallbacks
@@ -243,7 +262,7 @@ class RedirectCrawlTests(unittest.TestCase):
         """Two pages refreshing to each other: each fetched once, the crawl ends."""
         start = self.server.add("/ping", MetaRefresh("/pong"))
         self.server.add("/pong", MetaRefresh("/ping"))
-        crawler = yield self.crawl(start_urls=[start])
+        crawler = yield self.crawl(make=_plain_start(start))
         self.assert_loop_ended(crawler, {"/ping": 1, "/pong": 1})
 
     @defer.inlineCallbacks
@@ -408,7 +427,8 @@ class LocationCrawlTests(unittest.TestCase):
 
     @defer.inlineCallbacks
     def test_fragment_is_carried_to_a_target_without_one(self):
-        """/from#part -> /to arrives as /to#part; a target's own fragment wins."""
+        """/from#part -> /to is requested as /to#part; a target's own fragment wins (the
+        responses' URLs have none, as in Scrapy)."""
         self.server.add("/from", Redirect("/to"))
         self.server.add("/other", Redirect("/own#own"))
         self.server.add_page("/to")
@@ -419,8 +439,10 @@ class LocationCrawlTests(unittest.TestCase):
                     for path in ("/from#part", "/other#part")]
 
         crawler = yield crawl(Recorder, make=make)
-        self.assertEqual(sorted(r.url for r in crawler.spider.responses),
+        self.assertEqual(sorted(r.request.url for r in crawler.spider.responses),
                          [self.server.url("/own#own"), self.server.url("/to#part")])
+        self.assertEqual(sorted(r.url for r in crawler.spider.responses),
+                         [self.server.url("/own"), self.server.url("/to")])
 
     @defer.inlineCallbacks
     def test_triple_slash_location_names_a_host(self):

@@ -131,7 +131,9 @@ class Scheduler:
 
     def enqueue_request(self, request):
         """
-        Add C{request} unless its fingerprint was seen (C{dont_filter} skips the check).
+        Add C{request} unless its fingerprint was seen. A C{dont_filter} request skips the
+        check and is not remembered either (as in Scrapy): a later plain request for the
+        same URL (the start page asked for again after a login, say) is fetched once more.
 
         @return: True if queued, False if dropped as a duplicate.
         """
@@ -139,8 +141,8 @@ class Scheduler:
         if fingerprint in self.seen and not request.dont_filter:
             self._duplicates += 1
             return False
-        # a dont_filter request is still remembered: links back to it are duplicates
-        self.seen.add(fingerprint)
+        if not request.dont_filter:  # as Scrapy's: a dont_filter request leaves no trace
+            self.seen.add(fingerprint)
         request.fingerprint = fingerprint
         self._pending += 1
         self._enqueued += 1

@@ -210,7 +210,7 @@ class Transfer:
         if stats is not None and self.decoder is not None:
             stats.inc_value("httpcompression/response_count")
             stats.inc_value("httpcompression/response_bytes", len(body))
-        return response_for(self.request.url, status, headers, body, self.request)
+        return response_for(_response_url(self.request), status, headers, body, self.request)
 
     def eb_body(self, failure, status, headers):
         """
@@ -232,7 +232,7 @@ class Transfer:
         @raise StopDownload: C{stop}, with the partial response, when C{stop.fail} is True.
         """
         body = b"".join(self.chunks or ())
-        response = response_for(self.request.url, status, headers, body, self.request,
+        response = response_for(_response_url(self.request), status, headers, body, self.request,
                                 flags=["download_stopped"])
         if stop.fail:
             stop.response = response
@@ -327,3 +327,11 @@ def _line_error(failure):
         if reason.check(HeaderLineTooLong):
             return reason
     return None
+
+
+def _response_url(request):
+    """A response's URL: the request's without its fragment, which never left the client
+    (as Scrapy's download handlers make it)."""
+    url = request.url
+    return url.partition("#")[0] if "#" in url else url
+

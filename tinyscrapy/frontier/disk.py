@@ -203,7 +203,8 @@ class DiskScheduler(Scheduler):
             logger.error("%s", e)
             self._count("scheduler/unpersistable")
             raise
-        self.seen.add(fingerprint)
+        if not request.dont_filter:  # as the in-memory scheduler: no trace of it
+            self.seen.add(fingerprint)
         self._pending += 1
         self._enqueued += 1
         slot = self.slots.key_for(request)
@@ -211,7 +212,7 @@ class DiskScheduler(Scheduler):
         self._next_id += 1
         writes = self._writes
         writes.inserts[row] = (slot, request.priority, data)
-        if new:
+        if new and not request.dont_filter:
             writes.seen.append(signed(fingerprint))
         if self._spilled.get(slot) or self._head.get(slot, 0) >= HEAD \
                 or len(self._rows) >= WINDOW:

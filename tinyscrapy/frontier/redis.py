@@ -319,7 +319,8 @@ class RedisScheduler(SharedQueueSync):
         except UnserializableRequest as e:
             logger.error("%s", e)
             raise
-        self.seen.add(fingerprint)
+        if not request.dont_filter:  # as the in-memory scheduler: no trace of it
+            self.seen.add(fingerprint)
         self._outbox.append((fingerprint, -request.priority, member, request.dont_filter))
         self._enqueued += 1
         self.ledger.close(request, "shared")

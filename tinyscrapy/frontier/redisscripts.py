@@ -83,7 +83,7 @@ local n, prefix, worker, r = tonumber(ARGV[2]), ARGV[3], ARGV[4], tonumber(ARGV[
 local answer = {0}
 for i = 0, n - 1 do
   local at = 6 + 4 * i
-  if redis.call('SADD', KEYS[2], ARGV[at]) == 1 or ARGV[at + 3] == '1' then
+  if ARGV[at + 3] == '1' or redis.call('SADD', KEYS[2], ARGV[at]) == 1 then
     redis.call('ZADD', KEYS[3], ARGV[at + 1], ARGV[at + 2])
     answer[#answer + 1] = 1
   else

@@ -93,6 +93,27 @@ class FormatTests(unittest.TestCase):
         self.assertEqual(list(csv_[0]), ["url", "n", "note"])
 
     @defer.inlineCallbacks
+    def test_json_escapes_unless_an_encoding_is_chosen(self):
+        """Without FEED_EXPORT_ENCODING, JSON feeds escape non-ASCII (Scrapy's bytes); with
+        utf-8, characters are written as they are; CSV is UTF-8 either way."""
+        plain = [self.path(name) for name in ("d.jsonl", "d.json", "d.csv")]
+        yield crawl(ItemsSpider, {"FEEDS": {path: {} for path in plain}}, start=self.start,
+                    kind="dc")
+        chosen = self.path("u.jsonl")
+        yield crawl(ItemsSpider, {"FEEDS": {chosen: {}}, "FEED_EXPORT_ENCODING": "utf-8"},
+                    start=self.start, kind="dc")
+        for path in plain[:2]:
+            with open(path, "rb") as f:
+                data = f.read()
+            self.assertIn(b"\\u00e9", data, path)
+            self.assertTrue(data.isascii(), path)
+        with open(plain[2], "rb") as f:
+            self.assertIn("é".encode(), f.read())
+        with open(chosen, "rb") as f:
+            self.assertIn("é".encode(), f.read())
+        self.assertEqual(read_items(plain[0]), read_items(chosen))
+
+    @defer.inlineCallbacks
     def test_items_are_in_the_file_when_scraped(self):
         """While the crawl runs, the file holds every item scraped so far, and a .json
         file is a valid array at every moment."""

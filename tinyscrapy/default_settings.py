@@ -149,7 +149,7 @@ DEFAULTS = {
     # output
     "FEEDS": {},
     "FEED_EXPORT_FIELDS": None,
-    "FEED_EXPORT_ENCODING": "utf-8",
+    "FEED_EXPORT_ENCODING": None,
     "FEED_EXPORT_INDENT": 0,
     "STATS_FILE": None,
     "TRACE_FILE": None,

@@ -96,7 +96,7 @@ class FeedExporter:
         if not isinstance(fields, dict):  # a dict names the columns: {field: column}
             fields = settings.getlist("FEED_EXPORT_FIELDS")
         defaults = {"fields": fields or None,
-                    "encoding": settings.get("FEED_EXPORT_ENCODING") or "utf-8",
+                    "encoding": settings.get("FEED_EXPORT_ENCODING"),
                     "indent": settings.get("FEED_EXPORT_INDENT", 0)}
         params = _PathParams(spider)
         paths = []
@@ -251,12 +251,16 @@ def _open_writer(path, options, defaults):
     key = path if path == "-" else os.path.abspath(path)
     entry = _OPEN_WRITERS.get(key)
     if entry is None:
+        encoding = options.get("encoding") or defaults["encoding"]
+        export_kwargs = options.get("item_export_kwargs")
+        if encoding is None and options["format"] in ("json", "jsonlines"):
+            # no encoding chosen: JSON escapes non-ASCII characters, as Scrapy's does
+            export_kwargs = {"ensure_ascii": True, **(export_kwargs or {})}
         writer = WRITERS[options["format"]](
             path, overwrite=bool(options.get("overwrite")),
             fields=options.get("fields") or defaults["fields"],
-            encoding=options.get("encoding") or defaults["encoding"],
-            indent=options.get("indent", defaults["indent"]),
-            export_kwargs=options.get("item_export_kwargs"))
+            encoding=encoding or "utf-8", indent=options.get("indent", defaults["indent"]),
+            export_kwargs=export_kwargs)
         entry = _OPEN_WRITERS[key] = [writer, 0]
     elif entry[0].format != options["format"]:
         raise UsageError(f"feed {path!r} is already written as {entry[0].format}, "

@@ -32,7 +32,7 @@ SCRAPY_PATHS = {
     "tinyscrapy.selector": ["Selector", "SelectorList"],
     "tinyscrapy.crawler": ["CrawlerProcess", "Crawler", "CrawlerRunner", "AsyncCrawlerProcess",
                            "AsyncCrawlerRunner"],
-    "tinyscrapy.utils.log": ["configure_logging"],
+    "tinyscrapy.utils.log": ["configure_logging", "LogCounterHandler"],
     "tinyscrapy.utils.defer": ["deferred_to_future", "maybe_deferred_to_future"],
     "tinyscrapy.utils.reactor": ["install_reactor", "is_asyncio_reactor_installed",
                                  "is_reactor_installed"],

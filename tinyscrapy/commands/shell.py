@@ -17,6 +17,7 @@ C{view(response)} opens a response in a browser; C{shelp()} lists all that.
 
 import sys
 
+import tinyscrapy
 from tinyscrapy.commands.fetch import add_log_options, check_url, command_settings
 
 HELP = "an interactive prompt to try selectors on a page"
@@ -83,7 +84,6 @@ class Shell:
                                         kwargs={"installSignalHandlers": False})
         self._thread.start()
         self.fetcher = blockingCallFromThread(reactor, self._make_fetcher)
-        import tinyscrapy
         self.namespace.update(
             scrapy=tinyscrapy, fetch=self.fetch, view=self.view, shelp=self.shelp,
             response=None, request=None, item=self._new_item(), spider=self.fetcher.spider,

@@ -5,6 +5,7 @@ child processes: a setting naming C{"stem.Class"} gets the same module, run once
 
 import json
 import os
+import sys
 import textwrap
 
 from twisted.internet import defer, reactor
@@ -15,6 +16,7 @@ from .servers import TestServer
 
 SPIDER_FILE = """
 import os
+import sys
 
 from tinyscrapy import Request, Spider
 
@@ -92,3 +94,29 @@ class RunspiderModuleTests(unittest.TestCase):
         self.assertEqual(len(items), 1)
         self.assertTrue(items[0]["module"].startswith("_tinyscrapy_runspider_"), items)
         self.assertTrue(items[0]["same_spider_class"])
+
+
+class SpiderFromFileTests(unittest.TestCase):
+    """L{spider_class_from_file} in this process."""
+
+    def test_second_load_reuses_the_module(self):
+        """Loading the same file twice runs it once and gives the same class."""
+        from tinyscrapy.spiders.spiderloader import spider_class_from_file
+        folder = os.path.abspath(self.mktemp())
+        os.makedirs(folder)
+        path = os.path.join(folder, "reused_spider_file.py")
+        with open(path, "w") as f:
+            f.write(textwrap.dedent(SPIDER_FILE % {"stem": "reused_spider_file"}))
+        self.addCleanup(sys.modules.pop, "reused_spider_file", None)
+        self.addCleanup(_remove_from_path, folder)
+        first = spider_class_from_file(path)
+        second = spider_class_from_file(path)
+        self.assertIs(first, second)
+        self.assertEqual(first.__module__, "reused_spider_file")
+        with open(os.path.join(folder, "imports.log")) as f:
+            self.assertEqual(f.read().splitlines(), ["reused_spider_file"])
+
+
+def _remove_from_path(folder):
+    while folder in sys.path:
+        sys.path.remove(folder)

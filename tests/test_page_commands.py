@@ -164,6 +164,26 @@ class PageCommandTests(unittest.TestCase):
         self.assertIn("same True", text)
 
     @defer.inlineCallbacks
+    def test_shell_failed_fetch_clears_response(self):
+        """After a failed fetch() the prompt's response is None and request the failed one."""
+        script = ("r = fetch('http://127.0.0.1:1/gone')\n"
+                  "print('after', r is None, response is None, request.url)\n")
+        status, out, err = yield tinyscrapy(["shell", "-L", "WARNING", self.page],
+                                            stdin=script.encode())
+        self.assertEqual(status, 0, err)
+        self.assertIn(b"after True True http://127.0.0.1:1/gone", out)
+        self.assertIn(b"fetch failed: http://127.0.0.1:1/gone", err)
+
+    @defer.inlineCallbacks
+    def test_shell_has_scrapy_and_item(self):
+        """The prompt has Scrapy's scrapy (the package) and item (an empty item)."""
+        status, out, err = yield tinyscrapy(
+            ["shell", "-L", "WARNING", self.page, "-c",
+             "(scrapy.Request.__module__, scrapy.__name__, item, type(item).__name__)"])
+        self.assertEqual(status, 0, err)
+        self.assertEqual(out, b"('tinyscrapy.http.request', 'tinyscrapy', {}, 'Item')\n")
+
+    @defer.inlineCallbacks
     def test_shell_without_url_and_with_code(self):
         """shell with no URL starts empty; -c evaluates an expression on the page."""
         status, out, err = yield tinyscrapy(["shell", "-L", "WARNING"],

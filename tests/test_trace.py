@@ -11,6 +11,7 @@ from twisted.trial import unittest
 
 from tinyscrapy import signals
 from tinyscrapy.crawler import Crawler
+from tinyscrapy.middleware.retry import get_retry_request
 from tinyscrapy.observe import trace as trace_module
 from tinyscrapy.observe.trace import Trace, claim_path
 from tinyscrapy.settings import Settings
@@ -138,6 +139,48 @@ class TraceTests(unittest.TestCase):
         self.path = os.path.join(self.tmp, "sub", "%(name)s.html")
         yield self._crawl()
         self.assertTrue(os.path.exists(os.path.join(self.tmp, "sub", "links.html")))
+
+
+class AgainMiddleware:
+    """A user's middleware: a page saying "again" is retried with C{get_retry_request};
+    C{/swap} is replaced by C{/b} with nothing else changed."""
+
+    def process_response(self, request, response, spider):
+        if b"<title>again" in response.body:
+            return get_retry_request(request, spider=spider, reason="again",
+                                     max_retry_times=1) or response
+        if response.url.endswith("/swap"):
+            return request.replace(url=response.url[:-len("swap")] + "b")
+        return response
+
+
+class ContinuedKindTests(unittest.TestCase):
+    """What a request returned by a download is called: told from what changed."""
+
+    @defer.inlineCallbacks
+    def test_retry_redirect_and_other(self):
+        """get_retry_request in process_response: retry; a 302: redirect; else: continued."""
+        server = TestServer().start()
+        self.addCleanup(server.stop)
+        start = server.add_page("/", links=["/again", "/moved", "/swap"])
+        server.add_page("/again", title="again")
+        server.add("/moved", Redirect("/a"))
+        server.add_page("/a")
+        server.add_page("/swap")
+        server.add_page("/b")
+        capture_logs(self)
+        crawler = yield crawl(LinkSpider, {
+            "TRACE_FILE": os.path.join(tempfile.mkdtemp(), "t.html"), "RETRY_ENABLED": False,
+            "DOWNLOADER_MIDDLEWARES": {AgainMiddleware: 950}}, start_urls=[start])
+        trace = extension(crawler, Trace)
+        ends = {trace.urls[event[2]]: event[4] for event in trace.events
+                if event[0] == "end" and event[3] == "continued"}
+        self.assertEqual(ends[server.url("/again")].split(" -> ")[0], "retry")
+        self.assertEqual(ends[server.url("/moved")], "redirect -> " + server.url("/a"))
+        self.assertEqual(ends[server.url("/swap")], "continued -> " + server.url("/b"))
+        scheduled = [event[3] for event in trace.events if event[0] == "scheduled"]
+        self.assertEqual(sorted(kind for kind in scheduled if kind),
+                         ["continued", "redirect", "retry"])
 
 
 class NewSignalsTests(unittest.TestCase):

@@ -124,6 +124,7 @@ DEFAULTS = {
         "tinyscrapy.extensions.closespider.CloseConditions": 0,
         "tinyscrapy.observe.progress.Progress": 0,
         "tinyscrapy.observe.trace.Trace": 0,
+        "tinyscrapy.observe.logconfig.LogCount": 0,
     },
     # scope
     "DEPTH_LIMIT": 0,

@@ -203,6 +203,12 @@ class CertificateError(TlsError):
     C{DOWNLOAD_VERIFY_CERTIFICATES = False} stops checking."""
 
 
+class ContractFail(AssertionError):
+    """Scrapy's error for a spider contract that failed (an C{AssertionError}, as there).
+    tinyscrapy runs no contracts (no C{check} command); a custom contract or a test that
+    raises or catches it ports unchanged."""
+
+
 class DropItem(Exception):
     """Raised by an item pipeline to drop an item; counted in C{item_dropped_count}."""
 

@@ -11,6 +11,7 @@ This module only re-exports.
 from tinyscrapy.errors import (
     CannotResolveHostError,
     CloseSpider,
+    ContractFail,
     DontCloseSpider,
     DownloadCancelledError,
     DownloadConnectionRefusedError,
@@ -27,8 +28,8 @@ from tinyscrapy.errors import (
     UsageError,
 )
 
-__all__ = ["CannotResolveHostError", "CloseSpider", "DontCloseSpider", "DownloadCancelledError",
-           "DownloadConnectionRefusedError", "DownloadFailedError", "DownloadTimeoutError",
-           "DropItem", "IgnoreRequest", "NotConfigured", "NotSupported",
+__all__ = ["CannotResolveHostError", "CloseSpider", "ContractFail", "DontCloseSpider",
+           "DownloadCancelledError", "DownloadConnectionRefusedError", "DownloadFailedError",
+           "DownloadTimeoutError", "DropItem", "IgnoreRequest", "NotConfigured", "NotSupported",
            "ResponseDataLossError", "ScrapyDeprecationWarning", "StopDownload",
            "UnsupportedURLSchemeError", "UsageError"]

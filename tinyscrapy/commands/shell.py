@@ -8,20 +8,23 @@ prompt in the main thread. Everything the prompt asks of Twisted goes through
 C{blockingCallFromThread}, which runs a function in the reactor thread and blocks the
 prompt until the Deferred it returns has fired (docs/twisted/threads.md).
 
-In the prompt: C{response}, C{request}, C{spider}, C{crawler}, C{settings};
-C{fetch(url_or_request)} downloads and replaces C{response} and C{request};
+In the prompt, as in Scrapy's: C{scrapy} (the tinyscrapy package), C{response},
+C{request}, C{item} (an empty L{Item}), C{spider}, C{crawler}, C{settings};
+C{fetch(url_or_request)} downloads and replaces C{response}, C{request} and C{item} (a
+failed download leaves C{response} None and C{request} the one that failed);
 C{view(response)} opens a response in a browser; C{shelp()} lists all that.
 """
 
 import sys
 
+import tinyscrapy
 from tinyscrapy.commands.fetch import add_log_options, check_url, command_settings
 
 HELP = "an interactive prompt to try selectors on a page"
 DESCRIPTION = """\
 An interactive Python prompt to try selectors on a page, as Scrapy's shell: response,
-request, fetch(url_or_request), view(response) and shelp(). The reactor runs in a thread
-of its own while the prompt waits for input (docs/twisted/threads.md)."""
+request, item, scrapy, fetch(url_or_request), view(response) and shelp(). The reactor
+runs in a thread of its own while the prompt waits for input (docs/twisted/threads.md)."""
 
 
 def add_arguments(parser):
@@ -82,9 +85,15 @@ class Shell:
         self._thread.start()
         self.fetcher = blockingCallFromThread(reactor, self._make_fetcher)
         self.namespace.update(
-            fetch=self.fetch, view=self.view, shelp=self.shelp, response=None,
-            request=None, spider=self.fetcher.spider, crawler=self.fetcher.crawler,
-            settings=self.settings)
+            scrapy=tinyscrapy, fetch=self.fetch, view=self.view, shelp=self.shelp,
+            response=None, request=None, item=self._new_item(), spider=self.fetcher.spider,
+            crawler=self.fetcher.crawler, settings=self.settings)
+
+    @staticmethod
+    def _new_item():
+        """An empty item for the prompt (Scrapy's C{item}: its default item class)."""
+        from tinyscrapy.item import Item
+        return Item()
 
     def _make_fetcher(self):
         from tinyscrapy.commands.fetch import PageFetcher
@@ -93,9 +102,11 @@ class Shell:
     def fetch(self, url_or_request, redirect=True):
         """
         Download a URL or a L{Request} in the reactor thread, wait for it here, and make
-        it the prompt's C{response} and C{request}.
+        it the prompt's C{response} and C{request} (and a fresh C{item}), as Scrapy does.
+        When the download fails (one line printed), C{response} becomes None and
+        C{request} the request that failed: no stale page is left behind.
 
-        @return: the response, or None when the download failed (printed).
+        @return: the response, or None when the download failed.
         """
         from twisted.internet.threads import blockingCallFromThread
 
@@ -109,8 +120,10 @@ class Shell:
             response = blockingCallFromThread(self._reactor, self.fetcher.fetch, request)
         except Exception as e:
             print(f"fetch failed: {request.url}: {type(e).__name__}: {e}", file=sys.stderr)
+            self.namespace.update(response=None, request=request, item=self._new_item())
             return None
-        self.namespace.update(response=response, request=response.request or request)
+        self.namespace.update(response=response, request=response.request or request,
+                              item=self._new_item())
         return response
 
     def view(self, response=None):
@@ -122,7 +135,8 @@ class Shell:
         response = self.namespace.get("response")
         page = f"{response.status} {response.url}" if response is not None else "none yet"
         return (f"tinyscrapy shell (page: {page})\n"
-                "  response, request, spider, crawler, settings;\n"
+                "  scrapy (the tinyscrapy package), response, request, item, spider,\n"
+                "  crawler, settings;\n"
                 "  fetch(url_or_request), view(response), shelp()\n"
                 "  try: response.css('title::text').get()")
 

@@ -59,12 +59,27 @@ _META_REFRESH_SCAN = 4096  # characters after the marker's position still scanne
 _EQUIV = re.compile(rb"-[Ee][Qq][Uu][Ii][Vv]")
 
 
-class _Redirects:
-    """What both redirect middlewares share: the hop limit, loops, and building the hop."""
+class _NoStats:
+    """The stats of a middleware built without a crawl's (counts nothing)."""
+
+    def inc_value(self, key, count=1, start=0):
+        pass
+
+
+class BaseRedirectMiddleware:
+    """
+    What both redirect middlewares share, at Scrapy's name and path (its base of both):
+    the hop limit, loops, building the hop, L{handle_referer}. Subclass it to write a
+    redirect middleware of your own: give it a C{process_response} that returns
+    C{self._redirect(request, response, url, reason, to_get)} (tinyscrapy's signature;
+    Scrapy's private helpers differ), and C{enabled_setting} the setting that switches it
+    on (C{REDIRECT_ENABLED} by default). Built with Scrapy's C{cls(settings)}; the crawl's
+    stats are set by L{from_crawler}.
+    """
 
     enabled_setting = "REDIRECT_ENABLED"
 
-    def __init__(self, settings, stats):
+    def __init__(self, settings, stats=None):
         self.max_redirect_times = settings.getint("REDIRECT_MAX_TIMES")  # Scrapy's name
         self.priority_adjust = settings.getint("REDIRECT_PRIORITY_ADJUST")
         self.referer_enabled = settings.getbool("REFERER_ENABLED")
@@ -73,7 +88,7 @@ class _Redirects:
         if self.referer_enabled:
             self._referer_spider_middleware = RefererMiddleware(
                 settings.get("REFERRER_POLICY") or DEFAULT_POLICY)
-        self.stats = stats
+        self.stats = stats if stats is not None else _NoStats()
 
     crawler = None
 
@@ -83,7 +98,8 @@ class _Redirects:
         L{RefererMiddleware} gives them, found when the engine starts."""
         if not crawler.settings.getbool(cls.enabled_setting):
             raise NotConfigured(f"{cls.enabled_setting} is off")
-        middleware = cls(crawler.settings, crawler.stats)
+        middleware = cls(crawler.settings)  # Scrapy's constructor, for subclasses
+        middleware.stats = crawler.stats
         middleware.crawler = crawler
         middleware._referer_spider_middleware = None
         crawler.signals.connect(middleware._engine_started, signals.engine_started)
@@ -239,7 +255,7 @@ def _location_url(request, response):
     return url
 
 
-class RedirectMiddleware(_Redirects):
+class RedirectMiddleware(BaseRedirectMiddleware):
     """Follow HTTP redirects: 301, 302, 303, 307 and 308 with a C{Location} header."""
 
     def process_response(self, request, response, spider=None):
@@ -263,7 +279,7 @@ class RedirectMiddleware(_Redirects):
         return self._redirect(request, response, url, status, to_get)
 
 
-class MetaRefreshMiddleware(_Redirects):
+class MetaRefreshMiddleware(BaseRedirectMiddleware):
     """
     Follow C{<meta http-equiv="refresh" content="N; url=...">} in HTML pages, when N is at
     below C{METAREFRESH_MAXDELAY}, from an http(s) page (a C{file:} or C{data:} page is
@@ -273,7 +289,7 @@ class MetaRefreshMiddleware(_Redirects):
 
     enabled_setting = "METAREFRESH_ENABLED"
 
-    def __init__(self, settings, stats):
+    def __init__(self, settings, stats=None):
         super().__init__(settings, stats)
         self.max_delay = settings.getfloat("METAREFRESH_MAXDELAY")
         self.ignore_tags = tuple(settings.getlist("METAREFRESH_IGNORE_TAGS"))

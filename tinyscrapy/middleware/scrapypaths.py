@@ -82,7 +82,7 @@ SCRAPY_PATHS = {
                                           "shell URL)"),
     _EXT + "memusage.MemoryUsage": Absent("no memory usage extension"),
     _EXT + "memdebug.MemoryDebugger": Absent("no memory debugger"),
-    _EXT + "logcount.LogCount": Absent("no log_count stats"),
+    _EXT + "logcount.LogCount": "tinyscrapy.observe.logconfig.LogCount",
     _EXT + "spiderstate.SpiderState": Absent("no spider state (spider.state)"),
     _EXT + "remote_control.RemoteControl": Absent("no remote control"),
     _EXT + "periodic_log.PeriodicLog": Absent("no periodic log (the progress line and "

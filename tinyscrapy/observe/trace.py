@@ -100,6 +100,7 @@ class Trace:
         self.turns = 0
         self.urls = []        # request id -> URL
         self._ids = {}        # request -> id, while it is scheduled or in flight
+        self._continuing = {}  # request -> "retry"/"redirect"/...: returned by a download
         self._slots = {}      # request id -> slot, for the text lines
         self._t0 = self.clock.seconds()
         self._closed_at = None
@@ -197,7 +198,10 @@ class Trace:
 
     def request_scheduled(self, request, **_):
         if len(self.events) < self.max_events:
-            self._record(("scheduled", self._now(), self._id(request), _continues(request)))
+            kind = self._continuing.pop(request, None) if self._continuing else None
+            if kind is None:
+                kind = _continues(request)
+            self._record(("scheduled", self._now(), self._id(request), kind))
         else:
             self.not_recorded += 1
 
@@ -223,7 +227,10 @@ class Trace:
             return
         if not self._in_engine(request):  # no request_done will come for it
             del self._ids[request]
-        self._record(("end", self._now(), rid) + describe_result(result))
+        outcome = describe_result(result, request)
+        if outcome[0] == "continued" and len(self.events) < self.max_events:
+            self._continuing[result] = outcome[1].split(" ", 1)[0]
+        self._record(("end", self._now(), rid) + outcome)
 
     def request_done(self, request, **_):
         rid = self._ids.pop(request, None)
@@ -245,6 +252,7 @@ class Trace:
         self._closed_at = self._now()
         self.reason = reason
         self._ids.clear()
+        self._continuing.clear()
         if self.text is not None:
             self._record(("close", self._closed_at))
             self.text.write(f"{self._closed_at:9.4f} trace {spider.name:<10} "
@@ -277,24 +285,39 @@ class Trace:
 
 
 def _continues(request):
-    """What a scheduled request continues: C{"retry"} (it waits for its C{not_before}),
-    C{"redirect"}, or C{""} for a new request."""
+    """What a scheduled request continues when no download of this trace returned it:
+    C{"retry"} (it waits for its C{not_before}), or C{""} for a new request."""
     meta = request._meta
-    if not meta:
-        return ""
-    if "not_before" in meta:
+    return "retry" if meta and "not_before" in meta else ""
+
+
+def continuation(previous, following):
+    """
+    What the request C{following}, returned by the download of C{previous} (a middleware's
+    C{process_response} or C{process_exception}), is, told from what changed between them:
+    C{"retry"} when C{meta["retry_times"]} grew (C{get_retry_request}, the retry
+    middleware), C{"redirect"} when C{meta["redirect_times"]} grew, else C{"continued"}.
+    Without C{previous}, a C{not_before} in its meta means a retry.
+    """
+    after = following._meta or {}
+    if previous is None:
+        return "retry" if "not_before" in after else "continued"
+    before = previous._meta or {}
+    if after.get("retry_times", 0) > before.get("retry_times", 0):
         return "retry"
-    return "redirect" if "redirect_times" in meta else ""
+    if after.get("redirect_times", 0) > before.get("redirect_times", 0):
+        return "redirect"
+    return "continued"
 
 
-def describe_result(result):
-    """@return: C{(outcome, detail)} for what a download ended with (the outcomes are
+def describe_result(result, request=None):
+    """@param request: the request whose download ended with C{result}, if known.
+    @return: C{(outcome, detail)} for what a download ended with (the outcomes are
         L{tinyscrapy.observe.timeline.OUTCOMES})."""
     if isinstance(result, HttpResponse):
         return ("ok" if result.status < 400 else "http-error", str(result.status))
     if isinstance(result, Request):
-        kind = "retry" if "not_before" in (result._meta or ()) else "redirect"
-        return ("continued", f"{kind} -> {result.url}")
+        return ("continued", f"{continuation(request, result)} -> {result.url}")
     failure_type = getattr(result, "type", type(result))
     if isinstance(failure_type, type) and issubclass(failure_type, IgnoreRequest):
         return ("ignored", failure_type.__name__)

@@ -29,25 +29,72 @@ def spider_class_from_file(filename):
     """
     The Spider subclass defined in a Python file (the last one, as in Scrapy).
 
+    The file is imported as the module named by its stem, with its folder on C{sys.path},
+    as Scrapy does: a setting may name C{"stem.Pipeline"} and get the same module (it runs
+    once), and C{__name__} is the stem. When that name already belongs to another module
+    (imported, or importable from C{sys.path}, e.g. a file called C{json.py}), the file
+    is imported under a private name instead, so that it shadows nothing.
+
     @raise UsageError: the file is missing, does not import, or defines no spider.
     """
     if not os.path.isfile(filename):
         raise UsageError(f"no such file: {filename}")
-    name = "_tinyscrapy_runspider_" + os.path.splitext(os.path.basename(filename))[0]
-    spec = importlib.util.spec_from_file_location(name, filename)
-    if spec is None:
-        raise UsageError(f"cannot load {filename}: not a Python file")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    sys.path.insert(0, os.path.dirname(os.path.abspath(filename)))
-    try:
-        spec.loader.exec_module(module)
-    except Exception as e:
-        raise UsageError(f"cannot import {filename}: {type(e).__name__}: {e}") from None
+    path = os.path.abspath(filename)
+    folder = os.path.dirname(path)
+    name = _module_name(path)
+    module = sys.modules.get(name)
+    if module is None or not _same_file(getattr(module, "__file__", None), path):
+        module = _import_file(name, path, filename)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
     classes = spider_classes(module)
     if not classes:
         raise UsageError(f"no Spider subclass defined in {filename}")
     return classes[-1]
+
+
+def _module_name(path):
+    """The stem of C{path} if it names no other module, else a private name."""
+    stem = os.path.splitext(os.path.basename(path))[0]
+    private = "_tinyscrapy_runspider_" + "".join(c if c.isalnum() else "_" for c in stem)
+    if not stem.isidentifier():
+        return private
+    known = sys.modules.get(stem)
+    if known is not None:
+        return stem if _same_file(getattr(known, "__file__", None), path) else private
+    try:
+        spec = importlib.util.find_spec(stem)
+    except (ImportError, ValueError):
+        spec = None
+    if spec is not None and not _same_file(spec.origin, path):
+        return private
+    return stem
+
+
+def _same_file(origin, path):
+    """Whether C{origin} (a module's file, or None) is the file C{path}."""
+    if not origin or not os.path.exists(origin):
+        return False
+    return os.path.samefile(origin, path)
+
+
+def _import_file(name, path, filename):
+    """Execute the file at C{path} as module C{name}. @raise UsageError: it fails."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None:
+        raise UsageError(f"cannot load {filename}: not a Python file")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    folder = os.path.dirname(path)
+    sys.path.insert(0, folder)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as e:
+        sys.modules.pop(name, None)
+        raise UsageError(f"cannot import {filename}: {type(e).__name__}: {e}") from None
+    finally:
+        sys.path.remove(folder)
+    return module
 
 
 def require_spiders_folder():

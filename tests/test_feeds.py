@@ -520,3 +520,23 @@ class FeedPathAndFilterTests(unittest.TestCase):
             os.path.join(self.tmp, "%(nope)s.jsonl"): {}}}))
         failure = self.failureResultOf(crawler.crawl(start=self.start), UsageError)
         self.assertIn("%(nope)s names nothing", str(failure.value))
+
+
+class OffsetTests(unittest.TestCase):
+    """A writer counts where its next item starts (what a torn write is cut back to)
+    instead of asking the file each time: the count must be the file's position."""
+
+    def test_offset_is_the_file_position_item_after_item(self):
+        """For each format, new and appended to, the counted offset is file.tell()."""
+        folder = os.path.abspath(self.mktemp())
+        os.makedirs(folder)
+        for cls, name in ((JsonLinesWriter, "o.jsonl"), (JsonWriter, "o.json"),
+                          (CsvWriter, "o.csv"), (XmlWriter, "o.xml")):
+            path = os.path.join(folder, name)
+            for _round in range(2):  # written, then appended to
+                writer = cls(path)
+                for n in range(3):
+                    self.assertEqual(writer.offset(), writer.file.tell(), (name, n))
+                    writer.write_item({"n": n, "text": "é" * n})
+                self.assertEqual(writer.offset(), writer.file.tell(), name)
+                writer.close()

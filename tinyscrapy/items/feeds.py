@@ -170,9 +170,8 @@ class FeedExporter:
 
 def _position(writer):
     """Where the next item starts in C{writer}'s file, or None (stdout, a pipe)."""
-    file = writer.file
     try:
-        return file.tell() if writer.path != "-" and file.seekable() else None
+        return writer.offset()
     except OSError:
         return None
 

@@ -190,3 +190,25 @@ class CrawlCommandLineTests(unittest.TestCase):
         self.assertNotIn("nothing was fetched", err)
         with open(out) as f:
             self.assertEqual([json.loads(line)["status"] for line in f], [404])
+
+
+class SiteTitleTests(unittest.TestCase):
+    """The crawl command's title is string(//title), stripped, found the quick way."""
+
+    def test_title_as_string_of_the_first_title(self):
+        """Head or body, nested text, empty, none, several: as string(//title) says."""
+        from tinyscrapy.http import HttpResponse, Request
+        pages = [
+            "<html><head><title> Shop </title></head><body><title>x</title></body></html>",
+            "<html><head></head><body><svg><title>in svg</title></svg></body></html>",
+            "<title>bare <b>bold</b></title><p>text",
+            "<html><head><title></title></head><body><title>later</title></body></html>",
+            "<p>no title at all</p>",
+            "<html><body><p>late</p><title>after the body</title></body></html>",
+        ]
+        for html in pages:
+            url = "http://127.0.0.1/p"
+            response = HttpResponse(url, 200, {"Content-Type": "text/html"},
+                                    html.encode(), Request(url))
+            expected = response.root.xpath("string(//title)").strip() or None
+            self.assertEqual(SiteCrawler._title(response), expected, html)

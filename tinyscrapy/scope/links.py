@@ -30,6 +30,7 @@ the URLs to follow: without fragments, each canonical URL once.
 
 import re
 
+from tinyscrapy.http.htmltree import compiled_xpath
 from tinyscrapy.http.linkjoin import HTML_SPACE, fast_join
 from tinyscrapy.http.request import request_url
 from tinyscrapy.scope.fingerprint import canonical_url
@@ -199,7 +200,7 @@ class LinkExtractor:
         keys = set() if self.unique else None
         strip, canonicalize = self.strip, self.canonicalize
         resolve = self._resolver(response)
-        for value in _compiled(self._plain_xpath)(response.root):
+        for value in compiled_xpath(self._plain_xpath)(response.root):
             if strip:
                 value = value.strip(HTML_SPACE)
             parts = resolve(value)
@@ -384,18 +385,6 @@ class LinkExtractor:
                 in self.deny_extensions:
             return False
         return True
-
-
-_COMPILED = {}  # XPath text -> lxml's compiled XPath (compiling costs a third of a query)
-
-
-def _compiled(query):
-    """C{query} compiled once (attribute values as plain strings), for any tree."""
-    compiled = _COMPILED.get(query)
-    if compiled is None:
-        from lxml.etree import XPath
-        compiled = _COMPILED[query] = XPath(query, smart_strings=False)
-    return compiled
 
 
 def _element_text(element):

@@ -36,6 +36,7 @@ from urllib.parse import urlsplit
 
 from tinyscrapy.errors import HttpError, UsageError
 from tinyscrapy.http import Request
+from tinyscrapy.http.htmltree import compiled_xpath
 from tinyscrapy.middleware.redirect import REDIRECT_CODES
 from tinyscrapy.scope.fingerprint import url_origin
 from tinyscrapy.scope.links import LinkExtractor
@@ -97,11 +98,12 @@ class SiteCrawler(Spider):
     def _title(response):
         if not response.is_text:
             return None
-        # the first <title> in document order, as string(//title) finds it, but iter()
-        # stops there instead of walking the whole page
-        for element in response.root.iter("title"):
-            return "".join(element.itertext()).strip() or None
-        return None
+        # string(//title), the first <title> in document order: the head's when it has
+        # one (found without walking the page), else any other
+        root = response.root
+        title = compiled_xpath("string(/html/head/title)")(root) \
+            or compiled_xpath("string(//title)")(root)
+        return title.strip() or None
 
 
 def _start_domains(urls):

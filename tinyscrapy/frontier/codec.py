@@ -55,9 +55,11 @@ FORMAT = "json1"  # the name of this format, for the frontiers that record it
 _ENV_PROXY_META = ("proxy", "_auth_proxy", "_scheme_proxy")
 _FIELDS = ("class", "url", "callback", "errback", "method", "headers", "body", "meta",
            "cb_kwargs", "priority", "depth", "dont_filter", "fingerprint", "extra")
+_FIELD_SET = frozenset(_FIELDS)
 __all__ = ["FORMAT", "MAGIC", "StoredRequestError", "class_name", "is_old_format",
            "register_item_class", "request_from_bytes", "request_to_bytes"]
 _encode_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+_decode_json = json.JSONDecoder(object_hook=untag).decode  # one decoder for every row
 
 
 def is_old_format(data):
@@ -223,11 +225,10 @@ def request_from_bytes(data, spider):
                                      "pickles can run code)")
         raise StoredRequestError("not a request stored by this version of tinyscrapy")
     try:
-        fields = json.loads(data[len(MAGIC):].decode("utf-8", "surrogatepass"),
-                            object_hook=untag)
+        fields = _decode_json(data[len(MAGIC):].decode("utf-8", "surrogatepass"))
     except (ValueError, RecursionError) as e:
         raise StoredRequestError(f"not a stored request ({e})") from None
-    if type(fields) is not dict or sorted(fields) != sorted(_FIELDS):
+    if type(fields) is not dict or fields.keys() != _FIELD_SET:
         raise StoredRequestError("not a stored request (wrong fields)")
     url = fields["url"]
     cls = _request_class(fields["class"]) if type(fields["class"]) is str else None

@@ -165,7 +165,10 @@ class PolicyOfTests(unittest.TestCase):
                            ("http://e.com?q=1", "http://e.com?q=1"),
                            ("https://[::1]:443/x", "https://[::1]/x"),
                            ("http://e.com/a b", "http://e.com/a b"),
-                           ("http://e.com/plain/page.html", "http://e.com/plain/page.html")]:
+                           ("http://e.com/plain/page.html", "http://e.com/plain/page.html"),
+                           ("http://e.com:8080/p", "http://e.com:8080/p"),
+                           ("http://e.com:8080/p#f", "http://e.com:8080/p"),
+                           ("https://e.com:443/p", "https://e.com/p")]:
             self.assertEqual(referrer_for("unsafe-url", page, "http://a/"), sent, page)
 
 

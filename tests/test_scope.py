@@ -347,6 +347,31 @@ class FollowTests(unittest.TestCase):
                 self.assertEqual(joined, expected, (base, href))
         self.assertGreater(fast, 15000)
 
+    def test_join_prefixes_agree_with_urljoin(self):
+        """The directory join_prefixes cuts from a page URL is urljoin(base, "x") less the
+        x, on generated http(s) URLs (dot segments, doubled slashes, ports, params)."""
+        import random
+        from urllib.parse import urljoin, urlsplit
+
+        from tinyscrapy.http.linkjoin import join_prefixes as _join_prefixes
+
+        rng = random.Random(3)
+        pieces = ["http://", "https://", "h", "H:80", ":8080", "/", "a", ".", "..", "?",
+                  "q=1", "#f", ";p", "//", "@", "%2F", "x.html"]
+        checked = 0
+        for _ in range(20000):
+            base = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 8)))
+            try:
+                parts = urlsplit(base)
+                expected = urljoin(base, "x")[:-1]
+            except ValueError:
+                continue
+            if parts.scheme in ("http", "https") and parts.netloc:
+                checked += 1
+                self.assertEqual(_join_prefixes(base),
+                                 (parts.scheme + "://" + parts.netloc, expected), base)
+        self.assertGreater(checked, 1000)
+
     def test_response_urljoin_agrees_with_urljoin(self):
         """response.urljoin gives urljoin's answer (dot segments resolved) for generated
         hrefs: fragments alone, ./ and ../, spaces, on bases with queries and fragments."""

@@ -24,7 +24,12 @@ def join_prefixes(base):
     """
     try:
         parts = urlsplit(base)
-        directory = urljoin(base, "x")[:-1]
+        if "/." in parts.path or "//" in parts.path \
+                or not base.startswith(parts.scheme + "://" + parts.netloc):
+            directory = urljoin(base, "x")[:-1]  # dot segments, odd spellings: urljoin's
+        else:  # the path up to its last slash, as urljoin(base, "x") cuts it
+            path = parts.path or "/"
+            directory = parts.scheme + "://" + parts.netloc + path[:path.rfind("/") + 1]
     except ValueError:
         return ()
     if parts.scheme not in ("http", "https") or not parts.netloc:

@@ -41,7 +41,10 @@ def _strip(url, origin_only=False):
         start = url.find("//") + 2
         slash = url.find("/", start)
         authority = url[start:slash if slash != -1 else len(url)]
-        if authority and not any(mark in authority for mark in ":[?"):
+        host, colon, port = authority.partition(":")
+        if host and "[" not in authority and "?" not in authority and (
+                not colon or (port.isdigit() and port.isascii() and port[0] != "0"
+                              and int(port) <= 65535 and int(port) not in (80, 443))):
             return url
     try:
         parts = urlsplit(url)

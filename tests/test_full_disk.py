@@ -275,3 +275,50 @@ class CloseOrderTests(unittest.TestCase):
         self.assertEqual(_RecordingDisk.feeds_open_at_close, [{}])
         with open(feed) as f:
             self.assertEqual(len(f.readlines()), 1)
+
+
+class FeedEdgeTests(unittest.TestCase):
+    """Feed files at their edges: a disk full before the first item, a cut that must not
+    grow the file, a first JSON item that cannot be encoded."""
+
+    def test_json_and_xml_feed_on_a_disk_full_at_start_is_one_line(self):
+        """The closing mark cannot be written at the start: a usage error naming the
+        feed (exit 2 from the command line), no traceback."""
+        from tinyscrapy.errors import UsageError
+        from tinyscrapy.items.writers import JsonWriter, XmlWriter
+        disk = mount_tmpfs(self, "64k")
+        fill(disk)
+        for cls, name in ((JsonWriter, "o.json"), (XmlWriter, "o.xml")):
+            path = os.path.join(disk, name)
+            with self.assertRaises(UsageError) as caught:
+                cls(path)
+            self.assertIn(f"cannot write the feed {path}", str(caught.exception))
+
+    def test_cut_never_grows_the_file(self):
+        """A position counted from bytes still in the buffer is cut to what is on disk:
+        no zero byte is added to the user's file."""
+        from tinyscrapy.items import feeds
+        from tinyscrapy.items.writers import JsonLinesWriter
+        path = os.path.abspath(self.mktemp())
+        with open(path, "wb") as f:
+            f.write(b'{"old": 1}\n')
+        writer = JsonLinesWriter(path)
+        writer.file.write(b'{"half')  # in the buffer only
+        feeds._cut_torn_write(writer, writer.file.tell())
+        with open(path, "rb") as f:
+            self.assertEqual(f.read(), b'{"old": 1}\n')
+
+    def test_json_first_item_that_cannot_be_encoded(self):
+        """A first item the encoding cannot hold is refused; the next one is the array's
+        first: the file stays valid JSON."""
+        import json
+
+        from tinyscrapy.items.writers import JsonWriter
+        path = os.path.abspath(self.mktemp()) + ".json"
+        writer = JsonWriter(path, encoding="latin-1", export_kwargs={"ensure_ascii": False})
+        with self.assertRaises(UnicodeEncodeError):
+            writer.write_item({"price": "€"})
+        writer.write_item({"price": "£"})
+        writer.close()
+        with open(path, encoding="latin-1") as f:
+            self.assertEqual(json.load(f), [{"price": "£"}])

@@ -194,6 +194,69 @@ class StoredCodeTests(unittest.TestCase):
         self.assertIn("dropping stored request 100", logs.text())
         self.assertIn("older tinyscrapy", logs.text())
 
+    def test_rows_a_changed_spider_cannot_load_are_kept(self):
+        """Resumed by a spider that lost the stored callback: nothing is deleted, the rows
+        stay for a spider that has it, said once; the right spider then gets them all."""
+        from tinyscrapy.frontier import disk
+
+        self.patch(disk, "HEAD", 2)
+
+        class Items(Spider):
+            name = "shop"
+
+            def parse_item(self, response):
+                pass
+
+        class Renamed(Spider):
+            name = "shop"
+
+            def parse_product(self, response):
+                pass
+
+        self.spider = Items()
+        first = self._open()
+        for n in range(6):
+            first.enqueue_request(Request(f"http://example.com/{n}",
+                                          callback=self.spider.parse_item))
+        first.close("shutdown")
+
+        logs = capture_logs(self)
+        changed = DiskScheduler(self.jobdir, stats=StatsCollector(), clock=task.Clock())
+        changed.open(Renamed())
+        self.assertIsNone(changed.next_request())
+        self.assertIsNone(changed.next_request())
+        self.assertEqual(changed.stats.get_value("scheduler/unloadable_kept"), 1)
+        self.assertIsNone(changed.stats.get_value("scheduler/unloadable"))
+        self.assertEqual(logs.text().count("cannot load stored request"), 1)
+        self.assertIn("no method 'parse_item'", logs.text())
+        changed.close("jobdir_error")
+        with self._db() as db:
+            self.assertEqual(db.execute("SELECT count(*) FROM requests").fetchone()[0], 6)
+        again = self._open()
+        urls = []
+        for _ in range(20):  # bounded
+            request = again.next_request()
+            if request is None:
+                break
+            urls.append(request.url)
+            again.request_done(request)
+        self.assertEqual(sorted(urls), [f"http://example.com/{n}" for n in range(6)])
+
+    def test_crafted_seen_values_are_ignored(self):
+        """Text, real and blob values in the seen table: ignored, counted, said once; the
+        waiting requests and the integer fingerprints still load."""
+        first = self._open()
+        first.enqueue_request(Request("http://example.com/a", callback=self.spider.parse))
+        first.close("shutdown")
+        with self._db() as db:
+            db.executemany("INSERT INTO seen VALUES (?)", [("abc",), (1.5,), (b"\x00",)])
+        logs = capture_logs(self)
+        second = self._open()
+        self.assertEqual(second.size(), 1)
+        self.assertEqual(len(second.seen), 1)
+        self.assertEqual(second.stats.get_value("scheduler/unloadable"), 3)
+        self.assertEqual(logs.text().count("not integers"), 1)
+
     def test_old_format_directory_is_refused_with_how_to_start_over(self):
         """A directory an older tinyscrapy wrote (pickled rows, no format): one line."""
         os.makedirs(self.jobdir)

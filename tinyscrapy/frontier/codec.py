@@ -39,6 +39,7 @@ from base64 import b64decode
 
 from tinyscrapy.errors import UnserializableRequest
 from tinyscrapy.frontier.plaindata import (
+    MissingMethod,
     NotPlain,
     StoredRequestError,
     bytes_text,
@@ -56,7 +57,7 @@ _ENV_PROXY_META = ("proxy", "_auth_proxy", "_scheme_proxy")
 _FIELDS = ("class", "url", "callback", "errback", "method", "headers", "body", "meta",
            "cb_kwargs", "priority", "depth", "dont_filter", "fingerprint", "extra")
 _FIELD_SET = frozenset(_FIELDS)
-__all__ = ["FORMAT", "MAGIC", "StoredRequestError", "class_name", "is_old_format",
+__all__ = ["FORMAT", "MAGIC", "MissingMethod", "StoredRequestError", "class_name", "is_old_format",
            "register_item_class", "request_from_bytes", "request_to_bytes"]
 _encode_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 _decode_json = json.JSONDecoder(object_hook=untag).decode  # one decoder for every row
@@ -290,6 +291,6 @@ def _bound(spider, name, url):
         raise StoredRequestError(f"cannot load {url}: a bad callback name {name!r}")
     method = getattr(spider, name, None)
     if not callable(method) or getattr(method, "__self__", None) is not spider:
-        raise StoredRequestError(f"cannot load {url}: spider {spider.name!r} has no "
-                                 f"method {name!r}")
+        raise MissingMethod(f"cannot load {url}: spider {spider.name!r} has no "
+                            f"method {name!r}")
     return method

@@ -46,7 +46,12 @@ from itertools import islice
 from twisted.internet.task import LoopingCall
 
 from tinyscrapy.errors import UnserializableRequest, UsageError
-from tinyscrapy.frontier.codec import request_from_bytes, request_to_bytes
+from tinyscrapy.frontier.codec import (
+    MissingMethod,
+    StoredRequestError,
+    request_from_bytes,
+    request_to_bytes,
+)
 from tinyscrapy.frontier.diskstore import DiskStore, signed
 from tinyscrapy.frontier.diskwrites import PendingWrites
 from tinyscrapy.frontier.jobdir import (
@@ -97,6 +102,7 @@ class DiskScheduler(Scheduler):
         self._closing = False
         self.crawler = None  # set by from_crawler: closed when the writes stop
         self._turn_flush = None  # the callLater(0) committing this turn's acknowledgements
+        self._stopping_for_unloadable = False  # a stored request was kept: stopping
         self._flusher = LoopingCall(self.flush)
         self._flusher.clock = self.clock
 
@@ -162,6 +168,11 @@ class DiskScheduler(Scheduler):
         finally:
             if collecting:
                 gc.enable()
+        bad = store.bad_fingerprints()
+        if bad:  # crafted or damaged: left out, said once, and the crawl goes on
+            logger.error("--jobdir %s: %d stored fingerprints are not integers (crafted or "
+                         "damaged): ignored", self.jobdir, bad)
+            self._count("scheduler/unloadable", bad)
         self._spilled = store.slot_counts()
         self.resumed = sum(self._spilled.values())
         self._pending += self.resumed
@@ -235,6 +246,8 @@ class DiskScheduler(Scheduler):
     def _page_in(self, slot):
         """Bring C{slot}'s best rows on disk into memory, up to C{HEAD} of the slot and
         C{WINDOW} in all; a slot left with none in memory is filed as dormant."""
+        if self._stopping_for_unloadable:
+            return  # a kept row stops the crawl: read no more
         if (self._writes.inserts or self._writes.deletes) and not self.flush():
             # the spilled rows still buffered must be on disk to be read, and the rows
             # acknowledged in this turn gone from it (else read again): later
@@ -247,23 +260,50 @@ class DiskScheduler(Scheduler):
             return
         rows = self._store.best_rows(slot, sorted(self._slot_rows.get(slot, ())), want)
         for row, data in rows:
-            self._spilled[slot] -= 1
             try:
                 request = request_from_bytes(data, self.spider)
-            except Exception as e:  # crafted, damaged, or the spider lost the method
-                logger.error("--jobdir %s: dropping stored request %d: %s",
-                             self.jobdir, row, e)
-                self._count("scheduler/unloadable")
-                self._pending -= 1
-                self._writes.deletes.append(row)
-                if self.ledger is not None:
-                    self.ledger.close(None, "dropped", "Unloadable")
+            except Exception as e:
+                if self._unloadable(row, e):
+                    return  # kept on disk: the crawl stops
+                self._spilled[slot] -= 1
                 continue
+            self._spilled[slot] -= 1
             self._keep(request, row, slot)
         if not rows or self._spilled[slot] <= 0:  # nothing more (or it was not written)
             self._pending -= self._spilled.pop(slot)
         elif not self._head.get(slot):
             self._dormant[slot] = None
+
+    def _unloadable(self, row, error):
+        """
+        A stored request that does not load. Crafted or damaged bytes
+        (L{StoredRequestError}) are dropped: logged, counted as C{scheduler/unloadable},
+        the crawl goes on. A well-formed one whose callback the spider no longer has
+        (L{MissingMethod}), or any other error (a bug, not the row's fault), is kept on
+        disk, and the crawl stops with C{jobdir_error} (exit 1), so nothing is lost: the
+        spider it was stored for finds it there.
+
+        @return: True when the row is kept and the crawl stops.
+        """
+        if isinstance(error, MissingMethod) or not isinstance(error, StoredRequestError):
+            if not self._stopping_for_unloadable:
+                self._stopping_for_unloadable = True
+                logger.error("--jobdir %s: cannot load stored request %d (%s: %s): the crawl "
+                             "stops (jobdir_error) and keeps it, and every request still "
+                             "waiting, for a spider that can (or use a new directory to "
+                             "start over)", self.jobdir, row, type(error).__name__, error)
+                self._count("scheduler/unloadable_kept")
+                engine = getattr(self.crawler, "engine", None)
+                if engine is not None:
+                    engine.stop_for_error("jobdir_error")
+            return True
+        logger.error("--jobdir %s: dropping stored request %d: %s", self.jobdir, row, error)
+        self._count("scheduler/unloadable")
+        self._pending -= 1
+        self._writes.deletes.append(row)
+        if self.ledger is not None:
+            self.ledger.close(None, "dropped", "Unloadable")
+        return False
 
     # out
 
@@ -377,9 +417,9 @@ class DiskScheduler(Scheduler):
         self._store = None
         self._unlock()
 
-    def _count(self, key):
+    def _count(self, key, count=1):
         if self.stats is not None:
-            self.stats.inc_value(key)
+            self.stats.inc_value(key, count)
 
     def _set(self, key, value):
         if self.stats is not None:

@@ -124,13 +124,19 @@ class DiskStore:
         return stored, fingerprints, (last or 0) + 1
 
     def fingerprints(self):
-        """The stored fingerprints (unsigned), in chunks of C{CHUNK} (a list each)."""
-        cursor = self.db.execute("SELECT fp FROM seen")
+        """The stored fingerprints (unsigned), in chunks of C{CHUNK} (a list each); a value
+        that is not an integer (crafted or damaged: L{bad_fingerprints}) is left out."""
+        cursor = self.db.execute("SELECT fp FROM seen WHERE typeof(fp) = 'integer'")
         while True:
             rows = cursor.fetchmany(CHUNK)
             if not rows:
                 return
             yield [fp & _MASK for (fp,) in rows]
+
+    def bad_fingerprints(self):
+        """@return: how many stored fingerprints are not integers (never written by us)."""
+        return self.db.execute(
+            "SELECT count(*) FROM seen WHERE typeof(fp) != 'integer'").fetchone()[0]
 
     def slot_counts(self):
         """@return: C{{slot: how many requests wait}} (one walk of the index)."""

@@ -31,6 +31,11 @@ class StoredRequestError(ValueError):
     """The bytes are not a request this codec wrote; the message says why."""
 
 
+class MissingMethod(StoredRequestError):
+    """A well-formed stored request names a callback or errback the spider does not have
+    (the spider changed since it was stored): not the row's fault, so it is kept."""
+
+
 def class_name(cls):
     """The registry key of C{cls}: C{"module.qualname"}."""
     return f"{cls.__module__}.{cls.__qualname__}"

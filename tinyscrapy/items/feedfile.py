@@ -57,9 +57,11 @@ class FeedFile:
                 self.file.seek(0, os.SEEK_END)
         try:
             self.start()
-        except Exception:  # refused (not a JSON array, other columns): let the file go
+        except Exception as e:  # refused (not a JSON array, other columns): let the file go
             if path != "-":
-                self.file.close()
+                _close_dropping_buffer(self.file)
+            if isinstance(e, OSError):  # a full disk at the start: one line, exit 2
+                raise UsageError(f"cannot write the feed {path}: {e.strerror or e}") from None
             raise
 
     def start(self):
@@ -128,6 +130,7 @@ class FeedFile:
             last = self.file.read(1)
             if last != b"\n":
                 self.file.write(b"\n")
+                self.file.flush()  # on disk before any item (or the full disk said now)
 
     def close(self):
         self.finish()
@@ -256,3 +259,15 @@ def _populated(adapter):
     present = set(keys)
     return dict.fromkeys([*(name for name in adapter.field_names() if name in present),
                           *keys])
+
+
+def _close_dropping_buffer(file):
+    """Close C{file}; if what its buffer holds cannot be written (a full disk), close it
+    without writing it."""
+    try:
+        file.close()
+    except OSError:
+        raw = getattr(file, "raw", None)
+        if raw is not None:
+            raw.close()
+

@@ -188,6 +188,9 @@ def _cut_torn_write(writer, position):
     file = writer.file
     try:
         fd = file.fileno()
+        # never past what is on disk: a position counted from a write still in the buffer
+        # would grow the file with a zero byte
+        position = min(position, os.fstat(fd).st_size)
         tail = getattr(writer, "tail", None)
         if tail and getattr(writer, "seekable", False):
             os.pwrite(fd, tail, position)

@@ -101,9 +101,12 @@ class JsonWriter(ClosedAfterEachItem):
         return byte_at(f, last) == b"["
 
     def serialize(self, item):
-        prefix = "\n" if self.first else ",\n"
-        self.first = False
+        prefix = "\n" if self.first else ",\n"  # first is cleared once an item is written
         return prefix + json.dumps(self._select(item), **self.json_options)
+
+    def write_item(self, item):
+        super().write_item(item)
+        self.first = False
 
 
 class CsvWriter(FeedFile):

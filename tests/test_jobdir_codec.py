@@ -287,6 +287,16 @@ class StoredCodeTests(unittest.TestCase):
         mode = os.stat(os.path.join(self.root, "demo_port")).st_mode
         self.assertEqual(stat.S_IMODE(mode), 0o600)
 
+    def test_folders_made_above_it_are_private_too(self):
+        """--jobdir a/b/c with a permissive umask: every folder made for it is 0700."""
+        from tinyscrapy.frontier.jobdir import make_private_dir
+        old = os.umask(0)
+        self.addCleanup(os.umask, old)
+        base = os.path.abspath(self.mktemp())
+        make_private_dir(os.path.join(base, "a", "b"), parent_too=True)
+        for folder in (base, os.path.join(base, "a"), os.path.join(base, "a", "b")):
+            self.assertEqual(stat.S_IMODE(os.stat(folder).st_mode), 0o700, folder)
+
     def test_existing_open_directory_is_made_private(self):
         """A directory made 0755 by an older run is restricted when it is used."""
         os.makedirs(self.jobdir, mode=0o755)

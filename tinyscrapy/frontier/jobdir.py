@@ -33,7 +33,14 @@ def make_private_dir(directory, parent_too=False):
     @raise UsageError: it cannot be made or is not a directory.
     """
     try:
-        os.makedirs(directory, mode=0o700, exist_ok=True)
+        missing = []  # the folders made here, outermost first: each private (makedirs
+        each = os.path.abspath(directory)  # would give the ones above the last the umask's)
+        while each and not os.path.exists(each) and len(missing) < 64:  # bounded
+            missing.insert(0, each)
+            each = os.path.dirname(each)
+        for each in missing:
+            os.makedirs(each, mode=0o700, exist_ok=True)
+            os.chmod(each, 0o700)
         parent = os.path.dirname(directory.rstrip(os.sep)) if parent_too else None
         for each in (parent, directory):
             if each and os.path.isdir(each) and os.stat(each).st_mode & 0o077:

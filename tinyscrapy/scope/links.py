@@ -34,6 +34,15 @@ from tinyscrapy.http.htmltree import compiled_xpath
 from tinyscrapy.http.linkjoin import HTML_SPACE, fast_join
 from tinyscrapy.http.request import request_url
 from tinyscrapy.scope.fingerprint import canonical_url
+from tinyscrapy.scope.urlchecks import (
+    as_list,
+    compile_all,
+    domain_list,
+    in_domains,
+    url_extension,
+    url_host,
+    valid_host,
+)
 
 IGNORED_EXTENSIONS = frozenset("""
     7z 7zip apk arj bin bz2 cab deb dmg exe gz iso jar lz lzma msi pkg rar rpm tar tbz tbz2
@@ -126,16 +135,16 @@ class LinkExtractor:
                  restrict_xpaths=(), tags=("a", "area"), attrs=("href",), canonicalize=False,
                  unique=True, process_value=None, deny_extensions=None, restrict_css=(),
                  strip=True, restrict_text=None, deny_tags=(), deny_attrs=()):
-        self.allow_res = _compile_all(allow)
-        self.deny_res = _compile_all(deny)
-        self.allow_domains = _domains(allow_domains)
-        self.deny_domains = _domains(deny_domains)
-        self.restrict_xpaths = tuple(_as_list(restrict_xpaths))
-        self.restrict_css = tuple(_as_list(restrict_css))
-        self.tags = tuple(dict.fromkeys(_as_list(tags)))
-        self.attrs = tuple(dict.fromkeys(_as_list(attrs)))
-        self.deny_tags = frozenset(_as_list(deny_tags))
-        self.deny_attrs = frozenset(_as_list(deny_attrs))
+        self.allow_res = compile_all(allow)
+        self.deny_res = compile_all(deny)
+        self.allow_domains = domain_list(allow_domains)
+        self.deny_domains = domain_list(deny_domains)
+        self.restrict_xpaths = tuple(as_list(restrict_xpaths))
+        self.restrict_css = tuple(as_list(restrict_css))
+        self.tags = tuple(dict.fromkeys(as_list(tags)))
+        self.attrs = tuple(dict.fromkeys(as_list(attrs)))
+        self.deny_tags = frozenset(as_list(deny_tags))
+        self.deny_attrs = frozenset(as_list(deny_attrs))
         # "*" (or a denied name) needs every element or attribute looked at by name
         self._every_tag = "*" in self.tags or bool(self.deny_tags)
         self._every_attr = "*" in self.attrs or bool(self.deny_attrs)
@@ -145,9 +154,9 @@ class LinkExtractor:
         if deny_extensions is None:
             deny_extensions = IGNORED_EXTENSIONS
         self.deny_extensions = frozenset(e.lower().lstrip(".") for e in
-                                         _as_list(deny_extensions))
+                                         as_list(deny_extensions))
         self.strip = strip
-        self.restrict_text = _compile_all(restrict_text)
+        self.restrict_text = compile_all(restrict_text)
         # extract_urls reads the attribute values with one XPath query when nothing else
         # (restrictions, a value hook, a text filter) needs the elements themselves
         self._plain = not (self.restrict_xpaths or self.restrict_css or process_value
@@ -334,7 +343,7 @@ class LinkExtractor:
         memo, older = memos
         self._memo = memo
         # a link joined to this page's path is on this page's host: checked once here
-        on_page = self._allowed if _valid_host(origin + "/") else check
+        on_page = self._allowed if valid_host(origin + "/") else check
 
         def resolve(value):
             key = (directory, value)
@@ -359,7 +368,7 @@ class LinkExtractor:
     def _check(self, url):
         """C{(url, url without its fragment)} for an absolute, encoded C{url} that is
         http(s) with a valid host and passes the URL filters, else None."""
-        if not url[:8].lower().startswith(("http://", "https://")) or not _valid_host(url):
+        if not url[:8].lower().startswith(("http://", "https://")) or not valid_host(url):
             return None
         return self._allowed(url)
 
@@ -376,12 +385,12 @@ class LinkExtractor:
         if self.deny_res and any(r.search(url) for r in self.deny_res):
             return False
         if self.allow_domains or self.deny_domains:
-            host = _host(url)
-            if self.allow_domains and not _in_domains(host, self.allow_domains):
+            host = url_host(url)
+            if self.allow_domains and not in_domains(host, self.allow_domains):
                 return False
-            if self.deny_domains and _in_domains(host, self.deny_domains):
+            if self.deny_domains and in_domains(host, self.deny_domains):
                 return False
-        if self.deny_extensions and _extension(url.partition("#")[0] if "#" in url else url) \
+        if self.deny_extensions and url_extension(url.partition("#")[0] if "#" in url else url) \
                 in self.deny_extensions:
             return False
         return True
@@ -392,34 +401,6 @@ def _element_text(element):
     return "".join(element.itertext()).strip() if hasattr(element, "itertext") else ""
 
 
-def _as_list(value):
-    if value is None:
-        return []
-    if isinstance(value, (str, bytes, re.Pattern)):
-        return [value]
-    return list(value)
-
-
-def _compile_all(patterns):
-    return tuple(p if isinstance(p, re.Pattern) else re.compile(p) for p in _as_list(patterns))
-
-
-def _domains(domains):
-    return tuple(d.strip().lower().lstrip(".") for d in _as_list(domains) if d.strip())
-
-
-def _in_domains(host, domains):
-    return any(host == d or host.endswith("." + d) for d in domains)
-
-
-_HOST = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://(?:[^@/?#]*@)?(\[[^\]]*\]|[^:/?#]*)")
-
-
-def _host(url):
-    match = _HOST.match(url)
-    return match.group(1).lower() if match else ""
-
-
 _XHTML = "{http://www.w3.org/1999/xhtml}"
 
 
@@ -427,53 +408,3 @@ def _namespaced(root):
     """True when C{root}'s tag is namespaced (XHTML parsed as XML, say)."""
     tag = getattr(root, "tag", None)
     return isinstance(tag, str) and tag[:1] == "{"
-
-
-def _valid_host(url):
-    """False for an absolute URL whose host is missing or a broken IPv6 address, or whose
-    port is not a number from 0 to 65535."""
-    start = url.find("//") + 2
-    if start >= len(url) or url[start] in "/?#":
-        return False
-    if url[start] == "[" and "]" not in url:
-        return False
-    end = url.find("/", start)
-    if end == -1:
-        end = len(url)
-    if url.find(":", start, end) == -1:  # no port (nor user info): most links
-        return True
-    netloc = url[start:end]
-    if "?" in netloc or "#" in netloc:  # a query or fragment right after the host: rare
-        netloc = netloc.partition("?")[0].partition("#")[0]
-        if ":" not in netloc:
-            return True
-    valid = _PORT_CHECKED.get(netloc)  # a page's links share a few authorities
-    if valid is None:
-        valid = _valid_port(netloc)
-        if len(_PORT_CHECKED) < 1024:
-            _PORT_CHECKED[netloc] = valid
-    return valid
-
-
-_PORT_CHECKED = {}
-
-
-def _valid_port(netloc):
-    """Is the port of C{netloc} (user info and IPv6 brackets allowed) empty or 0-65535?"""
-    hostport = netloc.rpartition("@")[2]
-    port = hostport.rpartition("]")[2] if hostport.startswith("[") else hostport
-    if ":" not in port:
-        return True
-    port = port.rpartition(":")[2]
-    return port == "" or (port.isdigit() and port.isascii() and int(port) <= 65535)
-
-
-def _extension(url):
-    """The lower-cased extension of the last path segment of an absolute http(s) URL
-    without fragment (without the dot), or ""."""
-    path = url.partition("?")[0]
-    slash = path.rfind("/")
-    if slash < 8:  # the slashes of "http://" or "https://": no path
-        return ""
-    name, dot, extension = path[slash + 1:].rpartition(".")
-    return extension.lower() if dot and name else ""

@@ -265,10 +265,10 @@ class DiskScheduler(Scheduler):
             except Exception as e:
                 if self._unloadable(row, e):
                     return  # kept on disk: the crawl stops
-                self._spilled[slot] -= 1
-                continue
+                request = None  # dropped
             self._spilled[slot] -= 1
-            self._keep(request, row, slot)
+            if request is not None:
+                self._keep(request, row, slot)
         if not rows or self._spilled[slot] <= 0:  # nothing more (or it was not written)
             self._pending -= self._spilled.pop(slot)
         elif not self._head.get(slot):
@@ -293,9 +293,7 @@ class DiskScheduler(Scheduler):
                              "waiting, for a spider that can (or use a new directory to "
                              "start over)", self.jobdir, row, type(error).__name__, error)
                 self._count("scheduler/unloadable_kept")
-                engine = getattr(self.crawler, "engine", None)
-                if engine is not None:
-                    engine.stop_for_error("jobdir_error")
+                self._stop_crawl()
             return True
         logger.error("--jobdir %s: dropping stored request %d: %s", self.jobdir, row, error)
         self._count("scheduler/unloadable")
@@ -379,8 +377,13 @@ class DiskScheduler(Scheduler):
         """The writes stopped for good: stop the flushes, and close the crawl."""
         if self._flusher.running:
             self._flusher.stop()
+        if self._store is not None:
+            self._stop_crawl()
+
+    def _stop_crawl(self):
+        """Close the crawl with C{jobdir_error} (exit 1), when it runs in an engine."""
         engine = getattr(self.crawler, "engine", None)
-        if engine is not None and self._store is not None:
+        if engine is not None:
             engine.stop_for_error("jobdir_error")
 
     def unwritten(self):

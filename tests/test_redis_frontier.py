@@ -280,7 +280,9 @@ class SharedCrawlTests(unittest.TestCase):
         for i, path in enumerate(others):  # each page links on, and home: duplicates
             body = (f'<title>{path}</title><a href="{others[(i + 1) % len(others)]}">n</a>'
                     f'<a href="/">home</a>').encode()
-            self.server.add(path, Delay(0.1, body))
+            # slow enough (60 pages, 4 at a time: 4.5 s) that a process started a second or
+            # two late on a loaded machine still finds work: each test asserts both share
+            self.server.add(path, Delay(0.3, body))
 
     def crawl(self, feed, stats, *extra, started=None):
         args = ["crawl", self.start_url, "--scheduler", self.redis.url, "-O", feed,

@@ -57,7 +57,7 @@ def make_treq(concurrency):
 
 def make_fetcher(concurrency):
     sys.path.insert(0, ".")
-    from tinyscrapy.download.fetcher import HttpFetcher
+    from tinyscrapy.core.downloader.handlers.http11 import HttpFetcher
     from tinyscrapy.http import Request
     from tinyscrapy.settings import Settings
     fetcher = HttpFetcher(reactor, Settings({"CONCURRENT_REQUESTS_PER_DOMAIN": concurrency}))
@@ -71,7 +71,7 @@ def make_treq_crawlagent(concurrency):
     import treq
     from treq.client import HTTPClient
     sys.path.insert(0, ".")
-    from tinyscrapy.download.fetcher import HttpFetcher
+    from tinyscrapy.core.downloader.handlers.http11 import HttpFetcher
     from tinyscrapy.settings import Settings
     fetcher = HttpFetcher(reactor, Settings({"CONCURRENT_REQUESTS_PER_DOMAIN": concurrency}))
     client = HTTPClient(fetcher.agent)

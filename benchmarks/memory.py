@@ -42,7 +42,7 @@ def probe(n, kind):
 
     crawler = Crawler(Probe)
     spider = Probe.from_crawler(crawler)
-    scheduler_cls = __import__("tinyscrapy.components", fromlist=["load_object"]).load_object(
+    scheduler_cls = __import__("tinyscrapy.middleware", fromlist=["load_object"]).load_object(
         crawler.settings.get("SCHEDULER"))
     scheduler = scheduler_cls.from_crawler(crawler)
     scheduler.open(spider)

@@ -8,9 +8,9 @@ import time
 
 from twisted.internet import defer, reactor, task
 
-from tinyscrapy.download.fetcher import HttpFetcher
+from tinyscrapy.core.downloader.handlers.http11 import HttpFetcher
 from tinyscrapy.http import Request
-from tinyscrapy.observe.stats import StatsCollector
+from tinyscrapy.statscollectors import StatsCollector
 from tinyscrapy.settings import Settings
 
 

@@ -9,13 +9,13 @@ from twisted.internet import defer
 from twisted.internet.task import Clock
 
 from tinyscrapy.crawler import Crawler
-from tinyscrapy.engine import ExecutionEngine
+from tinyscrapy.core.engine import ExecutionEngine
 from tinyscrapy.http import HttpResponse
-from tinyscrapy.scheduler import Scheduler
-from tinyscrapy.scraper import Scraper
+from tinyscrapy.core.scheduler import Scheduler
+from tinyscrapy.core.scraper import Scraper
 from tinyscrapy.settings import Settings
-from tinyscrapy.spider import Spider
-from tinyscrapy.startrequests import start_of
+from tinyscrapy.spiders import Spider
+from tinyscrapy.core.startrequests import start_of
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -10,7 +10,7 @@ import os
 from twisted.internet import defer, reactor
 from twisted.trial import unittest
 
-from tinyscrapy.command import build_parser
+from tinyscrapy.cmdline import build_parser
 from tinyscrapy.commands import NAMES
 
 from .helpers import run_command

@@ -12,7 +12,7 @@ from twisted.trial import unittest
 
 from tinyscrapy import CloseSpider, Spider
 from tinyscrapy.crawler import Crawler
-from tinyscrapy.errors import NotConfigured
+from tinyscrapy.exceptions import NotConfigured
 from tinyscrapy.extensions.closespider import CloseConditions
 from tinyscrapy.settings import Settings
 
@@ -140,7 +140,7 @@ class CloseConditionsUnitTests(unittest.TestCase):
 
     def test_bad_value_is_a_usage_error(self):
         """A word where a number belongs names the setting."""
-        from tinyscrapy.errors import UsageError
+        from tinyscrapy.exceptions import UsageError
 
         error = self.assertRaises(UsageError, Crawler, Spider,
                                   Settings({"CLOSESPIDER_PAGECOUNT": "many"}))

@@ -7,7 +7,7 @@ from twisted.trial import unittest
 
 from tinyscrapy import Request, Spider
 from tinyscrapy.http import HttpResponse
-from tinyscrapy.middleware.cookies import CookiesMiddleware
+from tinyscrapy.downloadermiddlewares.cookies import CookiesMiddleware
 
 from .helpers import crawl
 from .recording import Recorder
@@ -182,7 +182,7 @@ class CookieUnitTests(unittest.TestCase):
         mw = CookiesMiddleware(debug=True)
         request = Request("http://example.com/")
         response = HttpResponse(request.url, 200, {"Set-Cookie": "a=1; Path=/"}, b"", request)
-        with self.assertLogs("tinyscrapy.middleware.cookies", "DEBUG") as logs:
+        with self.assertLogs("tinyscrapy.downloadermiddlewares.cookies", "DEBUG") as logs:
             mw.process_response(request, response)
             mw.process_request(Request("http://example.com/x"))
         self.assertEqual([r.getMessage() for r in logs.records],
@@ -378,7 +378,7 @@ class CookieBoundsTests(unittest.TestCase):
     def test_ten_thousand_cookies_keep_fifty(self):
         """10,000 Set-Cookie headers: the next request carries 50 cookies; 9,950 counted."""
         start = self.server.add("/flood", SetMany(10000))
-        with self.assertLogs("tinyscrapy.middleware.cookies", "WARNING") as logs:
+        with self.assertLogs("tinyscrapy.downloadermiddlewares.cookies", "WARNING") as logs:
             crawler = yield crawl(Recorder, start_urls=[start], follow=True)
         cookie, = cookies_seen(self.server, "/check")
         self.assertEqual(len(names_in(cookie)), 50)
@@ -399,7 +399,7 @@ class CookieBoundsTests(unittest.TestCase):
                 return _respond(request, b"<html><body><a href='/check'>c</a></body></html>")
 
         start = self.server.add("/big", BigAndSmall())
-        with self.assertLogs("tinyscrapy.middleware.cookies", "WARNING"):
+        with self.assertLogs("tinyscrapy.downloadermiddlewares.cookies", "WARNING"):
             crawler = yield crawl(Recorder, start_urls=[start], follow=True)
         self.assertEqual(cookies_seen(self.server, "/check"), ["small=1"])
         self.assertEqual(crawler.stats.get_value("cookies/dropped/too_large"), 1)
@@ -423,7 +423,7 @@ class CookieBoundsTests(unittest.TestCase):
                     yield Request(test.other.url("/check"))
 
         test = self
-        with self.assertLogs("tinyscrapy.middleware.cookies", "WARNING"):
+        with self.assertLogs("tinyscrapy.downloadermiddlewares.cookies", "WARNING"):
             crawler = yield crawl(Chain, {"COOKIES_MAX_PER_JAR": 6}, start_urls=[first])
         self.assertEqual(names_in(cookies_seen(self.other, "/check")[0]), {"b0", "b1"})
         self.assertEqual(crawler.stats.get_value("cookies/dropped/jar_full"), 2)

@@ -98,7 +98,7 @@ class Ipv6LoopbackTests(unittest.TestCase):
     def test_site_crawl_over_ipv6_loopback(self):
         from twisted.internet.error import CannotListenError
 
-        from tinyscrapy.spiders.sitespider import SiteCrawler
+        from tinyscrapy.commands.crawl import SiteCrawler
         try:
             server = TestServer(interface="::1").start()
         except CannotListenError:

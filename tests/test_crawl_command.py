@@ -11,9 +11,9 @@ from twisted.trial import unittest
 
 from tinyscrapy import signals
 from tinyscrapy.crawler import Crawler
-from tinyscrapy.errors import UsageError
+from tinyscrapy.exceptions import UsageError
 from tinyscrapy.settings import Settings
-from tinyscrapy.spiders.sitespider import SiteCrawler, check_start_url
+from tinyscrapy.commands.crawl import SiteCrawler, check_start_url
 
 from .helpers import ROOT, run_command
 from .servers import Drop, Redirect, Robots, Status, TestServer

@@ -14,7 +14,7 @@ from twisted.internet import defer
 from twisted.trial import unittest
 
 from tinyscrapy import Request, Spider, signals
-from tinyscrapy.errors import NotConfigured
+from tinyscrapy.exceptions import NotConfigured
 from tinyscrapy.utils.misc import build_from_crawler
 from tinyscrapy.utils.test import get_crawler
 

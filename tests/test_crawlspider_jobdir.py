@@ -15,7 +15,7 @@ from .servers import Delay, TestServer
 
 SPIDER_FILE = """
 from tinyscrapy import CrawlSpider, Rule
-from tinyscrapy.scope.links import LinkExtractor
+from tinyscrapy.linkextractors.lxmlhtml import LinkExtractor
 
 
 class Pages(CrawlSpider):

@@ -1,5 +1,5 @@
 """
-Content-Encoding: bounded decoding (L{tinyscrapy.download.contentencoding}) on its
+Content-Encoding: bounded decoding (L{tinyscrapy.downloadermiddlewares.httpcompression}) on its
 own, then through the fetcher against servers sending gzip, deflate, bombs and bodies that lie.
 """
 
@@ -11,10 +11,10 @@ from types import SimpleNamespace
 from twisted.internet import defer
 from twisted.trial import unittest
 
-from tinyscrapy.download import brzstd
-from tinyscrapy.download import contentencoding as decoding
-from tinyscrapy.download.contentencoding import accept_encoding, body_decoder
-from tinyscrapy.errors import ContentDecodingError, DecompressionBomb, ResponseTooLarge
+from tinyscrapy.downloadermiddlewares import httpcompression as brzstd
+from tinyscrapy.downloadermiddlewares import httpcompression as decoding
+from tinyscrapy.downloadermiddlewares.httpcompression import accept_encoding, body_decoder
+from tinyscrapy.exceptions import ContentDecodingError, DecompressionBomb, ResponseTooLarge
 
 from .fetchutil import connections_closed, failure_of, get, make_fetcher
 from .servers import CheapGzipBomb, Echo, Gzip, GzipBomb, Page, TestServer

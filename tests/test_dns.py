@@ -15,9 +15,9 @@ from twisted.trial import unittest
 from zope.interface import implementer
 
 from tinyscrapy import Spider
-from tinyscrapy.download.dnscache import DnsCache
-from tinyscrapy.errors import DnsLookupTimeout
-from tinyscrapy.observe.stats import StatsCollector
+from tinyscrapy.resolver import DnsCache
+from tinyscrapy.exceptions import DnsLookupTimeout
+from tinyscrapy.statscollectors import StatsCollector
 from tinyscrapy.settings import Settings
 
 from .fetchutil import CapturedLogs, failure_of, get, make_fetcher
@@ -254,7 +254,7 @@ class EdgeTests(unittest.TestCase):
         self.assertIsInstance(got_second[0], defer.CancelledError)
 
     def test_negative_timeout_is_a_usage_error(self):
-        from tinyscrapy.errors import UsageError
+        from tinyscrapy.exceptions import UsageError
         e = self.assertRaises(UsageError, DnsCache.from_settings, Clock(),
                               Settings({"DNS_TIMEOUT": -1}))
         self.assertIn("DNS_TIMEOUT", str(e))
@@ -380,7 +380,7 @@ class CrawlTests(unittest.TestCase):
         stats = crawler.stats
         self.assertEqual(stats.get_value("item_scraped_count"), 1)
         self.assertEqual(stats.get_value(
-            "downloader/exception_type_count/tinyscrapy.errors.DnsLookupTimeout"), 1)
+            "downloader/exception_type_count/tinyscrapy.exceptions.DnsLookupTimeout"), 1)
         self.assertEqual(stats.get_value("finish_reason"), "finished")
         mentions = [m for _, m in logs.messages if stuck in m]
         self.assertEqual(len(mentions), 1, mentions)

@@ -16,7 +16,7 @@ import textwrap
 
 from twisted.trial import unittest
 
-import tinyscrapy.engine
+import tinyscrapy.core.engine
 
 from .helpers import ROOT, subprocess_env
 
@@ -126,21 +126,21 @@ class HopMapTests(unittest.TestCase):
 
     def test_every_named_function_exists(self):
         """Each L{...} of engine.py's docstring resolves (engine names in the module)."""
-        names = re.findall(r"L\{([\w.]+)\}", tinyscrapy.engine.__doc__)
+        names = re.findall(r"L\{([\w.]+)\}", tinyscrapy.core.engine.__doc__)
         self.assertGreater(len(names), 20)
         for name in names:
             if name.startswith("tinyscrapy."):
                 obj = resolve(name)
             else:
-                obj = resolve("tinyscrapy.engine." + name)
+                obj = resolve("tinyscrapy.core.engine." + name)
             self.assertTrue(callable(obj), name)
 
     def test_walkthrough_reproduces_the_map(self):
         """docs/walkthrough.md holds the hop map as the engine's docstring has it."""
         with open(os.path.join(ROOT, "docs", "walkthrough.md"), encoding="utf-8") as f:
             text = f.read()
-        start = tinyscrapy.engine.__doc__.index("    0. ")
-        hop_map = textwrap.dedent(tinyscrapy.engine.__doc__[start:]).strip()
+        start = tinyscrapy.core.engine.__doc__.index("    0. ")
+        hop_map = textwrap.dedent(tinyscrapy.core.engine.__doc__[start:]).strip()
         self.assertIn(hop_map, text)
 
 
@@ -203,7 +203,7 @@ def refresh():
     Rewrite every checked block of the docs from the code (after a change the tests
     caught: read the diff before committing it): C{python -m tests.test_docs}.
     """
-    import tinyscrapy.engine as engine
+    import tinyscrapy.core.engine as engine
     start = engine.__doc__.index("    0. ")
     hop_map = textwrap.dedent(engine.__doc__[start:]).strip()
     for doc, text in doc_texts():

@@ -6,7 +6,7 @@ from twisted.internet import defer
 from twisted.trial import unittest
 
 from tinyscrapy import Request, Spider
-from tinyscrapy.scheduler import Scheduler
+from tinyscrapy.core.scheduler import Scheduler
 
 from .helpers import make_engine
 

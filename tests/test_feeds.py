@@ -16,10 +16,10 @@ from twisted.trial import unittest
 
 from tinyscrapy import Request, Spider
 from tinyscrapy.crawler import Crawler
-from tinyscrapy.errors import UsageError
+from tinyscrapy.exceptions import UsageError
 from tinyscrapy.item import Field, Item
-from tinyscrapy.items import feeds
-from tinyscrapy.items.writers import CsvWriter, JsonLinesWriter, JsonWriter, XmlWriter
+from tinyscrapy.extensions import feedexport as feeds
+from tinyscrapy.exporters import CsvWriter, JsonLinesWriter, JsonWriter, XmlWriter
 from tinyscrapy.settings import Settings
 
 from .helpers import crawl, run_command
@@ -151,7 +151,7 @@ class FormatTests(unittest.TestCase):
                 yield {"a": 2, "b": 2}
                 yield {"a": 3, "b": 3}
 
-        logs = capture_logs(self, "tinyscrapy.items.feeds")
+        logs = capture_logs(self, "tinyscrapy.extensions.feedexport")
         path = self.path("g.csv")
         yield crawl(Growing, {"FEEDS": {path: {}}}, start=self.start)
         self.assertEqual(read_items(path), [{"a": "1"}, {"a": "2"}, {"a": "3"}])
@@ -312,7 +312,7 @@ class FeedSettingsTests(unittest.TestCase):
 
     def test_unsupported_option_warned(self):
         """An option this exporter does not know is warned about, and ignored."""
-        logs = capture_logs(self, "tinyscrapy.items.feeds")
+        logs = capture_logs(self, "tinyscrapy.extensions.feedexport")
         options = feeds._check_options("x.jsonl", {"batch_item_count": 4})
         self.assertEqual(options["format"], "jsonlines")
         self.assertIn("option 'batch_item_count' is not supported", logs.text())

@@ -9,8 +9,8 @@ from twisted.internet import defer, error, reactor
 from twisted.trial import unittest
 from twisted.web.client import HTTPConnectionPool, ResponseFailed, ResponseNeverReceived
 
-from tinyscrapy.download.pool import CrawlAgent
-from tinyscrapy.errors import DownloadTimeout, InvalidUrl, ResponseTooLarge
+from tinyscrapy.core.downloader.handlers.pool import CrawlAgent
+from tinyscrapy.exceptions import DownloadTimeout, InvalidUrl, ResponseTooLarge
 from tinyscrapy.http import Request
 
 from .fetchutil import (

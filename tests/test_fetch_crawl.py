@@ -7,7 +7,7 @@ from twisted.internet import defer
 from twisted.trial import unittest
 
 from tinyscrapy import Spider
-from tinyscrapy.download import brzstd
+from tinyscrapy.downloadermiddlewares import httpcompression as brzstd
 
 from .fetchutil import CapturedLogs
 from .helpers import crawl
@@ -82,10 +82,10 @@ class HostileSiteTests(unittest.TestCase):
         stats = crawler.stats
         self.assertEqual(stats.get_value("finish_reason"), "finished")
         self.assertEqual(stats.get_value("item_scraped_count"), 6)
-        self.assertEqual(count(stats, "tinyscrapy.errors.DownloadTimeout"), 3)
-        self.assertEqual(count(stats, "tinyscrapy.errors.ResponseTooLarge"), 2)
-        self.assertEqual(count(stats, "tinyscrapy.errors.DecompressionBomb"), 1)
-        self.assertEqual(count(stats, "tinyscrapy.errors.ContentDecodingError"), 1)
+        self.assertEqual(count(stats, "tinyscrapy.exceptions.DownloadTimeout"), 3)
+        self.assertEqual(count(stats, "tinyscrapy.exceptions.ResponseTooLarge"), 2)
+        self.assertEqual(count(stats, "tinyscrapy.exceptions.DecompressionBomb"), 1)
+        self.assertEqual(count(stats, "tinyscrapy.exceptions.ContentDecodingError"), 1)
         # twisted's ResponseNeverReceived and ResponseFailed, as Scrapy 2.19 raises them
         self.assertEqual(count(stats, "tinyscrapy.exceptions.DownloadFailedError"), 2)
         self.assertEqual(stats.get_value("downloader/exception_count"), 9)
@@ -111,7 +111,7 @@ class HostileSiteTests(unittest.TestCase):
         # each is dropped once: by the scope (which refuses a host it cannot parse) or
         # by the fetcher (which checks host names and ports strictly)
         self.assertEqual(stats.get_value("ledger/dropped/InvalidUrl"), len(bad))
-        self.assertGreaterEqual(count(stats, "tinyscrapy.errors.InvalidUrl"), 1)
+        self.assertGreaterEqual(count(stats, "tinyscrapy.exceptions.InvalidUrl"), 1)
         self.assertEqual(stats.get_value("finish_reason"), "finished")
         self.assertIsNone(stats.get_value("engine/unexpected_errors/ValueError"))
 
@@ -148,7 +148,7 @@ class BrokenEncodingCrawlTests(unittest.TestCase):
         logs = CapturedLogs(self)
         crawler = yield crawl(PagesSpider, start_urls=[start])
         stats = crawler.stats
-        self.assertEqual(count(stats, "tinyscrapy.errors.ContentDecodingError"), 1)
+        self.assertEqual(count(stats, "tinyscrapy.exceptions.ContentDecodingError"), 1)
         self.assertEqual(stats.get_value("downloader/exception_count"), 1)
         self.assertEqual(stats.get_value("item_scraped_count"), 2)
         self.assertEqual(self.server.hits["/cut"], 1)

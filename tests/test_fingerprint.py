@@ -10,17 +10,10 @@ from twisted.trial import unittest
 from w3lib.url import canonicalize_url
 
 from tinyscrapy.http import Request
-from tinyscrapy.observe.stats import StatsCollector
-from tinyscrapy.scope.fingerprint import (
-    _PLAIN_URL,
-    SeenUrls,
-    _drop_default_port,
-    canonical_url,
-    fingerprint,
-    request_fingerprint,
-    url_fingerprint,
-    url_origin,
-)
+from tinyscrapy.statscollectors import StatsCollector
+from tinyscrapy.utils.url import _PLAIN_URL, _drop_default_port, canonical_url, url_origin
+from tinyscrapy.dupefilters import SeenUrls
+from tinyscrapy.utils.request import fingerprint, request_fingerprint, url_fingerprint
 
 TEN_SPELLINGS = [
     "http://example.com/a/b?x=1&y=2",
@@ -177,7 +170,7 @@ class SeenUrlsTests(unittest.TestCase):
 
     def test_only_for_the_default_fingerprint(self):
         """A scheduler with its own fingerprint function or no local set gets no check."""
-        from tinyscrapy.scheduler import Scheduler
+        from tinyscrapy.core.scheduler import Scheduler
 
         self.assertIsNotNone(SeenUrls.of(Scheduler(), StatsCollector()))
         self.assertIsNone(SeenUrls.of(Scheduler(fingerprint=repr), StatsCollector()))

@@ -1,7 +1,7 @@
 """
 A large in-memory frontier is frozen out of the full garbage collections while it is
 large, and thawed when it drains, so that nothing frozen is kept for good
-(L{tinyscrapy.frontier.frozen}). C{STEP} is patched small; no timing.
+(L{tinyscrapy.utils.gc}). C{STEP} is patched small; no timing.
 """
 
 import gc
@@ -9,10 +9,10 @@ import weakref
 
 from twisted.trial import unittest
 
-from tinyscrapy.frontier import frozen
+from tinyscrapy.utils import gc as frozen
 from tinyscrapy.http import Request
-from tinyscrapy.scheduler import Scheduler
-from tinyscrapy.spider import Spider
+from tinyscrapy.core.scheduler import Scheduler
+from tinyscrapy.spiders import Spider
 
 
 class ManySpider(Spider):

@@ -15,8 +15,8 @@ from twisted.trial import unittest
 from tests.helpers import crawl, run_command
 from tests.servers import Delay, TestServer
 from tinyscrapy.frontier.disk import DiskScheduler
-from tinyscrapy.items import feeds
-from tinyscrapy.spider import Spider
+from tinyscrapy.extensions import feedexport as feeds
+from tinyscrapy.spiders import Spider
 
 PAGES = 40
 
@@ -284,8 +284,8 @@ class FeedEdgeTests(unittest.TestCase):
     def test_json_and_xml_feed_on_a_disk_full_at_start_is_one_line(self):
         """The closing mark cannot be written at the start: a usage error naming the
         feed (exit 2 from the command line), no traceback."""
-        from tinyscrapy.errors import UsageError
-        from tinyscrapy.items.writers import JsonWriter, XmlWriter
+        from tinyscrapy.exceptions import UsageError
+        from tinyscrapy.exporters import JsonWriter, XmlWriter
         disk = mount_tmpfs(self, "64k")
         fill(disk)
         for cls, name in ((JsonWriter, "o.json"), (XmlWriter, "o.xml")):
@@ -297,8 +297,8 @@ class FeedEdgeTests(unittest.TestCase):
     def test_cut_never_grows_the_file(self):
         """A position counted from bytes still in the buffer is cut to what is on disk:
         no zero byte is added to the user's file."""
-        from tinyscrapy.items import feeds
-        from tinyscrapy.items.writers import JsonLinesWriter
+        from tinyscrapy.extensions import feedexport as feeds
+        from tinyscrapy.exporters import JsonLinesWriter
         path = os.path.abspath(self.mktemp())
         with open(path, "wb") as f:
             f.write(b'{"old": 1}\n')
@@ -313,7 +313,7 @@ class FeedEdgeTests(unittest.TestCase):
         first: the file stays valid JSON."""
         import json
 
-        from tinyscrapy.items.writers import JsonWriter
+        from tinyscrapy.exporters import JsonWriter
         path = os.path.abspath(self.mktemp()) + ".json"
         writer = JsonWriter(path, encoding="latin-1", export_kwargs={"ensure_ascii": False})
         with self.assertRaises(UnicodeEncodeError):

@@ -11,7 +11,7 @@ from twisted.trial import unittest
 import tinyscrapy
 from tinyscrapy import Request
 from tinyscrapy.http import Headers
-from tinyscrapy.middleware.referer import referrer_for
+from tinyscrapy.spidermiddlewares.referer import referrer_for
 from tinyscrapy.settings import DEFAULTS
 
 from .helpers import ROOT, crawl

@@ -7,7 +7,7 @@ import logging
 from twisted.internet import defer
 from twisted.trial import unittest
 
-from tinyscrapy.download.transfer import HeaderLineTooLong
+from tinyscrapy.core.downloader.handlers.http11 import HeaderLineTooLong
 
 from .helpers import crawl
 from .logs import capture_logs
@@ -37,7 +37,7 @@ class LongHeaderLineTests(unittest.TestCase):
         self.assertEqual([r.url for r in spider.responses], [self.server.url("/fine")])
         self.assertIsNone(crawler.stats.get_value("retry/count"))
         self.assertEqual(crawler.stats.get_value(
-            "downloader/exception_type_count/tinyscrapy.download.transfer.HeaderLineTooLong"), 1)
+            "downloader/exception_type_count/tinyscrapy.core.downloader.handlers.http11.HeaderLineTooLong"), 1)
         errors = [m for m in logs.messages(logging.WARNING) if "HeaderLineTooLong" in m]
         self.assertEqual(len(errors), 1)
         self.assertIn(start, errors[0])
@@ -57,7 +57,7 @@ class DeepNestingTests(unittest.TestCase):
                 + "<a href='/after'>a</a></body></html>")
         start = self.server.add("/deep", Page(deep))
         self.server.add_page("/before")
-        logs = capture_logs(self, "tinyscrapy.http.htmltree")
+        logs = capture_logs(self, "tinyscrapy.http.response.html")
         crawler = yield crawl(Recorder, start_urls=[start], follow=True)
         self.assertEqual(sorted(self.server.hits), ["/before", "/deep"])
         response = crawler.spider.responses[0]
@@ -70,7 +70,7 @@ class DeepNestingTests(unittest.TestCase):
 
     def test_flags_mark_a_cut_tree(self):
         """parse_html marks a cut tree in the flags it is given, and only a cut one."""
-        from tinyscrapy.http.htmltree import parse_html
+        from tinyscrapy.http.response.html import parse_html
         flags = []
         parse_html("<p>" + "<b>" * 2100, "http://127.0.0.1/", flags)
         self.assertEqual(flags, ["html_depth_truncated"])
@@ -83,7 +83,7 @@ class DeepNestingTests(unittest.TestCase):
         parsed in another thread (the shell's) gets that thread's parser."""
         import threading
 
-        from tinyscrapy.http import htmltree
+        from tinyscrapy.http.response import html as htmltree
         first = htmltree.parse_html("<title>one</title>", "http://127.0.0.1/1")
         parser = htmltree._PARSERS.parser
         second = htmltree.parse_html("<title>two</title>", "http://127.0.0.1/2")

@@ -131,7 +131,7 @@ class RequestTests(unittest.TestCase):
     def test_classes_registry(self):
         """Request.classes names every request class, subclasses as they are defined."""
         self.assertIs(Request.classes["tinyscrapy.http.request.Request"], Request)
-        self.assertIs(Request.classes["tinyscrapy.http.form.FormRequest"], FormRequest)
+        self.assertIs(Request.classes["tinyscrapy.http.request.form.FormRequest"], FormRequest)
 
         class Custom(Request):
             __slots__ = ()

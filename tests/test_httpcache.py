@@ -12,12 +12,12 @@ from twisted.internet.task import Clock
 from twisted.trial import unittest
 
 from tinyscrapy import Request
-from tinyscrapy.errors import NotCached
+from tinyscrapy.exceptions import NotCached
 from tinyscrapy.http import HttpResponse
-from tinyscrapy.middleware.httpcache import FilesystemCacheStorage, HttpCacheMiddleware
-from tinyscrapy.observe.stats import StatsCollector
+from tinyscrapy.downloadermiddlewares.httpcache import FilesystemCacheStorage, HttpCacheMiddleware
+from tinyscrapy.statscollectors import StatsCollector
 from tinyscrapy.settings import Settings
-from tinyscrapy.spider import Spider
+from tinyscrapy.spiders import Spider
 
 from .helpers import crawl
 from .logs import capture_logs
@@ -298,7 +298,7 @@ class CacheCrawlTests(unittest.TestCase):
         for _ in range(2):
             crawler = yield crawl(Recorder, start_urls=[page])
             paths = [path for path, _ in crawler.engine.downloader.middleware.middlewares]
-            self.assertNotIn("tinyscrapy.middleware.httpcache.HttpCacheMiddleware", paths)
+            self.assertNotIn("tinyscrapy.downloadermiddlewares.httpcache.HttpCacheMiddleware", paths)
             self.assertEqual([k for k in crawler.stats.get_stats() if "httpcache" in k], [])
         self.assertEqual(self.server.hits["/page"], 2)
         self.assertEqual(os.listdir(directory), [])
@@ -386,7 +386,7 @@ class CacheMiddlewareTests(unittest.TestCase):
     def test_not_configured_when_off(self):
         """from_crawler raises NotConfigured unless HTTPCACHE_ENABLED."""
         from tinyscrapy.crawler import Crawler
-        from tinyscrapy.errors import NotConfigured
+        from tinyscrapy.exceptions import NotConfigured
         crawler = Crawler(Recorder, Settings({}), reactor=self.clock)
         self.assertRaises(NotConfigured, HttpCacheMiddleware.from_crawler, crawler)
 
@@ -452,7 +452,7 @@ class CacheDirectoryErrorTests(unittest.TestCase):
     def test_a_file_as_the_directory_stops_the_start(self):
         """HTTPCACHE_DIR naming a regular file is a UsageError naming the setting."""
         from tinyscrapy.crawler import Crawler
-        from tinyscrapy.errors import UsageError
+        from tinyscrapy.exceptions import UsageError
         with open(self.directory, "w") as f:
             f.write("not a directory")
         crawler = Crawler(Recorder, Settings({"HTTPCACHE_ENABLED": True,
@@ -612,8 +612,8 @@ class CacheCostTests(unittest.TestCase):
         self.assertLess(peak, 1.25 * (8 << 20))
 
     def counting_fingerprints(self):
-        from tinyscrapy.middleware import httpcache
-        from tinyscrapy.scope.fingerprint import request_fingerprint
+        from tinyscrapy.downloadermiddlewares import httpcache
+        from tinyscrapy.utils.request import request_fingerprint
         calls = []
 
         def counted(request):
@@ -637,7 +637,7 @@ class CacheCostTests(unittest.TestCase):
 
     def test_scheduler_fingerprint_reused(self):
         """A request the default scheduler fingerprinted costs no fingerprint at all."""
-        from tinyscrapy.scheduler import Scheduler
+        from tinyscrapy.core.scheduler import Scheduler
         calls = self.counting_fingerprints()
         request = Request("http://example.com/scheduled")
         Scheduler().enqueue_request(request)

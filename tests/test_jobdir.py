@@ -12,13 +12,13 @@ from twisted.internet import task
 from twisted.trial import unittest
 
 from tests.logs import capture_logs
-from tinyscrapy.errors import UnserializableRequest, UsageError
+from tinyscrapy.exceptions import UnserializableRequest, UsageError
 from tinyscrapy.frontier.codec import request_from_bytes, request_to_bytes
 from tinyscrapy.frontier.disk import FILENAME, DiskScheduler
 from tinyscrapy.http import FormRequest, JsonRequest, Request
-from tinyscrapy.observe.ledger import RequestLedger
-from tinyscrapy.observe.stats import StatsCollector
-from tinyscrapy.spider import Spider
+from tinyscrapy.ledger import RequestLedger
+from tinyscrapy.statscollectors import StatsCollector
+from tinyscrapy.spiders import Spider
 
 
 class BookSpider(Spider):

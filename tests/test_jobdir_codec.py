@@ -16,7 +16,7 @@ from twisted.internet import task
 from twisted.trial import unittest
 
 from tests.logs import capture_logs
-from tinyscrapy.errors import UnserializableRequest, UsageError
+from tinyscrapy.exceptions import UnserializableRequest, UsageError
 from tinyscrapy.frontier import codec
 from tinyscrapy.frontier.codec import (
     MAGIC,
@@ -28,8 +28,8 @@ from tinyscrapy.frontier.codec import (
 from tinyscrapy.frontier.disk import FILENAME, DiskScheduler
 from tinyscrapy.frontier.jobdir import save_demo_port
 from tinyscrapy.http import Request
-from tinyscrapy.observe.stats import StatsCollector
-from tinyscrapy.spider import Spider
+from tinyscrapy.statscollectors import StatsCollector
+from tinyscrapy.spiders import Spider
 
 
 class ShopSpider(Spider):

@@ -14,7 +14,7 @@ from tests.helpers import crawl, run_and_interrupt
 from tests.logs import capture_logs
 from tests.servers import Delay, TestServer
 from tinyscrapy.frontier.disk import DiskScheduler
-from tinyscrapy.spider import Spider
+from tinyscrapy.spiders import Spider
 
 
 class LambdaSpider(Spider):

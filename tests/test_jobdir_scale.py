@@ -10,13 +10,13 @@ import sqlite3
 from twisted.internet import task
 from twisted.trial import unittest
 
-from tinyscrapy import scraper
+from tinyscrapy.core import scraper
 from tinyscrapy.frontier import disk
 from tinyscrapy.frontier.disk import FILENAME, DiskScheduler
 from tinyscrapy.http import Request
-from tinyscrapy.observe.stats import StatsCollector
-from tinyscrapy.scheduler import Scheduler
-from tinyscrapy.spider import Spider
+from tinyscrapy.statscollectors import StatsCollector
+from tinyscrapy.core.scheduler import Scheduler
+from tinyscrapy.spiders import Spider
 
 from .helpers import make_engine
 

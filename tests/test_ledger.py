@@ -10,9 +10,9 @@ from twisted.internet import defer
 from twisted.trial import unittest
 
 from tinyscrapy import Request, Spider
-from tinyscrapy.observe.ledger import RequestLedger
-from tinyscrapy.observe.stats import StatsCollector
-from tinyscrapy.scheduler import Scheduler
+from tinyscrapy.ledger import RequestLedger
+from tinyscrapy.statscollectors import StatsCollector
+from tinyscrapy.core.scheduler import Scheduler
 
 from .helpers import crawl
 from .logs import capture_logs
@@ -61,7 +61,7 @@ class LedgerCrawlTests(unittest.TestCase):
         self.server.add_page("/b", links=["/", "/a"])
         self.server.add("/500", Status(500))
         self.server.add("/drop", Drop())
-        logs = capture_logs(self, "tinyscrapy.observe.ledger")
+        logs = capture_logs(self, "tinyscrapy.ledger")
         crawler = yield crawl(LinkSpider, start=self.start)
         stats = crawler.stats
         ledger = crawler.ledger.statistics()
@@ -82,7 +82,7 @@ class LedgerCrawlTests(unittest.TestCase):
         start = self.server.add_page("/", links=["/a", "/lost"])
         self.server.add_page("/a")
         self.server.add_page("/lost")
-        logs = capture_logs(self, "tinyscrapy.observe.ledger")
+        logs = capture_logs(self, "tinyscrapy.ledger")
         crawler = yield crawl(LinkSpider, {"SCHEDULER": Leaky}, start=start)
         self.assertEqual(self.server.hits["/lost"], 0)
         self.assertEqual(crawler.stats.get_value("ledger/missing"), 1)
@@ -110,7 +110,7 @@ class LedgerUnitTests(unittest.TestCase):
 
     def test_ended_twice_is_reported(self):
         """An entry closed twice is an error too, not a silent balance."""
-        logs = capture_logs(self, "tinyscrapy.observe.ledger")
+        logs = capture_logs(self, "tinyscrapy.ledger")
         ledger = RequestLedger(StatsCollector())
         request = Request("http://127.0.0.1/")
         ledger.open(request)

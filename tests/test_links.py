@@ -9,8 +9,9 @@ from twisted.trial import unittest
 
 from tinyscrapy import Spider
 from tinyscrapy.http import HttpResponse, Request
-from tinyscrapy.scope.fingerprint import canonical_url
-from tinyscrapy.scope.links import IGNORED_EXTENSIONS, Link, LinkExtractor
+from tinyscrapy.utils.url import canonical_url
+from tinyscrapy.linkextractors.lxmlhtml import IGNORED_EXTENSIONS, LinkExtractor
+from tinyscrapy.link import Link
 
 from .helpers import crawl
 from .servers import TestServer
@@ -218,7 +219,7 @@ class LinkExtractorTests(unittest.TestCase):
     def test_one_extractor_over_many_pages(self):
         """An extractor reused over pages (as a crawl does) answers each page as a fresh one
         would: per directory, per <base href>, per host, and with a bounded memo."""
-        from tinyscrapy.scope import links
+        from tinyscrapy.linkextractors import lxmlhtml as links
         shared = LinkExtractor(deny=r"/private/")
         html = ('<a href="next.html">n</a><a href="../up.html">u</a><a href="/root">r</a>'
                 '<a href="?page=2">q</a><a href="/private/x">p</a><a href="#top">t</a>')

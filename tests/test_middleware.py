@@ -9,11 +9,9 @@ from twisted.trial import unittest
 
 from tinyscrapy import IgnoreRequest, Request, Spider
 from tinyscrapy.http import HttpResponse
-from tinyscrapy.middleware.chain import (
-    DownloaderMiddlewareChain,
-    MiddlewareError,
-    SpiderMiddlewareChain,
-)
+from tinyscrapy.core.downloader.middleware import DownloaderMiddlewareChain
+from tinyscrapy.middleware import MiddlewareError
+from tinyscrapy.core.spidermw import SpiderMiddlewareChain
 
 from .helpers import crawl, make_engine
 from .servers import Drop, TestServer
@@ -295,7 +293,7 @@ class SignatureTests(unittest.TestCase):
 
     def test_takes_spider(self):
         """takes_spider reads a signature: a required spider, or one positional too many."""
-        from tinyscrapy.components import takes_spider
+        from tinyscrapy.middleware import takes_spider
 
         def old(item, spider):
             pass

@@ -10,7 +10,7 @@ from twisted.internet import defer, reactor
 from twisted.trial import unittest
 
 from tinyscrapy import Request, Spider
-from tinyscrapy.errors import UsageError
+from tinyscrapy.exceptions import UsageError
 
 from .helpers import crawl, run_command
 from .servers import Delay, Status, TestServer

@@ -25,7 +25,7 @@ from twisted.trial import unittest
 from tinyscrapy.crawler import Crawler
 from tinyscrapy.http import FormRequest
 from tinyscrapy.settings import Settings
-from tinyscrapy.spider import Spider
+from tinyscrapy.spiders import Spider
 
 from .helpers import run_command
 from .portcheck import EXPECTED, PORTS, canonical

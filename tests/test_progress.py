@@ -8,8 +8,8 @@ import logging
 from twisted.internet import defer
 from twisted.trial import unittest
 
-from tinyscrapy.errors import UsageError
-from tinyscrapy.observe.progress import Progress, live_wanted
+from tinyscrapy.exceptions import UsageError
+from tinyscrapy.extensions.logstats import Progress, live_wanted
 
 from .helpers import LinkSpider, crawl
 from .logs import capture_logs
@@ -67,7 +67,7 @@ class ProgressTests(unittest.TestCase):
 
     def _crawl(self, spidercls=LinkSpider, **settings):
         base = {"CONCURRENT_REQUESTS": 1,
-                "EXTENSIONS": {"tinyscrapy.observe.progress.Progress": None,
+                "EXTENSIONS": {"tinyscrapy.extensions.logstats.Progress": None,
                                StreamProgress: 0}}
         base.update(settings)
         return crawl(spidercls, base, start_urls=[self.start])

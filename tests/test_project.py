@@ -11,8 +11,9 @@ import textwrap
 from twisted.internet import defer, reactor
 from twisted.trial import unittest
 
-from tinyscrapy.errors import UsageError
-from tinyscrapy.project.config import find_config, get_project_settings
+from tinyscrapy.exceptions import UsageError
+from tinyscrapy.utils.conf import find_config
+from tinyscrapy.utils.project import get_project_settings
 
 from .helpers import run_command
 from .servers import TestServer

@@ -11,9 +11,9 @@ from twisted.internet import defer, reactor
 from twisted.trial import unittest
 
 from tinyscrapy import Request, signals
-from tinyscrapy.download.fetcher import HttpFetcher
-from tinyscrapy.errors import CertificateError, TunnelError
-from tinyscrapy.middleware.proxy import HttpProxyMiddleware
+from tinyscrapy.core.downloader.handlers.http11 import HttpFetcher
+from tinyscrapy.exceptions import CertificateError, TunnelError
+from tinyscrapy.downloadermiddlewares.httpproxy import HttpProxyMiddleware
 from tinyscrapy.settings import Settings
 
 from .helpers import crawl

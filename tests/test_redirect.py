@@ -9,12 +9,12 @@ from twisted.internet import defer
 from twisted.trial import unittest
 
 from tinyscrapy import FormRequest, Request
-from tinyscrapy.errors import TooManyRedirects
+from tinyscrapy.exceptions import TooManyRedirects
 from tinyscrapy.http import HttpResponse
-from tinyscrapy.middleware.redirect import MetaRefreshMiddleware, RedirectMiddleware
-from tinyscrapy.observe.stats import StatsCollector
+from tinyscrapy.downloadermiddlewares.redirect import MetaRefreshMiddleware, RedirectMiddleware
+from tinyscrapy.statscollectors import StatsCollector
 from tinyscrapy.settings import Settings
-from tinyscrapy.spider import Spider
+from tinyscrapy.spiders import Spider
 
 from .helpers import crawl
 from .recording import Recorder
@@ -92,7 +92,7 @@ class RedirectCrawlTests(unittest.TestCase):
         drops it: nothing is fetched twice, and the loop is counted and logged once."""
         start = self.server.add("/a", Redirect("/b"))
         self.server.add("/b", Redirect("/a"))
-        with self.assertLogs("tinyscrapy.middleware.redirect", "INFO") as logs:
+        with self.assertLogs("tinyscrapy.downloadermiddlewares.redirect", "INFO") as logs:
             crawler = yield self.crawl(make=_plain_start(start))
         self.assert_loop_ended(crawler, {"/a": 1, "/b": 1})
         loops = [line for line in logs.output if "Redirect loop" in line]

@@ -10,10 +10,10 @@ from twisted.internet import defer
 from twisted.trial import unittest
 
 from tinyscrapy import Request
-from tinyscrapy.errors import TooManyRedirects
+from tinyscrapy.exceptions import TooManyRedirects
 from tinyscrapy.http import HtmlResponse, HttpResponse
-from tinyscrapy.middleware.redirect import MetaRefreshMiddleware, RedirectMiddleware
-from tinyscrapy.observe.stats import StatsCollector
+from tinyscrapy.downloadermiddlewares.redirect import MetaRefreshMiddleware, RedirectMiddleware
+from tinyscrapy.statscollectors import StatsCollector
 from tinyscrapy.settings import Settings
 
 from .helpers import crawl
@@ -60,8 +60,8 @@ class RedirectScrapyCrawlTests(unittest.TestCase):
     def test_no_referer_without_the_referer_spider_middleware(self):
         """The RefererMiddleware taken out of SPIDER_MIDDLEWARES: no Referer, one warning."""
         start = self.server.add("/from", Redirect("/echo"))
-        off = {"SPIDER_MIDDLEWARES": {"tinyscrapy.middleware.referer.RefererMiddleware": None}}
-        with self.assertLogs("tinyscrapy.middleware.redirect", "WARNING") as logs:
+        off = {"SPIDER_MIDDLEWARES": {"tinyscrapy.spidermiddlewares.referer.RefererMiddleware": None}}
+        with self.assertLogs("tinyscrapy.downloadermiddlewares.redirect", "WARNING") as logs:
             crawler = yield crawl(Recorder, off, start_urls=[start])
         echo, = self.echoes(crawler)
         self.assertNotIn("referer", echo["headers"])

@@ -11,7 +11,7 @@ import time
 from twisted.internet import defer, reactor
 from twisted.trial import unittest
 
-from tinyscrapy.spiders.sitespider import SiteCrawler
+from tinyscrapy.commands.crawl import SiteCrawler
 
 from .helpers import run_command
 from .redisserver import NO_REDIS, RedisServer

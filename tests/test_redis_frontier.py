@@ -12,11 +12,11 @@ from twisted.internet import defer, reactor, task
 from twisted.trial import unittest
 
 from tinyscrapy.crawler import Crawler
-from tinyscrapy.errors import UnserializableRequest
+from tinyscrapy.exceptions import UnserializableRequest
 from tinyscrapy.frontier import codec
 from tinyscrapy.http import FormRequest, Request
 from tinyscrapy.settings import Settings
-from tinyscrapy.spider import Spider
+from tinyscrapy.spiders import Spider
 
 from .helpers import run_command
 from .redisserver import NO_REDIS, RedisServer
@@ -114,7 +114,7 @@ class SchedulerTestCase(unittest.TestCase):
         crawler.stop = self._record_stop
         spider = crawler.spider = SharedSpider.from_crawler(crawler)
         if with_slots:  # the downloader's slots, as in a crawl (sends are reported)
-            from tinyscrapy.download.slots import Slots
+            from tinyscrapy.core.downloader.slots import Slots
             crawler.slots = Slots.from_crawler(crawler)
         scheduler = RedisScheduler.from_crawler(crawler)
         yield scheduler.open(spider)

@@ -7,8 +7,8 @@ from twisted.internet import defer
 from twisted.trial import unittest
 
 from tinyscrapy import Request
-from tinyscrapy.errors import UsageError
-from tinyscrapy.middleware.referer import (
+from tinyscrapy.exceptions import UsageError
+from tinyscrapy.spidermiddlewares.referer import (
     OriginPolicy,
     RefererMiddleware,
     ReferrerPolicy,
@@ -193,7 +193,7 @@ class ScrapyApiTests(unittest.TestCase):
 
     def test_policy_names(self):
         """The POLICY_* constants are the policies' names."""
-        from tinyscrapy.middleware import referer
+        from tinyscrapy.spidermiddlewares import referer
         self.assertEqual(referer.POLICY_NO_REFERRER, "no-referrer")
         self.assertEqual(referer.POLICY_STRICT_ORIGIN_WHEN_CROSS_ORIGIN,
                          "strict-origin-when-cross-origin")
@@ -232,7 +232,7 @@ class ScrapyApiTests(unittest.TestCase):
     def test_header_never_loads_code(self):
         """A dotted path in a Referrer-Policy header warns that only names are allowed."""
         mw = self.middleware(REFERRER_POLICY="no-referrer")
-        page = _page(**{"Referrer-Policy": "tinyscrapy.middleware.referer.UnsafeUrlPolicy"})
+        page = _page(**{"Referrer-Policy": "tinyscrapy.spidermiddlewares.referer.UnsafeUrlPolicy"})
         with self.assertWarnsRegex(RuntimeWarning, "import paths from the response"):
             out = list(mw.process_spider_output(page, [Request("https://example.com/b")]))
         self.assertNotIn("Referer", out[0].headers)

@@ -9,7 +9,7 @@ import json
 from twisted.internet import defer
 from twisted.trial import unittest
 
-from tinyscrapy.errors import NotSupported
+from tinyscrapy.exceptions import NotSupported
 from tinyscrapy.http import (
     FormRequest,
     Headers,
@@ -23,7 +23,7 @@ from tinyscrapy.http import (
     XmlResponse,
     response_for,
 )
-from tinyscrapy.scope.links import Link
+from tinyscrapy.link import Link
 
 from .fetchutil import make_fetcher
 from .servers import Echo, Page, TestServer

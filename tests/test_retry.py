@@ -11,7 +11,7 @@ from twisted.trial import unittest
 from twisted.web.client import ResponseFailed, ResponseNeverReceived
 
 from tinyscrapy import Request, Spider
-from tinyscrapy.errors import DownloadTimeout, HttpError, TunnelError, UsageError
+from tinyscrapy.exceptions import DownloadTimeout, HttpError, TunnelError, UsageError
 from tinyscrapy.exceptions import (
     CannotResolveHostError,
     DownloadConnectionRefusedError,
@@ -20,9 +20,13 @@ from tinyscrapy.exceptions import (
     ResponseDataLossError,
 )
 from tinyscrapy.http import HttpResponse
-from tinyscrapy.middleware.retry import RetryMiddleware, exception_classes, retry_after_seconds
-from tinyscrapy.observe.stats import StatsCollector
-from tinyscrapy.scheduler import Scheduler
+from tinyscrapy.downloadermiddlewares.retry import (
+    RetryMiddleware,
+    exception_classes,
+    retry_after_seconds,
+)
+from tinyscrapy.statscollectors import StatsCollector
+from tinyscrapy.core.scheduler import Scheduler
 from tinyscrapy.settings import Settings
 
 from .helpers import crawl, make_engine
@@ -177,7 +181,7 @@ class RetryCrawlTests(unittest.TestCase):
         once and reaches the errback."""
         start = self.server.add("/drop", Sequence([Drop(), Page("<p>ok</p>")]))
         crawler = yield crawl(Recorder, {**FAST, "RETRY_EXCEPTIONS": [
-            "tinyscrapy.errors.DownloadTimeout"]}, start_urls=[start])
+            "tinyscrapy.exceptions.DownloadTimeout"]}, start_urls=[start])
         self.assertEqual(self.server.hits["/drop"], 1)
         failure, = crawler.spider.failures
         self.assertTrue(failure.check(DownloadFailedError))

@@ -10,9 +10,9 @@ from twisted.trial import unittest
 
 from tinyscrapy import Request, Spider
 from tinyscrapy.crawler import Crawler
-from tinyscrapy.errors import IgnoreRequest
+from tinyscrapy.exceptions import IgnoreRequest
 from tinyscrapy.http import HttpResponse
-from tinyscrapy.middleware.retry import RetryMiddleware, get_retry_request
+from tinyscrapy.downloadermiddlewares.retry import RetryMiddleware, get_retry_request
 from tinyscrapy.settings import Settings
 
 from .helpers import crawl
@@ -100,7 +100,7 @@ class GetRetryRequestTests(unittest.TestCase):
         for reason in (IgnoreRequest(), IgnoreRequest, NotImplementedError):
             get_retry_request(Request("https://e.com/"), spider=spider, reason=reason)
         stats = spider.crawler.stats
-        self.assertEqual(stats.get_value("retry/reason_count/tinyscrapy.errors.IgnoreRequest"),
+        self.assertEqual(stats.get_value("retry/reason_count/tinyscrapy.exceptions.IgnoreRequest"),
                          2)
         self.assertEqual(stats.get_value("retry/reason_count/builtins.NotImplementedError"), 1)
 
@@ -118,7 +118,7 @@ class GetRetryRequestTests(unittest.TestCase):
 
     def test_give_up_log_level(self):
         """The argument (a name or number), else RETRY_GIVE_UP_LOG_LEVEL; bad names fail."""
-        logs = capture_logs(self, "tinyscrapy.middleware.retry")
+        logs = capture_logs(self, "tinyscrapy.downloadermiddlewares.retry")
         spider = _spider({"RETRY_GIVE_UP_LOG_LEVEL": "WARNING"})
         request = Request("https://e.com/")
         get_retry_request(request, spider=spider, max_retry_times=0)
@@ -141,8 +141,8 @@ class GiveUpLevelMiddlewareTests(unittest.TestCase):
         """RETRY_GIVE_UP_LOG_LEVEL for the crawl, meta['give_up_log_level'] per request."""
         from twisted.internet.task import Clock
 
-        from tinyscrapy.observe.stats import StatsCollector
-        logs = capture_logs(self, "tinyscrapy.middleware.retry")
+        from tinyscrapy.statscollectors import StatsCollector
+        logs = capture_logs(self, "tinyscrapy.downloadermiddlewares.retry")
         mw = RetryMiddleware(Settings({"RETRY_GIVE_UP_LOG_LEVEL": "ERROR", "RETRY_TIMES": 0}),
                              StatsCollector(), Clock())
         for meta in ({}, {"give_up_log_level": "WARNING"}):
@@ -162,7 +162,7 @@ class GiveUpCrawlTests(unittest.TestCase):
     @defer.inlineCallbacks
     def test_default_is_debug(self):
         """By default the give-up line is DEBUG."""
-        logs = capture_logs(self, "tinyscrapy.middleware.retry")
+        logs = capture_logs(self, "tinyscrapy.downloadermiddlewares.retry")
         start = self.server.add("/down", Status(503))
         yield crawl(EmptyRetrier, {"RETRY_TIMES": 0}, start_urls=[start])
         gave_up = [r for r in logs.records if r.getMessage().startswith("Gave up")]

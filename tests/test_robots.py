@@ -12,8 +12,8 @@ from twisted.web.server import NOT_DONE_YET
 
 from tinyscrapy import Request, Spider
 from tinyscrapy.crawler import Crawler
-from tinyscrapy.errors import RobotsDisallowed
-from tinyscrapy.scope.robots import RobotsTxtMiddleware
+from tinyscrapy.exceptions import RobotsDisallowed
+from tinyscrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from tinyscrapy.settings import Settings
 
 from .helpers import crawl
@@ -271,7 +271,7 @@ class LargeRobotsTests(unittest.TestCase):
             for path in ("/private/x", "/late", "/open"):
                 server.add_page(path)
             servers.append(server)
-        logs = capture_logs(self, "tinyscrapy.scope.robots")
+        logs = capture_logs(self, "tinyscrapy.downloadermiddlewares.robotstxt")
         crawler = yield crawl(LinkSpider, OBEY, start_urls=[s.url("/") for s in servers])
         for server in servers:
             self.assertEqual(_paths(server), {"/", "/late", "/open"})
@@ -302,7 +302,7 @@ class RobotsUnitTests(unittest.TestCase):
 
     def test_not_configured_when_off(self):
         """ROBOTSTXT_OBEY off: the middleware switches itself off."""
-        from tinyscrapy.errors import NotConfigured
+        from tinyscrapy.exceptions import NotConfigured
 
         crawler = Crawler(Spider, Settings())
         self.assertRaises(NotConfigured, RobotsTxtMiddleware.from_crawler, crawler)

@@ -101,7 +101,7 @@ class SpiderFromFileTests(unittest.TestCase):
 
     def test_second_load_reuses_the_module(self):
         """Loading the same file twice runs it once and gives the same class."""
-        from tinyscrapy.spiders.spiderloader import spider_class_from_file
+        from tinyscrapy.spiderloader import spider_class_from_file
         folder = os.path.abspath(self.mktemp())
         os.makedirs(folder)
         path = os.path.join(folder, "reused_spider_file.py")

@@ -9,12 +9,12 @@ from twisted.internet import defer
 from twisted.trial import unittest
 
 from tinyscrapy import Request, Spider
-from tinyscrapy.errors import DepthExceeded, InvalidUrl, OffsiteRequest, UrlTooLong
+from tinyscrapy.exceptions import DepthExceeded, InvalidUrl, OffsiteRequest, UrlTooLong
 from tinyscrapy.http import HttpResponse
 from tinyscrapy.http.request import unchecked_request
-from tinyscrapy.observe.stats import StatsCollector
-from tinyscrapy.scope.filters import Scope
-from tinyscrapy.scope.links import Link
+from tinyscrapy.statscollectors import StatsCollector
+from tinyscrapy.scope import Scope
+from tinyscrapy.link import Link
 
 from .helpers import LinkSpider, crawl
 from .servers import Page, Redirect, Robots, TestServer
@@ -193,7 +193,7 @@ class OffsiteTests(unittest.TestCase):
         class Allowed(LinkSpider):
             allowed_domains = ["127.0.0.1"]
 
-        with self.assertLogs("tinyscrapy.scope.filters", logging.INFO) as logs:
+        with self.assertLogs("tinyscrapy.scope", logging.INFO) as logs:
             crawler = yield crawl(Allowed, REDIRECTS, start_urls=[start])
         self.assertEqual(self.other.hits, {})
         self.assertEqual(self.server.hits["/ok"], 1)
@@ -324,8 +324,8 @@ class FollowTests(unittest.TestCase):
         import random
         from urllib.parse import urljoin
 
-        from tinyscrapy.http.linkjoin import fast_join as _fast_join
-        from tinyscrapy.http.linkjoin import join_prefixes as _join_prefixes
+        from tinyscrapy.utils.url import fast_join as _fast_join
+        from tinyscrapy.utils.url import join_prefixes as _join_prefixes
 
         rng = random.Random(7)
         pieces = ["a", "B", "/", "//", ".", "..", "?", "#", ";", ":", "=", "&", "%20", "~",
@@ -353,7 +353,7 @@ class FollowTests(unittest.TestCase):
         import random
         from urllib.parse import urljoin, urlsplit
 
-        from tinyscrapy.http.linkjoin import join_prefixes as _join_prefixes
+        from tinyscrapy.utils.url import join_prefixes as _join_prefixes
 
         rng = random.Random(3)
         pieces = ["http://", "https://", "h", "H:80", ":8080", "/", "a", ".", "..", "?",
@@ -378,7 +378,7 @@ class FollowTests(unittest.TestCase):
         import random
         from urllib.parse import urljoin
 
-        from tinyscrapy.http.linkjoin import resolve_dot_segments
+        from tinyscrapy.utils.url import resolve_dot_segments
 
         rng = random.Random(11)
         pieces = ["#", "#top", "./", "../", "/", "x.html", "?", "q=1", " ", ".", "//", "a"]
@@ -414,7 +414,8 @@ class FollowTests(unittest.TestCase):
 
     def test_follow_all_early_check_only_for_plain_gets(self):
         """dont_filter, POST or a body skip the early duplicate check."""
-        from tinyscrapy.scope.fingerprint import SeenUrls, url_fingerprint
+        from tinyscrapy.dupefilters import SeenUrls
+        from tinyscrapy.utils.request import url_fingerprint
 
         stats = StatsCollector()
         response = self._response()

@@ -10,7 +10,7 @@ import warnings
 from twisted.internet import defer, error, reactor
 from twisted.trial import unittest
 
-from tinyscrapy.errors import DnsLookupTimeout, scrapy_download_error
+from tinyscrapy.exceptions import DnsLookupTimeout, scrapy_download_error
 from tinyscrapy.exceptions import (
     CannotResolveHostError,
     DownloadConnectionRefusedError,

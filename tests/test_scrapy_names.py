@@ -7,9 +7,9 @@ from twisted.internet import defer
 from twisted.trial import unittest
 
 from tinyscrapy import Spider
-from tinyscrapy.errors import NotConfigured
+from tinyscrapy.exceptions import NotConfigured
 from tinyscrapy.exceptions import ContractFail
-from tinyscrapy.middleware.redirect import (  # Scrapy's path: tests/test_layout.py
+from tinyscrapy.downloadermiddlewares.redirect import (
     BaseRedirectMiddleware,
     MetaRefreshMiddleware,
     RedirectMiddleware,

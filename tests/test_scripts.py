@@ -345,7 +345,7 @@ class ScriptTests(unittest.TestCase):
         """CrawlerProcess.start freezes the objects made before the crawl and collects the
         youngest generation every 20,000 allocations, unless the script disabled the
         collector."""
-        from tinyscrapy.runner.collector import YOUNG_THRESHOLD
+        from tinyscrapy.utils.gc import YOUNG_THRESHOLD
         code, _, err = yield run_script(self.write("script.py",
                                                    GC_SCRIPT.replace("DISABLE", "")))
         self.assertEqual(code, 0, err)

@@ -4,8 +4,8 @@ import random
 
 from twisted.trial import unittest
 
-from tinyscrapy.scope import seen
-from tinyscrapy.scope.seen import FingerprintSet
+from tinyscrapy import dupefilters as seen
+from tinyscrapy.dupefilters import FingerprintSet
 
 
 class FingerprintSetTests(unittest.TestCase):

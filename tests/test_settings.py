@@ -12,9 +12,10 @@ from twisted.internet import defer, reactor
 from twisted.trial import unittest
 
 from tinyscrapy import NotConfigured, Spider
-from tinyscrapy.components import build, build_ordered, load_object, ordered_paths
+from tinyscrapy.utils.misc import build, load_object
+from tinyscrapy.middleware import build_ordered, ordered_paths
 from tinyscrapy.crawler import Crawler
-from tinyscrapy.errors import UsageError
+from tinyscrapy.exceptions import UsageError
 from tinyscrapy.settings import DEFAULTS, Settings, parse_value
 
 from .helpers import ROOT, crawl, run_command
@@ -144,11 +145,11 @@ class ValueTests(unittest.TestCase):
                                                                      settings.validate)))
         settings = Settings({"USER_AGENT": 5})
         self.assertRaises(UsageError, settings.validate)
-        settings = Settings({"SCHEDULER": "tinyscrapy.scheduler.Nope"})
+        settings = Settings({"SCHEDULER": "tinyscrapy.core.scheduler.Nope"})
         self.assertIn("has no 'Nope'", str(self.assertRaises(UsageError, settings.validate)))
-        settings = Settings({"RETRY_EXCEPTIONS": "builtins.OSError, tinyscrapy.errors.Nope"})
+        settings = Settings({"RETRY_EXCEPTIONS": "builtins.OSError, tinyscrapy.exceptions.Nope"})
         error = str(self.assertRaises(UsageError, settings.validate))
-        self.assertIn("setting RETRY_EXCEPTIONS: cannot import 'tinyscrapy.errors.Nope'", error)
+        self.assertIn("setting RETRY_EXCEPTIONS: cannot import 'tinyscrapy.exceptions.Nope'", error)
         Settings({"RETRY_EXCEPTIONS": ["builtins.OSError", KeyError]}).validate()
         Settings({"USER_AGENT": "me", "MY_OWN": object(), "DEPTH_LIMIT": "2"}).validate()
 
@@ -226,7 +227,7 @@ class ComponentTests(unittest.TestCase):
 
     def test_base_default_disabled(self):
         """Setting a *_BASE default to None in the user's dict disables it."""
-        path = "tinyscrapy.middleware.defaults.DefaultHeadersMiddleware"
+        path = "tinyscrapy.downloadermiddlewares.defaultheaders.DefaultHeadersMiddleware"
         crawler = Crawler(Idle, Settings({}))
         self.assertIn(path, [p for p, _ in build_ordered(crawler, "DOWNLOADER_MIDDLEWARES")])
         crawler = Crawler(Idle, Settings({"DOWNLOADER_MIDDLEWARES": {path: None}}))

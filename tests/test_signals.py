@@ -7,9 +7,9 @@ from twisted.trial import unittest
 
 from tinyscrapy import CloseSpider, DropItem, Request, Spider, signals
 from tinyscrapy.crawler import Crawler
-from tinyscrapy.errors import DontCloseSpider, StopDownload
+from tinyscrapy.exceptions import DontCloseSpider, StopDownload
 from tinyscrapy.settings import Settings
-from tinyscrapy.signals import SignalBus
+from tinyscrapy.signalmanager import SignalBus
 
 from .logs import capture_logs
 from .servers import TestServer

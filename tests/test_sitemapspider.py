@@ -15,7 +15,8 @@ from tinyscrapy import signals
 from tinyscrapy.crawler import Crawler
 from tinyscrapy.settings import Settings
 from tinyscrapy.spiders import SitemapSpider
-from tinyscrapy.spiders.sitemaps import Sitemap, SizeExceeded, gunzip, sitemap_urls_from_robots
+from tinyscrapy.utils.sitemap import Sitemap, sitemap_urls_from_robots
+from tinyscrapy.utils.gz import SizeExceeded, gunzip
 
 from .logs import capture_logs
 from .servers import Page, TestServer

@@ -12,14 +12,14 @@ from twisted.trial import unittest
 
 from tinyscrapy import Request, Spider
 from tinyscrapy.crawler import Crawler
-from tinyscrapy.download.autothrottle import AutoThrottle
-from tinyscrapy.download.limits import LimitRule, default_rule, parse_limit_rules
-from tinyscrapy.download.slots import ARRIVAL_SLACK, UNSENT_RECHECK, Slots
-from tinyscrapy.engine import ExecutionEngine
-from tinyscrapy.errors import UsageError
+from tinyscrapy.extensions.throttle import AutoThrottle
+from tinyscrapy.core.downloader.slots import LimitRule, default_rule, parse_limit_rules
+from tinyscrapy.core.downloader.slots import ARRIVAL_SLACK, UNSENT_RECHECK, Slots
+from tinyscrapy.core.engine import ExecutionEngine
+from tinyscrapy.exceptions import UsageError
 from tinyscrapy.http import HttpResponse
-from tinyscrapy.scheduler import Scheduler
-from tinyscrapy.scraper import Scraper
+from tinyscrapy.core.scheduler import Scheduler
+from tinyscrapy.core.scraper import Scraper
 from tinyscrapy.settings import Settings
 
 from .helpers import FakeDownloader

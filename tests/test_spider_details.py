@@ -9,10 +9,10 @@ import logging
 from twisted.internet import defer
 from twisted.trial import unittest
 
-from tinyscrapy import Request, Spider, components, signals
-from tinyscrapy.components import ordered_paths
+from tinyscrapy import Request, Spider, middleware as components, signals
+from tinyscrapy.middleware import ordered_paths
 from tinyscrapy.crawler import Crawler
-from tinyscrapy.errors import UsageError
+from tinyscrapy.exceptions import UsageError
 from tinyscrapy.settings import Settings
 
 from .logs import capture_logs
@@ -150,8 +150,8 @@ class ScrapyComponentPathTests(unittest.TestCase):
             "scrapy.downloadermiddlewares.retry.RetryMiddleware": 10}})
         for _ in range(2):
             paths = ordered_paths(settings, "DOWNLOADER_MIDDLEWARES")
-        self.assertNotIn("tinyscrapy.middleware.defaults.UserAgentMiddleware", paths)
-        self.assertEqual(paths[0], "tinyscrapy.middleware.retry.RetryMiddleware")
+        self.assertNotIn("tinyscrapy.downloadermiddlewares.useragent.UserAgentMiddleware", paths)
+        self.assertEqual(paths[0], "tinyscrapy.downloadermiddlewares.retry.RetryMiddleware")
         told = [m for m in logs.messages() if "useragent.UserAgentMiddleware" in m]
         self.assertEqual(len(told), 1)
 

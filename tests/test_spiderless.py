@@ -7,17 +7,18 @@ from twisted.internet import defer
 from twisted.trial import unittest
 
 from tinyscrapy import Request, Spider
-from tinyscrapy.components import build
+from tinyscrapy.utils.misc import build
 from tinyscrapy.crawler import Crawler
 from tinyscrapy.http import HttpResponse
-from tinyscrapy.middleware.cookies import CookiesMiddleware
-from tinyscrapy.middleware.defaults import DefaultHeadersMiddleware, UserAgentMiddleware
-from tinyscrapy.middleware.headertext import header_text
-from tinyscrapy.middleware.httpauth import HttpAuthMiddleware
-from tinyscrapy.middleware.proxy import HttpProxyMiddleware
-from tinyscrapy.middleware.redirect import MetaRefreshMiddleware, RedirectMiddleware
-from tinyscrapy.middleware.referer import RefererMiddleware
-from tinyscrapy.middleware.retry import RetryMiddleware
+from tinyscrapy.downloadermiddlewares.cookies import CookiesMiddleware
+from tinyscrapy.downloadermiddlewares.defaultheaders import DefaultHeadersMiddleware
+from tinyscrapy.downloadermiddlewares.useragent import UserAgentMiddleware
+from tinyscrapy.http.headers import header_text
+from tinyscrapy.downloadermiddlewares.httpauth import HttpAuthMiddleware
+from tinyscrapy.downloadermiddlewares.httpproxy import HttpProxyMiddleware
+from tinyscrapy.downloadermiddlewares.redirect import MetaRefreshMiddleware, RedirectMiddleware
+from tinyscrapy.spidermiddlewares.referer import RefererMiddleware
+from tinyscrapy.downloadermiddlewares.retry import RetryMiddleware
 from tinyscrapy.settings import Settings
 
 from .helpers import crawl

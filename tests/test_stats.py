@@ -12,7 +12,7 @@ from twisted.trial import unittest
 
 from tinyscrapy import DropItem, Request, Spider
 from tinyscrapy.crawler import Crawler
-from tinyscrapy.observe.stats import crawl_statistics
+from tinyscrapy.statscollectors import crawl_statistics
 from tinyscrapy.settings import Settings
 
 from .helpers import crawl
@@ -93,7 +93,7 @@ class SummaryTests(unittest.TestCase):
             name = "other"
 
         start = self.server.add_page("/")
-        logs = capture_logs(self, "tinyscrapy.observe.stats")
+        logs = capture_logs(self, "tinyscrapy.statscollectors")
         settings = Settings({"STATS_FILE": os.path.join(self.tmp, "both.json")})
         yield defer.gatherResults([Crawler(LinkSpider, settings).crawl(start=start),
                                    Crawler(Other, settings).crawl(start=start)])

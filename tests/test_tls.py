@@ -9,10 +9,10 @@ from twisted.internet import defer, reactor
 from twisted.trial import unittest
 
 from tinyscrapy import Spider
-from tinyscrapy.download.fetcher import HttpFetcher
-from tinyscrapy.download.pool import CrawlAgent, CrawlPool
-from tinyscrapy.download.tls import https_policy
-from tinyscrapy.errors import CertificateError, UsageError
+from tinyscrapy.core.downloader.handlers.http11 import HttpFetcher
+from tinyscrapy.core.downloader.handlers.pool import CrawlAgent, CrawlPool
+from tinyscrapy.core.downloader.tls import https_policy
+from tinyscrapy.exceptions import CertificateError, UsageError
 from tinyscrapy.settings import Settings
 
 from .fetchutil import failure_of, get, make_fetcher
@@ -60,7 +60,7 @@ class TlsTests(unittest.TestCase):
         crawler = yield crawl(PagesSpider, start_urls=[self.url])
         stats = crawler.stats
         self.assertEqual(
-            stats.get_value("downloader/exception_type_count/tinyscrapy.errors.CertificateError"),
+            stats.get_value("downloader/exception_type_count/tinyscrapy.exceptions.CertificateError"),
             1)
         self.assertEqual(stats.get_value("finish_reason"), "finished")
         self.assertIsNone(stats.get_value("item_scraped_count"))

@@ -11,9 +11,9 @@ from twisted.trial import unittest
 
 from tinyscrapy import signals
 from tinyscrapy.crawler import Crawler
-from tinyscrapy.middleware.retry import get_retry_request
-from tinyscrapy.observe import trace as trace_module
-from tinyscrapy.observe.trace import Trace, claim_path
+from tinyscrapy.downloadermiddlewares.retry import get_retry_request
+from tinyscrapy import trace as trace_module
+from tinyscrapy.trace import Trace, claim_path
 from tinyscrapy.settings import Settings
 
 from .helpers import LinkSpider, crawl, run_command

@@ -6,7 +6,7 @@ and each turn knows (when traced) which sources asked for it.
 from twisted.trial import unittest
 
 from tinyscrapy import Request, signals
-from tinyscrapy.scheduler import Scheduler
+from tinyscrapy.core.scheduler import Scheduler
 
 from .helpers import make_engine
 from .test_engine import ListSpider

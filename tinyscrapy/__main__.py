@@ -1,6 +1,6 @@
-"""C{python -m tinyscrapy}: the command line (see L{tinyscrapy.command})."""
+"""C{python -m tinyscrapy}: the command line (see L{tinyscrapy.cmdline})."""
 
-from tinyscrapy.command import main
+from tinyscrapy.cmdline import main
 
 if __name__ == "__main__":
     main()

@@ -1,8 +1,7 @@
 """
-L{Crawler} (one spider, one engine) and L{CrawlerProcess} (many crawlers, one reactor);
-L{CrawlerRunner} (L{tinyscrapy.runner.crawlerrunner}) for a script that runs its own
-reactor; Scrapy's coroutine runners C{AsyncCrawlerProcess} and C{AsyncCrawlerRunner}
-(L{tinyscrapy.runner.asyncrunners}).
+L{Crawler} (one spider, one engine), L{CrawlerRunner} (crawls in a reactor the script runs
+itself) and L{CrawlerProcess} (many crawlers, one reactor, which it starts and stops), with
+Scrapy's coroutine runners L{AsyncCrawlerRunner} and L{AsyncCrawlerProcess}.
 
 TinyScrapy's shape::
 
@@ -15,6 +14,19 @@ TinyScrapy's shape::
         DeferredList(self._active).addBoth(stop the reactor)
         reactor.run()
 
+L{CrawlerRunner} neither sets up logging nor starts or stops the reactor::
+
+    from twisted.internet import reactor
+    configure_logging({"LOG_LEVEL": "INFO"})
+    runner = CrawlerRunner({"FEEDS": {"items.jsonl": {"format": "jsonlines"}}})
+    d = runner.crawl(MySpider)
+    d.addBoth(stop_the_reactor)
+    reactor.run()
+
+The coroutine runners (Scrapy 2.13 and later) run on the asyncio reactor, which
+L{AsyncCrawlerProcess} installs; C{crawl()} returns an asyncio Future instead of a
+Deferred, and C{join()} and C{stop()} are coroutines.
+
 Ctrl-C (SIGINT) or SIGTERM closes every crawl gracefully, as in Scrapy: no new downloads
 start, those in flight finish and are scraped, and the crawl ends with the reason
 C{"shutdown"} (a C{--jobdir} frontier keeps what was waiting, for the next run). A second
@@ -25,23 +37,28 @@ import logging
 import signal
 
 from twisted.internet import defer
+from twisted.internet.defer import DeferredList
 from twisted.python.failure import Failure
 
 from tinyscrapy import signals
-from tinyscrapy.components import build, build_ordered, load_object, running
-from tinyscrapy.errors import UsageError
-from tinyscrapy.observe.crawllog import log_start
-from tinyscrapy.observe.ledger import RequestLedger
-from tinyscrapy.observe.logconfig import configure_logging, update_root_handler
-from tinyscrapy.observe.stats import StatsCollector
-from tinyscrapy.runner.collector import tune_for_crawl
-from tinyscrapy.runner.crawlerrunner import CrawlerRunner
-from tinyscrapy.runner.reactors import apply_reactor_setting
-from tinyscrapy.scope.fingerprint import request_fingerprint
-from tinyscrapy.scope.fingerprinter import as_int, fingerprinter_for
+from tinyscrapy.core.startrequests import start_of
+from tinyscrapy.exceptions import UsageError
+from tinyscrapy.ledger import RequestLedger
+from tinyscrapy.middleware import build_ordered
 from tinyscrapy.settings import Settings
-from tinyscrapy.signals import SignalBus
-from tinyscrapy.startrequests import start_of
+from tinyscrapy.signalmanager import SignalBus
+from tinyscrapy.statscollectors import StatsCollector
+from tinyscrapy.utils.defer import deferred_to_future
+from tinyscrapy.utils.gc import tune_for_crawl
+from tinyscrapy.utils.log import configure_logging, log_start, update_root_handler
+from tinyscrapy.utils.misc import build, load_object
+from tinyscrapy.utils.reactor import (
+    ASYNCIO_REACTOR,
+    apply_reactor_setting,
+    install_reactor,
+    is_asyncio_reactor_installed,
+)
+from tinyscrapy.utils.request import as_int, fingerprinter_for, request_fingerprint
 
 logger = logging.getLogger(__name__)
 
@@ -62,9 +79,9 @@ class Crawler:
     @ivar settings: the frozen L{Settings} once L{crawl} has started.
     @ivar spider: the spider instance (after L{crawl} started).
     @ivar engine: the L{ExecutionEngine} (after L{crawl} started).
-    @ivar downloader: the engine's L{tinyscrapy.download.downloader.Downloader} (after
+    @ivar downloader: the engine's L{tinyscrapy.core.downloader.Downloader} (after
         L{crawl} started), which robots.txt is fetched through.
-    @ivar slots: the downloader's per-host L{tinyscrapy.download.slots.Slots} (after L{crawl}
+    @ivar slots: the downloader's per-host L{tinyscrapy.core.downloader.slots.Slots} (after L{crawl}
         started), which the scheduler consults.
     """
 
@@ -143,10 +160,10 @@ class Crawler:
 
     def _create_engine(self):
         """Build the parts the engine drives, each from this crawler's settings."""
-        from tinyscrapy.download.downloader import Downloader
-        from tinyscrapy.engine import ExecutionEngine
+        from tinyscrapy.core.downloader import Downloader
+        from tinyscrapy.core.engine import ExecutionEngine
+        from tinyscrapy.core.scraper import Scraper
         from tinyscrapy.frontier import scheduler_class
-        from tinyscrapy.scraper import Scraper
 
         downloader = Downloader(self, self.reactor)
         self.downloader = downloader  # robots.txt downloads through it too
@@ -173,29 +190,87 @@ class Crawler:
     def get_downloader_middleware(self, cls):
         """The running downloader middleware of class C{cls} (or a subclass), or None.
         @raise RuntimeError: the engine is not made yet (before C{crawl})."""
-        return running(self, "get_downloader_middleware", cls,
+        return _running(self, "get_downloader_middleware", cls,
                        self.downloader and self.downloader.middleware.middlewares)
 
     def get_spider_middleware(self, cls):
         """The running spider middleware of class C{cls} (or a subclass), or None.
         @raise RuntimeError: the engine is not made yet (before C{crawl})."""
-        return running(self, "get_spider_middleware", cls,
+        return _running(self, "get_spider_middleware", cls,
                        self.engine and self.engine.scraper.spidermw.middlewares)
 
     def get_item_pipeline(self, cls):
         """The running item pipeline of class C{cls} (or a subclass), or None.
         @raise RuntimeError: the engine is not made yet (before C{crawl})."""
-        return running(self, "get_item_pipeline", cls,
+        return _running(self, "get_item_pipeline", cls,
                        self.engine and self.engine.scraper.pipelines.pipelines)
 
     def get_extension(self, cls):
         """The running extension of class C{cls} (or a subclass), or None.
         @raise RuntimeError: the engine is not made yet (before C{crawl})."""
-        return running(self, "get_extension", cls, self.engine and self.extensions)
+        return _running(self, "get_extension", cls, self.engine and self.extensions)
 
     def _log_start(self):
-        """Log what this crawl runs with (L{tinyscrapy.observe.crawllog.log_start})."""
+        """Log what this crawl runs with (L{tinyscrapy.utils.log.log_start})."""
         log_start(self)
+
+
+class CrawlerRunner:
+    """
+    Keeps track of the crawls it started, in the installed reactor.
+
+    @ivar settings: the L{tinyscrapy.settings.Settings} every crawl starts from.
+    @ivar crawlers: the L{tinyscrapy.crawler.Crawler}s running now.
+    """
+
+    def __init__(self, settings=None):
+        """@param settings: a L{tinyscrapy.settings.Settings}, a plain dict, or None."""
+        self.settings = _as_settings(settings)
+        self.crawlers = set()
+        self._active = set()
+
+    def create_crawler(self, crawler_or_spidercls):
+        """A L{tinyscrapy.crawler.Crawler} for a spider class (or its dotted path); a
+        crawler is returned as it is."""
+        if isinstance(crawler_or_spidercls, Crawler):
+            return crawler_or_spidercls
+        return Crawler(load_object(crawler_or_spidercls), self.settings)
+
+    def crawl(self, crawler_or_spidercls, *args, **kwargs):
+        """
+        Start a crawl; C{args} and C{kwargs} go to the spider.
+
+        @return: a Deferred that fires with the finish reason when the crawl has ended, or
+            errbacks with what stopped it from starting (a L{tinyscrapy.exceptions.UsageError}
+            for a bad setting, say).
+        """
+        crawler = self.create_crawler(crawler_or_spidercls)
+        self.crawlers.add(crawler)
+        d = crawler.crawl(*args, **kwargs)
+        self._active.add(d)
+        d.addBoth(self._cb_crawl_done, crawler, d)
+        return d
+
+    def _cb_crawl_done(self, result, crawler, d):
+        self.crawlers.discard(crawler)
+        self._active.discard(d)
+        return result
+
+    def join(self):
+        """
+        @return: a Deferred that fires with None once every crawl has ended, those started
+            while waiting included (never errbacks: each crawl's own Deferred does).
+        """
+        d = DeferredList(list(self._active))
+        d.addCallback(self._cb_joined)
+        return d
+
+    def _cb_joined(self, _):
+        return self.join() if self._active else None
+
+    def stop(self):
+        """Close every running crawl gracefully. @return: a Deferred for all of them."""
+        return DeferredList([crawler.stop() for crawler in list(self.crawlers)])
 
 
 def _raise_now(d):
@@ -331,13 +406,73 @@ class CrawlerProcess:
             pass
 
 
-def __getattr__(name):
-    """Scrapy's coroutine runners (L{tinyscrapy.runner.asyncrunners}, which subclass the
-    classes here), imported on first use."""
-    if name in ("AsyncCrawlerProcess", "AsyncCrawlerRunner"):
-        from tinyscrapy.runner import asyncrunners
-        return getattr(asyncrunners, name)
-    raise AttributeError(f"module 'tinyscrapy.crawler' has no attribute {name!r}")
+def _running(crawler, method, cls, components):
+    """
+    The first of C{components} (C{(path, component)} pairs) that is a C{cls}, or None; the
+    lookup behind C{Crawler.get_downloader_middleware()} and its kin.
+
+    @param components: the pairs, or a false value when the engine is not made yet.
+    @raise RuntimeError: the engine is not made yet, as Scrapy says it.
+    """
+    if crawler.engine is None:
+        raise RuntimeError(f"Crawler.{method}() can only be called after the crawl engine "
+                           f"has been created.")
+    for _, component in components or ():
+        if isinstance(component, cls):
+            return component
+    return None
 
 
-__all__ = ["Crawler", "CrawlerProcess", "CrawlerRunner"]  # and the two above, lazily
+def _asyncio_reactor(settings):
+    """Install the asyncio reactor if none is yet. @raise UsageError: another one is."""
+    install_reactor(ASYNCIO_REACTOR, settings.get("ASYNCIO_EVENT_LOOP"))
+    if not is_asyncio_reactor_installed():
+        raise UsageError("the coroutine runners need the asyncio reactor, but another "
+                         "reactor is already installed (something imported "
+                         "twisted.internet.reactor first)")
+    from twisted.internet import reactor
+    return reactor
+
+
+class AsyncCrawlerRunner(CrawlerRunner):
+    """L{CrawlerRunner} with coroutine APIs, in the asyncio reactor the script runs."""
+
+    def crawl(self, crawler_or_spidercls, *args, **kwargs):
+        """
+        Start a crawl.
+
+        @return: an asyncio Future completing with the finish reason when it has ended.
+        @raise UsageError: the installed reactor is not asyncio's.
+        """
+        if not is_asyncio_reactor_installed():
+            raise UsageError(f"AsyncCrawlerRunner needs the asyncio reactor: install it "
+                             f"first (tinyscrapy.utils.reactor.install_reactor"
+                             f"({ASYNCIO_REACTOR!r}))")
+        return deferred_to_future(super().crawl(crawler_or_spidercls, *args, **kwargs))
+
+    async def join(self):
+        """Complete once every crawl has ended."""
+        await deferred_to_future(super().join())
+
+    async def stop(self):
+        """Close every running crawl gracefully; complete once they have closed."""
+        await deferred_to_future(super().stop())
+
+
+class AsyncCrawlerProcess(CrawlerProcess):
+    """L{CrawlerProcess} on the asyncio reactor (installed here), with coroutine APIs."""
+
+    def __init__(self, settings=None, install_root_handler=True):
+        settings = _as_settings(settings)
+        super().__init__(settings, install_root_handler, reactor=_asyncio_reactor(settings))
+
+    def crawl(self, crawler_or_spidercls, *args, **kwargs):
+        """Start a crawl. @return: an asyncio Future completing when it has ended."""
+        return deferred_to_future(super().crawl(crawler_or_spidercls, *args, **kwargs))
+
+    async def join(self):
+        """Complete once every crawl has ended."""
+        await deferred_to_future(DeferredList(list(self._active)))
+
+
+__all__ = ["AsyncCrawlerProcess", "AsyncCrawlerRunner", "Crawler", "CrawlerProcess", "CrawlerRunner"]

@@ -2,7 +2,7 @@
 One module per command of C{python -m tinyscrapy}, as Scrapy's C{scrapy/commands/}.
 
 Each module has C{HELP} (one line for C{--help}), C{add_arguments(parser)} and
-C{run(command)}, which gets the L{tinyscrapy.command.Command} (its parsed C{args}, its
+C{run(command)}, which gets the L{tinyscrapy.cmdline.Command} (its parsed C{args}, its
 C{settings}, and the shared C{crawl()}) and returns the exit status. L{NAMES} lists them
 in the order C{--help} shows them. A module may have C{DESCRIPTION}, the paragraph its own
 C{--help} shows (C{HELP} when it has none).

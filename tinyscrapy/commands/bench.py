@@ -45,9 +45,9 @@ def run_bench(pages, settings):
     """
     from twisted.internet import reactor
 
+    from tinyscrapy.commands.crawl import SiteCrawler
     from tinyscrapy.crawler import CrawlerProcess
     from tinyscrapy.demo.benchsite import bench_site
-    from tinyscrapy.spiders.sitespider import SiteCrawler
 
     site = bench_site(pages)
     port = reactor.listenTCP(0, site, interface="127.0.0.1")

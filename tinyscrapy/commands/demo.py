@@ -19,7 +19,7 @@ def run(command):
     from twisted.internet.error import CannotListenError
 
     from tinyscrapy.demo import listen
-    from tinyscrapy.errors import UsageError
+    from tinyscrapy.exceptions import UsageError
     try:
         port = listen(command.args.port, reactor=reactor)
     except CannotListenError as e:

@@ -69,7 +69,7 @@ def _bytes(value):
 
 def check_url(url):
     """@raise UsageError: C{url} is not an http(s) URL."""
-    from tinyscrapy.errors import UsageError
+    from tinyscrapy.exceptions import UsageError
     if not url.lower().startswith(("http://", "https://")):
         raise UsageError(f"not an http(s) URL: {url!r}")
 
@@ -125,8 +125,8 @@ class PageFetcher:
     """
 
     def __init__(self, settings, reactor, spidercls=None):
+        from tinyscrapy.core.downloader import Downloader
         from tinyscrapy.crawler import Crawler
-        from tinyscrapy.download.downloader import Downloader
         self.reactor = reactor
         self.crawler = Crawler(spidercls or default_spider(), settings, reactor)
         self.crawler.settings.freeze()
@@ -137,7 +137,7 @@ class PageFetcher:
 
     def request(self, url, no_redirect=False):
         """A Request for C{url} that gets every status back (3xx too, if C{no_redirect})."""
-        from tinyscrapy.http import Request
+        from tinyscrapy.http.request import Request
         meta = {"handle_httpstatus_all": True} if no_redirect else \
             {"handle_httpstatus_list": _AllBut3xx()}
         return Request(url, dont_filter=True, meta=meta)
@@ -156,7 +156,7 @@ class PageFetcher:
     def _cb_fetched(self, result, hops):
         from twisted.internet.task import deferLater
 
-        from tinyscrapy.http import Request
+        from tinyscrapy.http.request import Request
         if not isinstance(result, Request):
             return result
         if hops >= MAX_HOPS:
@@ -168,7 +168,7 @@ class PageFetcher:
     def log_failure(self, failure, url):
         import logging
 
-        from tinyscrapy.errors import describe_failure
+        from tinyscrapy.exceptions import describe_failure
         logging.getLogger(__name__).error("Error downloading %s: %s", url,
                                           describe_failure(failure))
 
@@ -179,7 +179,7 @@ class PageFetcher:
 
 def default_spider():
     """A bare spider class for the page commands (Scrapy's C{DefaultSpider})."""
-    from tinyscrapy.spider import Spider
+    from tinyscrapy.spiders import Spider
 
     class DefaultSpider(Spider):
         name = "default"

@@ -29,8 +29,8 @@ def add_arguments(parser):
 def run(command):
     from urllib.parse import urlsplit
 
-    from tinyscrapy.errors import UsageError
-    from tinyscrapy.project import templates
+    from tinyscrapy.exceptions import UsageError
+    from tinyscrapy.utils import template as templates
     args = command.args
     if args.list_templates:
         print("Available templates:")
@@ -66,8 +66,8 @@ def _spiders_folder(settings):
     else the current directory."""
     import importlib
 
-    from tinyscrapy.errors import UsageError
-    from tinyscrapy.project.config import inside_project
+    from tinyscrapy.exceptions import UsageError
+    from tinyscrapy.utils.project import inside_project
     module_name = settings.get("NEWSPIDER_MODULE")
     if not (inside_project() and module_name):
         return os.getcwd()

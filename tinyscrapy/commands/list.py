@@ -12,8 +12,8 @@ def add_arguments(parser):
 
 
 def run(command):
-    from tinyscrapy.project.config import inside_project
-    from tinyscrapy.spiders.spiderloader import SpiderLoader, find_spiders
+    from tinyscrapy.spiderloader import SpiderLoader, find_spiders
+    from tinyscrapy.utils.project import inside_project
     if inside_project():
         for name in SpiderLoader.from_settings(command.settings).list():
             print(name)

@@ -47,7 +47,7 @@ def add_arguments(parser):
 def run(command):
     import json
 
-    from tinyscrapy.errors import UsageError
+    from tinyscrapy.exceptions import UsageError
     args = command.args
     if args.depth < 1:
         raise UsageError(f"--depth must be 1 or more, got {args.depth}")
@@ -77,9 +77,9 @@ def run(command):
 
 
 def _find_spider(command, url):
-    from tinyscrapy.errors import UsageError
-    from tinyscrapy.http import Request
-    from tinyscrapy.spiders.spiderloader import project_loader, resolve_spider
+    from tinyscrapy.exceptions import UsageError
+    from tinyscrapy.http.request import Request
+    from tinyscrapy.spiderloader import project_loader, resolve_spider
     loader = project_loader(command.settings)
     if command.args.spider:
         return resolve_spider(command.args.spider, loader)
@@ -105,7 +105,7 @@ def _rule_callback(spidercls, url):
 def _parse_spider_class(spidercls, url, callback, meta, levels, depth, pipelines=False):
     """A subclass of C{spidercls} whose only start request is C{url}, to C{callback};
     what each level yields is recorded into C{levels}."""
-    from tinyscrapy.http import Request
+    from tinyscrapy.http.request import Request
 
     def first_request(spider):
         return Request(url, callback=getattr(spider, callback), dont_filter=True,
@@ -133,7 +133,7 @@ class ParseRecorder:
     """
 
     def process_spider_output(self, response, result, spider):
-        from tinyscrapy.http import Request
+        from tinyscrapy.http.request import Request
         level = response.request.meta.get("_parse_level", 1) if response.request else 1
         record = spider.parse_levels.setdefault(level, {"status": response.status,
                                                         "items": [], "requests": []})

@@ -23,14 +23,14 @@ def add_arguments(parser):
 
 
 def run(command):
-    from tinyscrapy.errors import UsageError
-    from tinyscrapy.project.config import inside_project
-    from tinyscrapy.spiders.spiderloader import (
+    from tinyscrapy.exceptions import UsageError
+    from tinyscrapy.spiderloader import (
         load_spider_class,
         project_loader,
         require_spiders_folder,
         resolve_spider,
     )
+    from tinyscrapy.utils.project import inside_project
     if not command.args.spiders:
         if inside_project():
             raise UsageError("name the spiders to run: run NAME [NAME ...] (`list` shows "

@@ -12,5 +12,5 @@ def add_arguments(parser):
 
 
 def run(command):
-    from tinyscrapy.spiders.spiderloader import spider_class_from_file
+    from tinyscrapy.spiderloader import spider_class_from_file
     return command.crawl([spider_class_from_file(command.args.file)])

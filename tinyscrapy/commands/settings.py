@@ -25,8 +25,8 @@ def run(command):
     if not wanted:
         print(defaults_table())
         return 0
-    from tinyscrapy.command import setting_pairs
-    from tinyscrapy.errors import UsageError
+    from tinyscrapy.cmdline import setting_pairs
+    from tinyscrapy.exceptions import UsageError
     from tinyscrapy.settings import _closest, parse_value
     settings = command.settings
     for name, value in setting_pairs(command.args.settings, "-s"):

@@ -110,7 +110,7 @@ class Shell:
         """
         from twisted.internet.threads import blockingCallFromThread
 
-        from tinyscrapy.http import Request
+        from tinyscrapy.http.request import Request
         if isinstance(url_or_request, Request):
             request = url_or_request
         else:

@@ -18,12 +18,12 @@ def add_arguments(parser):
 
 
 def run(command):
-    from tinyscrapy.project import templates
-    from tinyscrapy.project.config import CONFIG_NAME
+    from tinyscrapy.utils import template as templates
+    from tinyscrapy.utils.conf import CONFIG_NAME
     name, folder = command.args.name, command.args.dir or command.args.name
     _check_name(name)
     if os.path.exists(os.path.join(folder, CONFIG_NAME)):
-        from tinyscrapy.errors import UsageError
+        from tinyscrapy.exceptions import UsageError
         raise UsageError(f"{os.path.join(folder, CONFIG_NAME)} already exists: a project "
                          "is there already")
     values = {"project": name, "classname": _camel(name)}
@@ -47,7 +47,7 @@ def run(command):
 def write_new_file(path, text):
     """Write C{text} to a new file C{path}, making its folders.
     @raise UsageError: the file exists, or cannot be written."""
-    from tinyscrapy.errors import UsageError
+    from tinyscrapy.exceptions import UsageError
     try:
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
         with open(path, "x", encoding="utf-8") as f:
@@ -61,7 +61,7 @@ def write_new_file(path, text):
 def _check_name(name):
     import importlib.util
 
-    from tinyscrapy.errors import UsageError
+    from tinyscrapy.exceptions import UsageError
     if not name.isidentifier() or name.startswith("_"):
         raise UsageError(f"project name {name!r} must be a Python identifier: letters, "
                          "digits and underscores, not starting with a digit or _")

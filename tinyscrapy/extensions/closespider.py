@@ -12,7 +12,7 @@ L{CloseConditions}: stop a crawl early, on Scrapy's C{CLOSESPIDER_*} settings.
       failed for good (C{download_error}); refused statuses (404, ...) and dropped requests
       are not errors.
 
-0 switches a condition off. A callback can also raise L{tinyscrapy.errors.CloseSpider}
+0 switches a condition off. A callback can also raise L{tinyscrapy.exceptions.CloseSpider}
 with its own reason.
 
 Each condition calls L{ExecutionEngine.close_spider}: the engine takes no new request,
@@ -24,7 +24,7 @@ first reason given is the finish reason.
 import logging
 
 from tinyscrapy import signals
-from tinyscrapy.errors import NotConfigured
+from tinyscrapy.exceptions import NotConfigured
 
 logger = logging.getLogger(__name__)
 

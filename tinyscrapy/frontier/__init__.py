@@ -1,7 +1,7 @@
 """
-Frontier backends: which L{tinyscrapy.scheduler.Scheduler} a crawl uses.
+Frontier backends: which L{tinyscrapy.core.scheduler.Scheduler} a crawl uses.
 
-    - in memory (the default): L{tinyscrapy.scheduler.Scheduler};
+    - in memory (the default): L{tinyscrapy.core.scheduler.Scheduler};
     - on disk (C{--jobdir DIR}, the C{JOBDIR} setting): L{tinyscrapy.frontier.disk};
     - shared (C{--scheduler redis://host:port/db}, or C{rediss://} over TLS;
       C{SCHEDULER_URL}):
@@ -10,8 +10,8 @@ Frontier backends: which L{tinyscrapy.scheduler.Scheduler} a crawl uses.
 A C{SCHEDULER} setting the user changed always wins.
 """
 
-from tinyscrapy.components import load_object
-from tinyscrapy.errors import UsageError
+from tinyscrapy.exceptions import UsageError
+from tinyscrapy.utils.misc import load_object
 
 BACKENDS = {
     "redis": "tinyscrapy.frontier.redis.RedisScheduler",

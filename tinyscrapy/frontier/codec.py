@@ -24,7 +24,7 @@ that is not one this code wrote (crafted, damaged, or a pickle written by an old
 tinyscrapy) is refused by L{request_from_bytes} with L{StoredRequestError}; the frontier
 counts it, logs it and goes on. L{is_old_format} tells an older tinyscrapy's pickle.
 
-A proxy that L{tinyscrapy.middleware.proxy} chose from the environment (C{meta
+A proxy that L{tinyscrapy.downloadermiddlewares.httpproxy} chose from the environment (C{meta
 ["_scheme_proxy"]}) is not stored, nor its C{Proxy-Authorization}: the middleware chooses
 it again, credentials included, when the loaded request is downloaded. Every other header
 and C{meta} are stored as they are, in plain text.
@@ -37,7 +37,7 @@ loads. (An item is made by calling its registered class with its fields.)
 import json
 from base64 import b64decode
 
-from tinyscrapy.errors import UnserializableRequest
+from tinyscrapy.exceptions import UnserializableRequest
 from tinyscrapy.frontier.plaindata import (
     MissingMethod,
     NotPlain,
@@ -48,8 +48,9 @@ from tinyscrapy.frontier.plaindata import (
     register_item_class,
     untag,
 )
-from tinyscrapy.http import FormRequest, JsonRequest, Request
-from tinyscrapy.http.request import _NO_EXTRA
+from tinyscrapy.http.request import _NO_EXTRA, Request
+from tinyscrapy.http.request.form import FormRequest
+from tinyscrapy.http.request.json_request import JsonRequest
 
 MAGIC = b"TSJ1"  # what every stored request starts with: bump the digit when fields change
 FORMAT = "json1"  # the name of this format, for the frontiers that record it

@@ -12,7 +12,7 @@ headers (cookies, credentials) in plain text. The database is
 L{tinyscrapy.frontier.diskstore.DiskStore}.
 
 Every waiting request is a row on disk; only a bounded head of each host's queue is in
-memory, as requests (the slot-aware queues of L{tinyscrapy.scheduler.Scheduler}): at most
+memory, as requests (the slot-aware queues of L{tinyscrapy.core.scheduler.Scheduler}): at most
 C{HEAD} per slot, and C{WINDOW} in all (beyond it, a new host's requests wait on disk only
 until the window has room: a broad crawl of a million hosts stays bounded too). A request
 for a slot whose head is full is "spilled": written, and not kept. When a slot's head runs
@@ -30,7 +30,7 @@ repeats at most the requests in flight, and never loses one. New requests are bu
 until the next commit (an acknowledgement, the C{FLUSH_INTERVAL} C{LoopingCall}, or
 C{FLUSH_ROWS} of them waiting), so a callback yielding a million requests is written in
 bounded chunks. What is not committed yet waits in
-L{tinyscrapy.frontier.diskwrites.PendingWrites}: a write that fails is tried again at the
+L{tinyscrapy.frontier.diskstore.PendingWrites}: a write that fails is tried again at the
 next commit; after C{MAX_FLUSH_FAILURES} in a row, or a constraint violation (the file
 changed under us), the writes stop and the crawl closes with C{jobdir_error}.
 
@@ -45,15 +45,16 @@ from itertools import islice
 
 from twisted.internet.task import LoopingCall
 
-from tinyscrapy.errors import UnserializableRequest, UsageError
+from tinyscrapy.core.scheduler import Scheduler
+from tinyscrapy.dupefilters import FingerprintSet
+from tinyscrapy.exceptions import UnserializableRequest, UsageError
 from tinyscrapy.frontier.codec import (
     MissingMethod,
     StoredRequestError,
     request_from_bytes,
     request_to_bytes,
 )
-from tinyscrapy.frontier.diskstore import DiskStore, signed
-from tinyscrapy.frontier.diskwrites import PendingWrites
+from tinyscrapy.frontier.diskstore import DiskStore, PendingWrites, signed
 from tinyscrapy.frontier.jobdir import (
     FRONTIER,
     check_free_space,
@@ -61,8 +62,6 @@ from tinyscrapy.frontier.jobdir import (
     make_private_dir,
     spider_jobdir,
 )
-from tinyscrapy.scheduler import Scheduler
-from tinyscrapy.scope.seen import FingerprintSet
 
 logger = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ Every directory of it is private to the user (C{0700}) and every file too (C{060
 
 import os
 
-from tinyscrapy.errors import UsageError
+from tinyscrapy.exceptions import UsageError
 
 try:
     import fcntl

@@ -111,7 +111,7 @@ def item_classes(_item=[]):  # noqa: B006 - the Item class, imported once
     """The registered item classes: C{Item.classes} and L{register_item_class}'s."""
     if not _item:
         try:
-            from tinyscrapy.items.declared import Item
+            from tinyscrapy.item import Item
         except ImportError:  # before tinyscrapy had declared items
             Item = None
         _item.append(Item)

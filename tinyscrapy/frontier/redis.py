@@ -9,7 +9,7 @@ The engine's interface is synchronous; Redis is not. So:
       at once; the request joins an outbox that C{reactor.callLater(0, ...)} writes in one
       script: Redis drops it if another process queued it first (C{SADD}).
     - L{RedisScheduler.next_request} serves from a local, slot-aware
-      L{tinyscrapy.scheduler.Scheduler}. When it holds fewer than C{CONCURRENT_REQUESTS}
+      L{tinyscrapy.core.scheduler.Scheduler}. When it holds fewer than C{CONCURRENT_REQUESTS}
       (or up to 4 times that while all it holds wait on slot delays), a pop moves a batch
       of leases (requests whose host may take one more now, across all workers) from the
       shared queue into this worker's C{processing} hash; when it lands, the engine is
@@ -42,14 +42,14 @@ from functools import partial
 from twisted.internet.defer import CancelledError, succeed
 from twisted.internet.task import LoopingCall
 
-from tinyscrapy.errors import UnserializableRequest
+from tinyscrapy.core.scheduler import Scheduler
+from tinyscrapy.dupefilters import FingerprintSet
+from tinyscrapy.exceptions import UnserializableRequest
 from tinyscrapy.frontier import codec
 from tinyscrapy.frontier.redisconnect import is_tls, make_client, tls_options
 from tinyscrapy.frontier.redisstore import OK, RedisStore, connect, parse_redis_url, redact
 from tinyscrapy.frontier.redissync import _PREFETCH_CAP, SharedQueueSync
-from tinyscrapy.scheduler import Scheduler
-from tinyscrapy.scope.fingerprint import request_fingerprint
-from tinyscrapy.scope.seen import FingerprintSet
+from tinyscrapy.utils.request import request_fingerprint
 
 logger = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ from urllib.parse import unquote, urlsplit
 
 from twisted.internet.defer import CancelledError
 
-from tinyscrapy.errors import UsageError
+from tinyscrapy.exceptions import UsageError
 
 
 def parse_redis_url(url):

@@ -4,25 +4,34 @@ L{FormRequest}, L{JsonRequest} and L{XmlRpcRequest}; L{Response} and its kinds L
 L{HtmlResponse}, L{XmlResponse} and L{JsonResponse}, with C{HttpResponse}, TinyScrapy's
 name for any of them (L{tinyscrapy.http.response}); L{Headers}.
 
-This module only re-exports; L{XmlRpcRequest} (L{tinyscrapy.http.xmlrpc}) is imported on
-first use, as C{xmlrpc.client} costs some 3 ms of start-up that few crawls need.
+This module only re-exports, each name on first use (L{__getattr__}): the kernel imports
+C{tinyscrapy.http.request} without loading the responses' selectors or the form parser.
 """
 
-from tinyscrapy.http.form import FormRequest
-from tinyscrapy.http.headers import Headers
-from tinyscrapy.http.jsonrequest import JsonRequest
-from tinyscrapy.http.request import Request
-from tinyscrapy.http.response import HttpResponse, NotTextResponse, Response, response_for
-from tinyscrapy.http.textresponse import HtmlResponse, JsonResponse, TextResponse, XmlResponse
+import importlib
 
-__all__ = ["FormRequest", "Headers", "HtmlResponse", "HttpResponse", "JsonRequest",
-           "JsonResponse", "NotTextResponse", "Request", "Response", "TextResponse",
-           "XmlResponse", "XmlRpcRequest", "response_for"]
+_WHERE = {
+    "Headers": "tinyscrapy.http.headers",
+    "Request": "tinyscrapy.http.request",
+    "FormRequest": "tinyscrapy.http.request.form",
+    "JsonRequest": "tinyscrapy.http.request.json_request",
+    "XmlRpcRequest": "tinyscrapy.http.request.rpc",
+    "Response": "tinyscrapy.http.response",
+    "HttpResponse": "tinyscrapy.responsetypes",
+    "NotTextResponse": "tinyscrapy.http.response",
+    "response_for": "tinyscrapy.responsetypes",
+    "TextResponse": "tinyscrapy.http.response.text",
+    "HtmlResponse": "tinyscrapy.http.response.html",
+    "XmlResponse": "tinyscrapy.http.response.xml",
+    "JsonResponse": "tinyscrapy.http.response.json",
+}
+
+__all__ = sorted(_WHERE)
 
 
 def __getattr__(name):
-    """C{tinyscrapy.http.XmlRpcRequest}, imported on first use."""
-    if name == "XmlRpcRequest":
-        from tinyscrapy.http.xmlrpc import XmlRpcRequest
-        return XmlRpcRequest
-    raise AttributeError(f"module 'tinyscrapy.http' has no attribute {name!r}")
+    """A public name of C{tinyscrapy.http}, imported on first use."""
+    where = _WHERE.get(name)
+    if where is None:
+        raise AttributeError(f"module 'tinyscrapy.http' has no attribute {name!r}")
+    return getattr(importlib.import_module(where), name)

@@ -8,6 +8,6 @@ This module only re-exports.
 
 from parsel import SelectorList
 
-from tinyscrapy.http.pageselector import Selector
+from tinyscrapy.selector.unified import Selector
 
 __all__ = ["Selector", "SelectorList"]

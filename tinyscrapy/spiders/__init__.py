@@ -1,29 +1,127 @@
 """
-Spider kinds, at Scrapy's path C{scrapy.spiders}: the base L{Spider}
-(L{tinyscrapy.spider}, part of the core), L{CrawlSpider} and L{Rule}
-(L{tinyscrapy.spiders.crawlspider}), L{SitemapSpider}
-(L{tinyscrapy.spiders.sitemapspider}), L{XMLFeedSpider} and L{CSVFeedSpider}
-(L{tinyscrapy.spiders.feedspiders}). The C{crawl} command's own spider is
-L{tinyscrapy.spiders.sitespider}.
+L{Spider}: the user's code. A spider says where to start and what to do with each page.
 
-Scrapy's submodule paths C{scrapy.spiders.crawl}, C{scrapy.spiders.sitemap} and
-C{scrapy.spiders.feed} are the same modules under a second name (entries in
-C{sys.modules}), so
-C{from tinyscrapy.spiders.sitemap import SitemapSpider} imports too.
+A callback may return None, an item (a dict, a dataclass or an attrs instance), a
+L{Request}, an iterable or generator of both, a Deferred firing with any of these, or be
+C{async def} (a coroutine, or an async generator).
 
-This module only re-exports.
+The start: C{start_requests()} (TinyScrapy's), or C{async def start()} (Scrapy's since 2.13),
+which wins when a spider defines both (L{tinyscrapy.core.startrequests}).
 """
 
-import sys
+import importlib
+import logging
 
-from tinyscrapy.spider import Spider
-from tinyscrapy.spiders import crawlspider, feedspiders, sitemapspider
-from tinyscrapy.spiders.crawlspider import CrawlSpider, Rule
-from tinyscrapy.spiders.feedspiders import CSVFeedSpider, XMLFeedSpider
-from tinyscrapy.spiders.sitemapspider import SitemapSpider
+from tinyscrapy.exceptions import SpiderWithoutName
+from tinyscrapy.http.request import Request, unchecked_request
 
-sys.modules[__name__ + ".crawl"] = crawlspider
-sys.modules[__name__ + ".sitemap"] = sitemapspider
-sys.modules[__name__ + ".feed"] = feedspiders
+
+class Spider:
+    """
+    Subclass this. Class attributes are the spider's configuration.
+
+    @cvar name: the spider's name, used in logs, stats and C{%(name)s} feed paths; a spider
+        without one is refused (C{ValueError}, as in Scrapy).
+    @cvar start_urls: fetched first when neither L{start_requests} nor L{start} is
+        overridden (an empty list on the instance when the class sets none).
+    @cvar allowed_domains: hosts (and their subdomains) the crawl may visit; empty: any.
+    @cvar custom_settings: settings for this spider, above the project's, below C{-s}.
+    @cvar handle_httpstatus_list: statuses outside 200-299 that still go to the callback.
+    """
+
+    name = None
+    start_urls = ()
+    allowed_domains = ()
+    custom_settings = {}
+    handle_httpstatus_list = ()
+
+    def __init__(self, name=None, **kwargs):
+        """Spider arguments (C{-a NAME=VALUE}) become attributes."""
+        if name is not None:
+            self.name = name
+        elif not self.name:
+            raise SpiderWithoutName(f"{type(self).__name__} must have a name")
+        for key, value in kwargs.items():
+            setattr(self, key, value)
+        if isinstance(self.start_urls, str):
+            self.start_urls = [self.start_urls]
+        elif self.start_urls is Spider.start_urls:
+            self.start_urls = []
+        self.crawler = None
+
+    @classmethod
+    def from_crawler(cls, crawler, *args, **kwargs):
+        """Make the spider for C{crawler}; C{self.crawler} and C{self.settings} are set."""
+        spider = cls(*args, **kwargs)
+        spider.crawler = crawler
+        return spider
+
+    @classmethod
+    def update_settings(cls, settings):
+        """Put C{custom_settings} into C{settings} (at the C{spider} priority); override to
+        change the crawl's settings in code, as in Scrapy."""
+        settings.update(cls.custom_settings or {}, "spider")
+
+    @property
+    def settings(self):
+        return self.crawler.settings if self.crawler is not None else None
+
+    @property
+    def logger(self):
+        """A logger named after the spider (as Scrapy names it), whose records carry
+        C{spider} in their extra."""
+        return logging.LoggerAdapter(logging.getLogger(self.name), {"spider": self})
+
+    def log(self, message, level=logging.DEBUG, **kwargs):
+        """Log C{message} at C{level} with L{logger} (Scrapy's older helper)."""
+        self.logger.log(level, message, **kwargs)
+
+    def start_requests(self):
+        """The first requests: one per C{start_urls} entry, made lazily. A URL Request
+        refuses (no scheme, say) still becomes a request, which the scope drops and counts
+        as C{InvalidUrl}: one bad start URL does not end the others (docs/differences.md)."""
+        for url in self.start_urls:
+            try:
+                yield Request(url, dont_filter=True)
+            except ValueError:
+                yield unchecked_request(url, dont_filter=True)
+
+    async def start(self):
+        """
+        Scrapy's start (2.13 and later): an async generator of the first requests and
+        items, which may C{await}. Override it, or L{start_requests}; this default is never
+        driven (the engine drives L{start_requests} instead, whose default reads
+        C{start_urls}).
+        """
+        for request in self.start_requests():
+            yield request
+
+    def parse(self, response):
+        """The default callback."""
+        raise NotImplementedError(f"{type(self).__name__}.parse is not defined")
+
+    def closed(self, reason):
+        """Called once when the crawl ends, with the finish reason."""
+
+    def __repr__(self):
+        return f"<{type(self).__name__} {self.name!r}>"
+
+
+# Scrapy's other spider kinds, imported on first use (the kernel needs only Spider)
+_KINDS = {
+    "CrawlSpider": "tinyscrapy.spiders.crawl",
+    "Rule": "tinyscrapy.spiders.crawl",
+    "SitemapSpider": "tinyscrapy.spiders.sitemap",
+    "XMLFeedSpider": "tinyscrapy.spiders.feed",
+    "CSVFeedSpider": "tinyscrapy.spiders.feed",
+}
 
 __all__ = ["CSVFeedSpider", "CrawlSpider", "Rule", "SitemapSpider", "Spider", "XMLFeedSpider"]
+
+
+def __getattr__(name):
+    """Scrapy's spider kinds (C{CrawlSpider}, C{SitemapSpider}, ...), imported on first use."""
+    where = _KINDS.get(name)
+    if where is None:
+        raise AttributeError(f"module 'tinyscrapy.spiders' has no attribute {name!r}")
+    return getattr(importlib.import_module(where), name)

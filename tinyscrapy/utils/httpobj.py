@@ -1,10 +1,15 @@
-"""
-Scrapy's C{scrapy.utils.httpobj}, at the same path: C{urlparse_cached} (defined in
-L{tinyscrapy.http.conversions}).
+"""TODO docstring (http.conversions)."""
 
-This module only re-exports.
-"""
+from functools import lru_cache
+from urllib.parse import urlparse
 
-from tinyscrapy.http.conversions import urlparse_cached
 
-__all__ = ["urlparse_cached"]
+@lru_cache(maxsize=1024)
+def _parsed(url):
+    return urlparse(url)
+
+
+def urlparse_cached(request_or_response):
+    """C{urllib.parse.urlparse} of a request's or a response's URL, each URL parsed once
+    (the last thousand are kept)."""
+    return _parsed(request_or_response.url)

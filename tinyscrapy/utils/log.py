@@ -1,8 +1,270 @@
-"""C{scrapy.utils.log}: L{configure_logging} and L{LogCounterHandler}
-(L{tinyscrapy.observe.logconfig}).
+"""
+L{configure_logging}: logging set up as Scrapy sets it up (C{scrapy.utils.log}).
 
-This module only re-exports."""
+Twisted's own log is routed to Python's logging (once per process), and, with
+C{install_root_handler}, one handler on the root logger writes records to stderr (or
+C{LOG_FILE}) at C{LOG_LEVEL} in C{LOG_FORMAT}. Calling it again replaces that handler,
+never adds a second one; handlers the user installed are left alone, as in Scrapy (a script
+that sets up its own logging passes C{install_root_handler=False}).
+"""
 
-from tinyscrapy.observe.logconfig import LogCounterHandler, configure_logging
+# MERGED-DOC from observe.crawllog:
+# """
+# What a crawl says in the log at its start and at its end, in words a Scrapy user reads.
+# 
+#     - L{log_start}: the settings a user changed, and the enabled components on three short
+#       lines (built-in ones by class name, a user's own by dotted path);
+#     - L{summary_line}: at the end, one line a person reads before the stats: pages, items,
+#       errors, time, pages per second, the finish reason, and where the items went;
+#     - L{nothing_fetched}: the line a crawl ends with when not one of its start requests
+#       was answered (the host refused or timed out, robots.txt forbade it): the command
+#       exits 1 then.
+# 
+# The level is the process's: C{-L} or C{LOG_LEVEL} from the command line or the project,
+# or C{LOG_LEVEL} in a spider's C{custom_settings}, which, as in Scrapy, sets it for the
+# whole process, start-up lines included
+# (L{tinyscrapy.utils.log.update_root_handler}).
+# """
 
-__all__ = ["LogCounterHandler", "configure_logging"]
+import logging
+import re
+import sys
+
+from tinyscrapy.exceptions import UsageError
+
+_root_handler = None
+_root_config = None
+_twisted_routed = False
+
+
+def configure_logging(settings=None, install_root_handler=True):
+    """
+    Route Twisted's log to Python's logging and, optionally, install the root handler.
+
+    @param settings: a L{tinyscrapy.settings.Settings}, a dict of settings, or None (the
+        defaults): C{LOG_ENABLED}, C{LOG_LEVEL}, C{LOG_FORMAT}, C{LOG_DATEFORMAT},
+        C{LOG_FILE}, C{LOG_FILE_APPEND}, C{LOG_ENCODING}.
+    @param install_root_handler: install (or replace) the root handler.
+    @raise UsageError: C{LOG_LEVEL} is not a level name.
+    """
+    from tinyscrapy.settings import Settings
+    if not isinstance(settings, Settings):
+        settings = Settings(settings or {})
+    _route_twisted()
+    if not install_root_handler:
+        return
+    global _root_handler, _root_config
+    level = _level(settings.get("LOG_LEVEL"))
+    config = (level, settings.getbool("LOG_ENABLED", True), settings.get("LOG_FILE"),
+              settings.getbool("LOG_FILE_APPEND", True), settings.get("LOG_ENCODING"),
+              settings.get("LOG_FORMAT"), settings.get("LOG_DATEFORMAT"))
+    if _root_handler is not None and config == _root_config:
+        return  # the same handler would be made again: keep it (and its filters)
+    root = logging.getLogger()
+    reopened = _root_config is not None and _root_config[2] == config[2]
+    if _root_handler is not None:
+        root.removeHandler(_root_handler)
+        _root_handler.close()
+        _root_handler = None
+    level, enabled, path, append, encoding, fmt, datefmt = config
+    if not enabled:
+        handler = logging.NullHandler()
+    elif path:
+        # emptied once at most: the same file again (a crawl's LOG_LEVEL) appends
+        handler = logging.FileHandler(path, mode="a" if append or reopened else "w",
+                                      encoding=encoding or "utf-8")
+    else:
+        handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(fmt, datefmt))
+    handler.setLevel(level)
+    root.setLevel(level)
+    root.addHandler(handler)
+    _root_handler, _root_config = handler, config
+    # Twisted announces every connection factory at INFO: shown below DEBUG only (-L 5),
+    # since at DEBUG it would drown the lines of each page
+    logging.getLogger("twisted").setLevel(
+        max(level, logging.WARNING) if level >= logging.DEBUG else level)
+
+
+def update_root_handler(settings):
+    """A crawl's own settings (a spider's C{custom_settings} C{LOG_LEVEL}, say) remake the
+    root handler, as Scrapy's crawler does, when L{configure_logging} installed one."""
+    if _root_handler is not None:
+        configure_logging(settings, install_root_handler=True)
+
+
+def _level(name):
+    value = logging.getLevelName(str(name).upper()) if not isinstance(name, int) else name
+    if not isinstance(value, int):
+        raise UsageError(f"unknown log level {name!r}")
+    return value
+
+
+def _route_twisted():
+    """Twisted's log goes through Python's logging: once, or every line comes twice."""
+    global _twisted_routed
+    if not _twisted_routed:
+        from twisted.python import log
+        log.PythonLoggingObserver().start()
+        _twisted_routed = True
+
+
+class LogCounterHandler(logging.Handler):
+    """
+    Counts the records that reach it in the crawl's stats, by level: C{log_count/INFO},
+    C{log_count/ERROR}, ... (Scrapy's handler and stats). One dictionary look-up and one
+    stats increment a record: no formatting, no lock (records come from the reactor
+    thread), no filters.
+    """
+
+    def __init__(self, crawler, level=logging.NOTSET):
+        super().__init__(_level(level))
+        self.crawler = crawler
+        self._keys = {}  # level name -> stats key, made once a level
+
+    def handle(self, record):
+        key = self._keys.get(record.levelname)
+        if key is None:
+            key = self._keys[record.levelname] = "log_count/" + record.levelname
+        self.crawler.stats.inc_value(key)
+        return True
+
+    def emit(self, record):
+        self.handle(record)
+
+logger = logging.getLogger("tinyscrapy.crawler")
+
+# the password of a URL in a setting (redis://:secret@host/0), kept out of the log
+_CREDENTIALS = re.compile(r"(://[^/@:]*:)[^/@]*@")
+
+def log_start(crawler):
+    """Log what a crawl runs with: overridden settings, the setting names nothing has
+    read (a typo, or a setting of the user's own), and the enabled components."""
+    name = crawler.spider.name
+    settings = crawler.settings
+    overridden = settings.overridden()
+    if overridden and logger.isEnabledFor(logging.INFO):
+        logger.info("%s: settings: %s", name, ", ".join(
+            f"{key}={_show(value)}" for key, value in sorted(overridden.items())))
+    unread = settings.unread_unknown()
+    # a name close to a known one is likely a typo; any other may be the project's own
+    # (an API key a callback reads later), so it is only mentioned at DEBUG
+    typos = [(setting, guess) for setting, guess in unread if guess]
+    if typos:
+        logger.warning("%s: settings that nothing has read (a typo?): %s", name, ", ".join(
+            f"{setting} (did you mean {guess}?)" for setting, guess in typos))
+    own = [setting for setting, guess in unread if not guess]
+    if own:
+        logger.debug("%s: settings tinyscrapy does not know, not read so far (your own?): "
+                     "%s", name, ", ".join(own))
+    if not logger.isEnabledFor(logging.INFO):
+        return
+    engine = crawler.engine
+    logger.info("%s: downloader middlewares: %s", name,
+                _names(engine.downloader.middleware.middlewares))
+    logger.info("%s: spider middlewares: %s; item pipelines: %s", name,
+                _names(engine.scraper.spidermw.middlewares),
+                _names(engine.scraper.pipelines.pipelines))
+    logger.info("%s: extensions: %s", name, _names(crawler.extensions))
+
+
+def _show(value):
+    if isinstance(value, str):
+        value = _CREDENTIALS.sub(r"\1***@", value)
+    return repr(value)
+
+
+def _names(parts):
+    """C{Retry, Redirect, myproject.middlewares.Cache}: built-in components by class name
+    (without C{Middleware}), a user's own by dotted path."""
+    names = []
+    for path, _ in parts:
+        if not isinstance(path, str):
+            path = f"{path.__module__}.{path.__qualname__}"
+        if path.startswith("tinyscrapy."):
+            path = path.rpartition(".")[2]
+            if path.endswith("Middleware") and path != "Middleware":
+                path = path[:-len("Middleware")]
+        names.append(path)
+    return ", ".join(names) or "none"
+
+
+def summary_line(crawler, stats, reason):
+    """
+    One line for a person: C{books: 250 pages, 200 items, 0 errors in 3.2 s (78 pages/s);
+    finished; items in items.jsonl}.
+
+    @param stats: the crawl's stats at close (a dict).
+    """
+    name = crawler.spider.name if crawler.spider is not None else crawler.spidercls.name
+    pages = stats.get("response_received_count", 0)
+    items = stats.get("item_scraped_count", 0)
+    errors = stats.get("ledger/failed", 0) + sum(
+        value for key, value in stats.items()
+        if key.startswith(("spider_exceptions/", "pipeline_exceptions/")))
+    seconds = stats.get("elapsed_time_seconds", 0) or 0
+    rate = f"{pages / seconds:.0f} pages/s" if seconds > 0 else "-"
+    return (f"{name}: {pages} pages, {items} items, {errors} "
+            f"{'error' if errors == 1 else 'errors'} in {seconds:.{2 if seconds < 10 else 0}f} s "
+            f"({rate}); {reason}; "
+            f"{_feeds(crawler, name)}")
+
+
+def _feeds(crawler, name):
+    feeds = crawler.settings.getdict("FEEDS")
+    if not feeds:
+        return "items not stored (no feed)"
+    paths = ["stdout" if path == "-" else (path % {"name": name} if "%(" in path else path)
+             for path in feeds]
+    return "items in " + ", ".join(paths)
+
+
+# why a request failed or was dropped, in words (the ledger counts by class name)
+_REASONS = {
+    "ConnectionRefusedError": "connection refused",
+    "ConnectError": "could not connect",
+    "TCPTimedOutError": "connection timed out",
+    "TimeoutError": "timed out",
+    "DownloadTimeout": "timed out",
+    "DNSLookupError": "host not found",
+    "DnsLookupTimeout": "host lookup timed out",
+    "RobotsDisallowed": "forbidden by robots.txt",
+    "OffsiteRequest": "off-site",
+    "InvalidUrl": "not a valid http(s) URL",
+    "ConnectionLost": "connection lost",
+    "ResponseNeverReceived": "no response",
+    "ConnectionDone": "connection closed",
+    # Scrapy 2.19's names for twisted's (tinyscrapy.exceptions.scrapy_download_error)
+    "DownloadConnectionRefusedError": "connection refused",
+    "CannotResolveHostError": "host not found",
+    "ConnectTimeout": "connection timed out",
+    "DownloadFailedError": "no complete response",
+}
+
+
+def nothing_fetched(crawler):
+    """
+    The line to end a crawl with when not one of its requests was answered though some
+    were made, each of them failed or dropped (refused, timed out, forbidden by
+    robots.txt), and the crawl ran to its end; else None. A page that answered, even with
+    a 404, counts as fetched.
+    """
+    stats = crawler.stats.get_stats()
+    if stats.get("finish_reason") != "finished" or stats.get("response_received_count"):
+        return None
+    opened = stats.get("ledger/opened", 0)
+    ended_badly = stats.get("ledger/failed", 0) + stats.get("ledger/dropped", 0)
+    if not opened or ended_badly != opened:
+        return None
+    reasons = []
+    for key, count in sorted(stats.items()):
+        state, _, kind = key[len("ledger/"):].partition("/")
+        if key.startswith("ledger/") and state in ("failed", "dropped") and kind:
+            reasons.append(f"{_REASONS.get(kind, kind)}" + (f" ({count})" if count > 1 else ""))
+    what = "the start request" if opened == 1 else f"all {opened} requests"
+    urls = list(getattr(crawler.spider, "start_urls", None) or ())
+    where = ""
+    if urls:
+        where = f" of {urls[0]}" + (f" (and {len(urls) - 1} more)" if len(urls) > 1 else "")
+    return (f"{crawler.spider.name}: nothing was fetched: {what}{where} failed: "
+            f"{', '.join(reasons) or 'see the errors above'}")

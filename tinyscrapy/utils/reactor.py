@@ -1,11 +1,165 @@
-"""C{scrapy.utils.reactor}: choosing the reactor (L{tinyscrapy.runner.reactors}).
+"""
+Which reactor runs the crawl (C{TWISTED_REACTOR}), and the boundary between the user's
+coroutines and the engine's Deferreds.
 
-This module only re-exports."""
+Twisted's reactor is chosen once per process, by the first import of
+C{twisted.internet.reactor}: L{install_reactor} must run before anything imports it.
+L{tinyscrapy.crawler.CrawlerProcess} and L{tinyscrapy.crawler.Crawler} call
+L{apply_reactor_setting} first thing, so C{TWISTED_REACTOR} in the settings (or a
+spider's C{custom_settings}) takes effect as in Scrapy.
 
-from tinyscrapy.runner.reactors import (
-    install_reactor,
-    is_asyncio_reactor_installed,
-    is_reactor_installed,
-)
+Under the asyncio reactor, a callback's coroutine (or C{async def start()}) runs as an
+asyncio Task (L{deferred_from_coro}), so it can await asyncio code (C{asyncio.sleep},
+aiohttp, ...); a Deferred is awaited there through L{maybe_deferred_to_future}, as in
+Scrapy. Under the default reactor, coroutines run with Twisted's C{ensureDeferred}: they
+await Deferreds directly, and awaiting asyncio code fails with L{AsyncioReactorNeeded},
+which names the setting.
+"""
 
-__all__ = ["install_reactor", "is_asyncio_reactor_installed", "is_reactor_installed"]
+import logging
+import sys
+
+from tinyscrapy.exceptions import UsageError
+
+logger = logging.getLogger(__name__)
+
+ASYNCIO_REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
+
+# what asyncio raises when it is awaited with no asyncio loop running the coroutine
+_NO_ASYNCIO_LOOP = ("no running event loop", "await wasn't used with future")
+
+
+class AsyncioReactorNeeded(RuntimeError):
+    """A coroutine awaited asyncio code under a reactor that is not asyncio's."""
+
+
+def _installed():
+    """The installed reactor, or None (installing one puts it in C{sys.modules})."""
+    return sys.modules.get("twisted.internet.reactor")
+
+
+def is_reactor_installed():
+    """True when a reactor is installed (Scrapy's C{scrapy.utils.reactor} name)."""
+    return _installed() is not None
+
+
+def reactor_path(reactor):
+    """The dotted path of C{reactor}'s class, as C{TWISTED_REACTOR} spells it."""
+    cls = type(reactor)
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def is_asyncio_reactor_installed():
+    """True when the installed reactor is Twisted's asyncio reactor."""
+    return type(_installed()).__module__ == "twisted.internet.asyncioreactor"
+
+
+def install_reactor(path, event_loop_path=None):
+    """
+    Install the reactor class C{path} names (its module's C{install()}), unless a
+    reactor is installed already.
+
+    @param event_loop_path: for the asyncio reactor, the dotted path of an event loop class
+        (C{ASYNCIO_EVENT_LOOP}); None: asyncio's default loop.
+    @return: True if this call installed it.
+    @raise UsageError: C{path} does not name a reactor that can be installed.
+    """
+    if _installed() is not None:
+        return False
+    from tinyscrapy.utils.misc import load_object
+    if path == ASYNCIO_REACTOR:
+        import asyncio
+
+        from twisted.internet import asyncioreactor
+        loop = load_object(event_loop_path)() if event_loop_path else asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        asyncioreactor.install(eventloop=loop)
+        return True
+    module = path.rpartition(".")[0]
+    try:
+        installer = load_object(f"{module}.install") if module else None
+    except UsageError:
+        installer = None
+    if not callable(installer):
+        raise UsageError(f"setting TWISTED_REACTOR={path!r}: not a reactor that can be "
+                         f"installed (its module has no install())")
+    installer()
+    return True
+
+
+def apply_reactor_setting(settings, spidercls=None):
+    """
+    Install the reactor the crawl asks for if none is yet (L{wanted_reactor}); if one is,
+    check that it is the one C{TWISTED_REACTOR} names.
+
+    @param spidercls: the spider class, whose module may ask for the asyncio reactor.
+    @return: the reactor.
+    @raise UsageError: C{TWISTED_REACTOR} names another reactor than the installed one.
+    """
+    path = settings.get("TWISTED_REACTOR")
+    if _installed() is None:
+        wanted = wanted_reactor(settings, spidercls)
+        if wanted:
+            install_reactor(wanted, settings.get("ASYNCIO_EVENT_LOOP"))
+    from twisted.internet import reactor
+    if path and reactor_path(reactor) != path:
+        raise UsageError(
+            f"setting TWISTED_REACTOR={path!r}, but the reactor {reactor_path(reactor)} "
+            f"is already installed (something imported twisted.internet.reactor first)")
+    return reactor
+
+
+def install_for(settings, spider_classes):
+    """
+    Install the reactor the crawl of C{spider_classes} asks for (L{wanted_reactor}, the
+    first spider's C{custom_settings} included), before a command imports the reactor for
+    anything else (the demo site).
+    """
+    if _installed() is not None or not spider_classes:
+        return
+    merged = settings.copy()
+    update_settings = getattr(spider_classes[0], "update_settings", None)
+    if update_settings is not None:
+        update_settings(merged)
+    wanted = wanted_reactor(merged, spider_classes[0])
+    if wanted:
+        install_reactor(wanted, merged.get("ASYNCIO_EVENT_LOOP"))
+
+
+# modules whose use says a spider awaits asyncio code (their top-level package names)
+ASYNCIO_LIBRARIES = frozenset({"asyncio", "aiohttp", "aiofiles", "aiosqlite", "asyncpg",
+                               "motor"})
+
+
+def wanted_reactor(settings, spidercls=None):
+    """
+    The reactor a crawl asks for: C{TWISTED_REACTOR}; when it is not set, the asyncio
+    reactor if the spider's module (or a base class's) imports asyncio or an asyncio
+    library (a spider written for Scrapy, whose default reactor is asyncio's, that awaits
+    asyncio code), else None (Twisted's default reactor).
+    """
+    path = settings.get("TWISTED_REACTOR")
+    if path:
+        return path
+    if spidercls is not None and uses_asyncio(spidercls):
+        logger.info("%s uses asyncio: running on the asyncio reactor (set TWISTED_REACTOR "
+                    "to choose)", getattr(spidercls, "__name__", spidercls))
+        return ASYNCIO_REACTOR
+    return None
+
+
+def uses_asyncio(spidercls):
+    """True when the module of C{spidercls} or of one of its bases holds asyncio (or an
+    asyncio library, or something taken from one) among its names."""
+    import inspect
+    for cls in getattr(spidercls, "__mro__", ()):
+        module = sys.modules.get(cls.__module__)
+        if module is None or module.__name__ == "builtins" \
+                or module.__name__.startswith("tinyscrapy."):
+            continue
+        for value in vars(module).values():
+            name = value.__name__ if inspect.ismodule(value) else \
+                getattr(value, "__module__", None)
+            if isinstance(name, str) and name.partition(".")[0] in ASYNCIO_LIBRARIES:
+                return True
+    return False

@@ -3,10 +3,10 @@ from twisted.internet import task
 
 from tinyscrapy import Request, Spider, signals
 from tinyscrapy.crawler import Crawler
-from tinyscrapy.engine import ExecutionEngine
+from tinyscrapy.core.engine import ExecutionEngine
 from tinyscrapy.http import HttpResponse
-from tinyscrapy.scheduler import Scheduler
-from tinyscrapy.scraper import Scraper
+from tinyscrapy.core.scheduler import Scheduler
+from tinyscrapy.core.scraper import Scraper
 from tinyscrapy.settings import Settings
 
 

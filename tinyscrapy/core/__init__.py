@@ -1,0 +1,1 @@
+"""The faithful kernel: the engine, the scheduler, the scraper and the downloader."""

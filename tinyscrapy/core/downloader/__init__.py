@@ -1,0 +1,137 @@
+"""
+L{Downloader}: the downloader middleware chain around L{HttpFetcher}, with its counters.
+
+The engine calls L{Downloader.fetch} and gets back one Deferred per request. The
+downloader holds the per-host L{Slots} (the scheduler consults them): a request takes a
+place in its slot for the whole of L{Downloader.fetch}, waits at the slot's gate just
+before its transfer if a delay is not over, and frees the place when the transfer ends.
+"""
+
+from dataclasses import dataclass
+
+from twisted.internet.task import deferLater
+from twisted.python.failure import Failure
+
+from tinyscrapy import signals
+from tinyscrapy.core.downloader.handlers.http11 import HttpFetcher
+from tinyscrapy.core.downloader.middleware import DownloaderMiddlewareChain
+from tinyscrapy.core.downloader.slots import Slots
+from tinyscrapy.exceptions import scrapy_download_error
+from tinyscrapy.middleware import build_ordered
+
+
+@dataclass(frozen=True)
+class DownloaderStatistics:
+    """What the downloader did so far."""
+
+    active: int
+    requests: int
+    responses: int
+    failures: int
+    bytes: int
+    decoded_bytes: int
+
+
+class Downloader:
+    """
+    Downloads requests through the middlewares.
+
+    @ivar middleware: the L{DownloaderMiddlewareChain}.
+    @ivar fetcher: the L{HttpFetcher} (treq and its pool).
+    @ivar slots: the per-host L{Slots}.
+    """
+
+    def __init__(self, crawler, reactor):
+        self.stats = crawler.stats
+        self.signals = crawler.signals
+        self.reactor = reactor
+        self.slots = Slots.from_crawler(crawler, reactor)
+        # the slots time politeness delays from the moment a request goes out on the wire
+        self.fetcher = HttpFetcher(reactor, crawler.settings, stats=crawler.stats,
+                                   on_sent=self.slots.sent)
+        self.fetcher.signals = crawler.signals
+        self.middleware = DownloaderMiddlewareChain(
+            build_ordered(crawler, "DOWNLOADER_MIDDLEWARES"))
+        self.active = 0
+        self._requests = self._responses = self._failures = 0
+
+    def fetch(self, request, spider):
+        """
+        Download C{request} through the middleware chain.
+
+        @return: a Deferred firing with an L{HttpResponse}, or with a L{Request} that
+            continues this one (a redirect or a retry); it errbacks with the failure.
+        """
+        self.slots.acquire(request)
+        self.signals.send(signals.request_reached_downloader, request=request, spider=spider)
+        d = self.middleware.download(request, spider, self._fetch_counted)
+        d.addBoth(self._cb_left, request, spider)
+        return d
+
+    def _cb_left(self, result, request, spider):
+        """
+        The request left the downloader: free its place in its slot (a second call does
+        nothing), then send C{request_left_downloader} with the result (a response, a
+        request that continues this one, or the failure), which passes on unchanged.
+        """
+        self.slots.release(request, result)
+        self.signals.send(signals.request_left_downloader, request=request, result=result,
+                          spider=spider)
+        return result
+
+    def _cb_release_slot(self, result, request):
+        """Free C{request}'s place in its slot as the transfer ends (with the raw response,
+        for AutoThrottle)."""
+        self.slots.release(request, result)
+        return result
+
+    def _fetch_counted(self, request, spider):
+        """
+        One real transfer, counted in and out (the middlewares see it as C{fetch}). It
+        waits (C{callLater}) while its slot's delay is not over, which only happens to
+        requests that did not come through the scheduler, and frees the slot as it ends,
+        with the raw response for AutoThrottle.
+        """
+        wait = self.slots.gate(request)
+        if wait > 0:
+            return deferLater(self.reactor, wait, self._fetch_counted, request, spider)
+        self.active += 1
+        self._requests += 1
+        self.stats.inc_value("downloader/request_count")
+        d = self.fetcher.fetch(request, spider)
+        d.addBoth(self._cb_release_slot, request)
+        d.addCallbacks(self._cb_response, self._eb_failure, callbackArgs=(spider,))
+        return d
+
+    def _cb_response(self, response, spider):
+        self.active -= 1
+        self._responses += 1
+        stats = self.stats
+        stats.inc_value("downloader/response_count")
+        stats.inc_value(f"downloader/response_status_count/{response.status}")
+        if self.signals.listened(signals.response_downloaded):
+            self.signals.send(signals.response_downloaded, response=response,
+                              request=response.request, spider=spider)
+        return response
+
+    def _eb_failure(self, failure):
+        """Count the failure, as Scrapy 2.19's exception (L{scrapy_download_error}:
+        C{CannotResolveHostError} for twisted's C{DNSLookupError}, ...), and pass it on."""
+        converted = scrapy_download_error(failure.value)
+        if converted is not failure.value:
+            failure = Failure(converted)
+        self.active -= 1
+        self._failures += 1
+        self.stats.inc_value("downloader/exception_count")
+        self.stats.inc_value(
+            f"downloader/exception_type_count/{failure.type.__module__}.{failure.type.__name__}")
+        return failure
+
+    def close(self):
+        """Close pooled connections. @return: a Deferred."""
+        return self.fetcher.close()
+
+    def statistics(self):
+        return DownloaderStatistics(self.active, self._requests, self._responses,
+                                    self._failures, self.fetcher.wire_bytes,
+                                    self.fetcher.decoded_bytes)

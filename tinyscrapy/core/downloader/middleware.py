@@ -1,0 +1,82 @@
+"""TODO docstring (middleware.chain)."""
+
+from twisted.internet.defer import ensureDeferred
+
+from tinyscrapy.http.request import Request
+from tinyscrapy.http.response import Response
+from tinyscrapy.middleware import _READY, MiddlewareError, _call, _expect, _hooks, _waited
+
+
+class DownloaderMiddlewareChain:
+    """
+    The downloader middlewares, in the order of C{DOWNLOADER_MIDDLEWARES}.
+
+    @ivar middlewares: C{(dotted path, instance)} pairs, lowest order first.
+    """
+
+    def __init__(self, middlewares):
+        self.middlewares = list(middlewares)
+        self._request_hooks = _hooks(self.middlewares, "process_request", 1)
+        self._response_hooks = _hooks(self.middlewares, "process_response", 2, reverse=True)
+        self._exception_hooks = _hooks(self.middlewares, "process_exception", 2,
+                                       reverse=True)
+
+    def download(self, request, spider, fetch):
+        """
+        Run C{request} through the chain around C{fetch(request, spider)}.
+
+        @return: a Deferred that fires with an L{HttpResponse}, or with a L{Request} that
+            replaces C{request} (a redirect, a retry); it errbacks with the download's
+            failure when no middleware recovered from it.
+        """
+        if not self.middlewares:
+            return fetch(request, spider)
+        return ensureDeferred(self._download(request, spider, fetch))
+
+    async def _download(self, request, spider, fetch):
+        try:
+            result = await self._process_request(request, spider)
+            if result is None:
+                result = await fetch(request, spider)
+        except MiddlewareError:
+            raise
+        except Exception as exception:
+            result = await self._process_exception(request, exception, spider)
+        if isinstance(result, Response):
+            result = await self._process_response(request, result, spider)
+        return result
+
+    # Each hook is called directly and only awaited when it returned a Deferred or a
+    # coroutine: a chain of plain hooks makes no coroutine per hook.
+
+    async def _process_request(self, request, spider):
+        for label, hook, with_spider in self._request_hooks:
+            result = hook(request, spider) if with_spider else hook(request)
+            if result is None:
+                continue
+            if not isinstance(result, _READY):
+                result = await _waited(result)
+                if result is None:
+                    continue
+                _expect(label, result)
+            return result
+        return None
+
+    async def _process_response(self, request, response, spider):
+        for label, hook, with_spider in self._response_hooks:
+            response = hook(request, response, spider) if with_spider \
+                else hook(request, response)
+            if not isinstance(response, _READY):
+                response = await _waited(response)
+                _expect(label, response)
+            if isinstance(response, Request):
+                break
+        return response
+
+    async def _process_exception(self, request, exception, spider):
+        for label, hook, with_spider in self._exception_hooks:
+            result = await _call(hook, with_spider, spider, request, exception)
+            if result is not None:
+                _expect(label, result)
+                return result
+        raise exception

@@ -1,0 +1,309 @@
+"""
+L{Scraper}: what happens to a page after it is downloaded.
+
+It applies the HTTP-error rule, calls the spider's callback (or errback), runs the output
+through the spider middlewares, sends new requests to L{ExecutionEngine.crawl} and items to
+the item pipelines. Its L{Scraper.scrape} Deferred fires only once every item of the page
+has left the pipelines, and the engine keeps the request "in flight" until then: a slow
+pipeline slows the crawl down instead of piling items up in memory.
+
+When does a callback's generator run? Not when the callback is called: calling a generator
+function only makes the generator. Its body runs here, in L{Scraper._drain}, one C{yield}
+at a time, and pauses whenever an item waits for a pipeline's Deferred. It also pauses
+after C{SLICE} seconds of routing (a callback yielding a million requests): the rest is
+routed in later reactor turns (C{callLater(0)}), so downloads, timers and the other
+callbacks go on meanwhile, as in Scrapy's cooperative scraper.
+"""
+
+import inspect
+import logging
+import time
+from types import GeneratorType
+
+from twisted.internet.defer import Deferred, succeed
+from twisted.python.failure import Failure
+
+from tinyscrapy import signals
+from tinyscrapy.core.spidermw import SpiderMiddlewareChain
+from tinyscrapy.dupefilters import SeenUrls
+from tinyscrapy.exceptions import (
+    CloseSpider,
+    DuplicateRequest,
+    HttpError,
+    IgnoreRequest,
+    describe_failure,
+)
+from tinyscrapy.http.request import Request
+from tinyscrapy.middleware import build_ordered
+from tinyscrapy.pipelines import ItemPipelines
+from tinyscrapy.scope import Scope
+from tinyscrapy.spiders import Spider
+from tinyscrapy.utils.defer import deferred_from_coro
+
+logger = logging.getLogger(__name__)
+
+SLICE = 0.05  # seconds of routing one callback's output before giving the reactor a turn
+_CHECK_EVERY = 256  # outputs between two looks at the clock
+
+
+class Scraper:
+    """
+    Calls callbacks and routes their output.
+
+    @ivar engine: set by the crawler; new requests go to C{engine.crawl}.
+    """
+
+    def __init__(self, crawler):
+        self.crawler = crawler
+        self.stats = crawler.stats
+        self.signals = crawler.signals
+        self.ledger = crawler.ledger
+        self.engine = None
+        self.scope = Scope.from_crawler(crawler)
+        self._seen_urls = None  # follow_all's early duplicate check, made on first use
+        self.spidermw = SpiderMiddlewareChain(build_ordered(crawler, "SPIDER_MIDDLEWARES"))
+        self.pipelines = ItemPipelines(crawler, build_ordered(crawler, "ITEM_PIPELINES"))
+        # asked once: a crawl at INFO pays nothing for the DEBUG line of each page
+        self._log_pages = logger.isEnabledFor(logging.DEBUG)
+        self._allow_all = crawler.settings.getbool("HTTPERROR_ALLOW_ALL")
+        self._allowed_codes = tuple(crawler.settings.getlist("HTTPERROR_ALLOWED_CODES"))
+
+    def open_spider(self, spider):
+        """@return: a Deferred fired once every pipeline's C{open_spider} finished."""
+        return self.pipelines.open_spider(spider)
+
+    def close_spider(self, spider, reason):
+        """@return: a Deferred fired once every pipeline's C{close_spider} finished."""
+        return self.pipelines.close_spider(spider)
+
+    # a page arrived
+
+    def scrape(self, response, request, spider):
+        """
+        Call the request's callback with C{response} and handle what it returns.
+
+        @return: a Deferred that fires with None once the output is handled (never
+            errbacks: errors are counted and logged here, once, with the URL).
+        """
+        self.stats.inc_value("response_received_count")
+        if self._log_pages:
+            _log_crawled(response, request)
+        self.signals.send(signals.response_received, response=response, request=request,
+                          spider=spider)
+        if not self._status_allowed(response, request, spider):
+            return self.scrape_failure(Failure(HttpError(response)), request, spider)
+        self.ledger.close(request, "handled")
+        response._seen = self._early_dedup()
+        request.meta["depth"] = request.depth  # where Scrapy's DepthMiddleware keeps it
+        callback = request.callback or spider.parse
+        kwargs = request._cb_kwargs or {}
+        return self._call(callback, response, request, spider, response, **kwargs)
+
+    def _early_dedup(self):
+        """The scheduler's seen set for C{follow_all}, or None when it has none locally."""
+        if self._seen_urls is None:
+            self._seen_urls = SeenUrls.of(self.engine.scheduler, self.stats) or False
+        return self._seen_urls or None
+
+    def _status_allowed(self, response, request, spider):
+        """
+        Scrapy's HttpError rule: 2xx, or a status the request (its meta's
+        C{handle_httpstatus_list}, even empty, before the spider's), the spider, or the
+        settings (C{HTTPERROR_ALLOW_ALL}, C{HTTPERROR_ALLOWED_CODES}) asked for.
+        """
+        status = response.status
+        if 200 <= status < 300:
+            return True
+        meta = request._meta
+        if meta:
+            if meta.get("handle_httpstatus_all"):
+                return True
+            if "handle_httpstatus_list" in meta:  # the request's list wins, even empty
+                return status in meta["handle_httpstatus_list"]
+        if self._allow_all:
+            return True
+        allowed = spider.handle_httpstatus_list
+        if allowed is Spider.handle_httpstatus_list:  # the spider set none
+            allowed = self._allowed_codes
+        return status in allowed
+
+    def scrape_failure(self, failure, request, spider):
+        """
+        The download failed or the status was refused: count it, log it once with the URL,
+        and call the request's errback (whose output is handled like a callback's).
+
+        A downloader middleware's L{IgnoreRequest} (robots.txt, ...) is a drop, not a
+        failure: the ledger counts it as C{dropped}, by class; the errback still gets it.
+
+        @return: a Deferred that fires with None.
+        """
+        if failure.check(HttpError):
+            self.ledger.close(request, "failed", "HttpError")
+            response = failure.value.response
+            self.stats.inc_value("httperror/response_ignored_count")
+            self.stats.inc_value(f"httperror/response_ignored_status_count/{response.status}")
+            logger.info("Ignoring response %r: HTTP status code is not handled or not allowed",
+                        response)
+        elif failure.check(IgnoreRequest):
+            self.count_dropped(request, failure.value)
+        else:
+            self.ledger.close(request, "failed", failure.type.__name__)
+            logger.error("Error downloading %r: %s", request, describe_failure(failure))
+            self.signals.send(signals.download_error, failure=failure, request=request,
+                              spider=spider)
+        failure.request = request
+        if request.errback is None:
+            return succeed(None)
+        return self._call(request.errback, None, request, spider, failure)
+
+    # calling user code
+
+    def _call(self, function, response, request, spider, *args, **kwargs):
+        """Call a callback or errback; route its output (whatever its kind)."""
+        try:
+            result = function(*args, **kwargs)
+        except Exception:
+            return self._spider_error(Failure(), response, request, spider)
+        return self._handle_result(result, response, request, spider)
+
+    def _handle_result(self, result, response, request, spider):
+        if inspect.isasyncgen(result):  # an asyncio Task under the asyncio reactor
+            result = deferred_from_coro(_collect_async(result))
+        elif inspect.iscoroutine(result):
+            result = deferred_from_coro(result)
+        if isinstance(result, Deferred):
+            result.addCallbacks(self._handle_result, self._spider_error,
+                                callbackArgs=(response, request, spider),
+                                errbackArgs=(response, request, spider))
+            return result
+        if result is None:
+            return succeed(None)
+        if isinstance(result, (Request, dict)) or (
+                not isinstance(result, (list, tuple, GeneratorType)) and _is_item(result)):
+            result = [result]
+        try:
+            output = self.spidermw.wrap_output(response, iter(result), spider)
+        except Exception:
+            return self._spider_error(Failure(), response, request, spider)
+        if isinstance(output, Deferred):  # a spider middleware that answered later
+            output.addCallbacks(self._cb_drain, self._spider_error,
+                                callbackArgs=(response, request, spider),
+                                errbackArgs=(response, request, spider))
+            return output
+        return self._cb_drain(output, response, request, spider)
+
+    def _cb_drain(self, output, response, request, spider):
+        """Route the (wrapped) output. @return: a Deferred fired once it is all routed."""
+        done = Deferred()
+        self._drain(iter(output), response, request, spider, done)
+        return done
+
+    def _drain(self, output, response, request, spider, done):
+        """
+        Route each output of the iterator C{output}; pause while a pipeline is busy, and
+        give the reactor a turn after C{SLICE} seconds.
+
+        @param done: fired with None when the iterator is exhausted (or broke).
+        """
+        deadline = time.monotonic() + SLICE
+        count = 0
+        try:
+            for each in output:
+                waiting = self._route(each, response, request, spider)
+                if waiting is not None:
+                    waiting.addBoth(self._cb_resume, output, response, request, spider, done)
+                    return
+                count += 1
+                if count % _CHECK_EVERY == 0 and time.monotonic() >= deadline:
+                    # a long output (a million requests): the reactor turns, then on
+                    self.crawler.reactor.callLater(0, self._drain, output, response,
+                                                   request, spider, done)
+                    return
+        except Exception:
+            failure = Failure()
+            self._spider_error(failure, response, request, spider).chainDeferred(done)
+            return
+        done.callback(None)
+
+    def _cb_resume(self, _, output, response, request, spider, done):
+        self._drain(output, response, request, spider, done)
+
+    def _route(self, output, response, request, spider):
+        """One output: a Request to the engine, an item to the pipelines, else an error.
+        @return: a Deferred when an item is still in a pipeline, else None."""
+        if isinstance(output, Request):
+            if not output.depth:  # made by hand, not by response.follow: one link deeper
+                output.depth = request.depth + 1
+            self.engine.crawl(output)
+            return None
+        if output is None:
+            return None
+        if isinstance(output, dict) or _is_item(output):
+            return self.pipelines.process_item(output, response, spider)
+        self.stats.inc_value("spider_exceptions/BadOutput")
+        logger.error("Spider must return Request, item or None, got %r in %r",
+                     type(output).__name__, request)
+        return None
+
+    def _spider_error(self, failure, response, request, spider):
+        """A callback raised: stop closes the crawl; anything else is counted, logged once,
+        and offered to the spider middlewares. @return: a Deferred firing with None."""
+        if failure.check(CloseSpider):
+            self.engine.close_spider(failure.value.reason)
+            return succeed(None)
+        self.stats.inc_value(f"spider_exceptions/{failure.type.__name__}")
+        logger.error("Spider error processing %r", request, exc_info=(
+            failure.type, failure.value, failure.getTracebackObject()))
+        if self.signals.listened(signals.spider_error):
+            self.signals.send(signals.spider_error, failure=failure, response=response,
+                              spider=spider)
+        replacement = self.spidermw.handle_exception(response, failure.value, spider)
+        if replacement is None:
+            return succeed(None)
+        done = Deferred()
+        self._drain(iter(replacement), response, request, spider, done)
+        return done
+
+    # bookkeeping the engine asks for
+
+    def count_dropped(self, request, decision):
+        """A rule or the duplicate filter refused C{request}: ledger, stats, signal."""
+        if isinstance(decision, DuplicateRequest):
+            self.ledger.close(request, "duplicate")
+            self.stats.inc_value("dupefilter/filtered")
+        else:
+            reason = type(decision).__name__
+            self.ledger.close(request, "dropped", reason)
+            self.scope.log_dropped(request, decision)
+        if self.signals.listened(signals.request_dropped):
+            self.signals.send(signals.request_dropped, request=request, reason=decision,
+                              spider=self.engine.spider)
+
+    def log_unexpected(self, failure, request):
+        """The last errback of every download chain: a bug, logged with the URL."""
+        self.stats.inc_value(f"engine/unexpected_errors/{failure.type.__name__}")
+        logger.error("Unexpected error while handling %r", request, exc_info=(
+            failure.type, failure.value, failure.getTracebackObject()))
+
+
+def _log_crawled(response, request):
+    """Scrapy's DEBUG line for a page: C{Crawled (200) <GET url> (referer: None)}, with
+    the response's flags (C{['cached']}) when it has some."""
+    flags = getattr(response, "flags", None)
+    referer = request.headers.get("Referer")
+    if isinstance(referer, bytes):
+        referer = referer.decode("latin-1")
+    logger.debug("Crawled (%d) %r (referer: %s)%s", response.status, request, referer,
+                 f" {flags!r}" if flags else "")
+
+
+def _is_item(value):
+    """Dataclass and attrs items, through itemadapter (imported on first need: it imports
+    every item library it can find, which costs a fifth of a second at start-up)."""
+    from itemadapter import is_item
+    return is_item(value)
+
+
+async def _collect_async(agen):
+    """Gather an async generator callback's output into a list."""
+    return [each async for each in agen]

@@ -1,0 +1,73 @@
+"""TODO docstring (middleware.chain)."""
+
+import inspect
+
+from twisted.internet.defer import Deferred, ensureDeferred
+
+from tinyscrapy.middleware import _call, _expect_iterable, _gather, _hooks
+from tinyscrapy.utils.defer import deferred_from_coro
+
+
+class SpiderMiddlewareChain:
+    """The spider middlewares, in the order of C{SPIDER_MIDDLEWARES}."""
+
+    def __init__(self, middlewares):
+        self.middlewares = list(middlewares)
+        self._output_hooks = _hooks(self.middlewares, "process_spider_output", 2,
+                                    reverse=True)
+        self._exception_hooks = _hooks(self.middlewares, "process_spider_exception", 2,
+                                       reverse=True)
+        self._start_hooks = _hooks(self.middlewares, "process_start_requests", 1,
+                                   reverse=True)
+
+    def wrap_output(self, response, result, spider):
+        """
+        Wrap a callback's output iterable: each middleware wraps the previous one, the one
+        nearest the spider (highest order) first. Nothing runs until it is iterated.
+
+        @return: the wrapped iterable, or a Deferred firing with it when a hook returned a
+            Deferred or a coroutine (it errbacks with what the hook raised).
+        @raise MiddlewareError: a hook returned something that is not an iterable.
+        """
+        for index, (label, hook, with_spider) in enumerate(self._output_hooks):
+            result = hook(response, result, spider) if with_spider else hook(response, result)
+            if isinstance(result, Deferred) or inspect.isawaitable(result) \
+                    or inspect.isasyncgen(result):
+                return ensureDeferred(self._wrap_rest(index, label, result, response, spider))
+            _expect_iterable(label, result)
+        return result
+
+    async def _wrap_rest(self, index, label, result, response, spider):
+        """Wait for the hook number C{index}, then go on with the hooks after it."""
+        if inspect.isasyncgen(result):
+            result = await deferred_from_coro(_gather(result))
+        else:
+            result = await (deferred_from_coro(result) if inspect.iscoroutine(result)
+                            else result)
+        _expect_iterable(label, result)
+        for label, hook, with_spider in self._output_hooks[index + 1:]:
+            result = await _call(hook, with_spider, spider, response, result)
+            if inspect.isasyncgen(result):
+                result = await deferred_from_coro(_gather(result))
+            _expect_iterable(label, result)
+        return result
+
+    def handle_exception(self, response, exception, spider):
+        """
+        Offer a callback's exception to the middlewares.
+
+        @return: an iterable that replaces the output, or None when nobody handled it.
+        """
+        for label, hook, with_spider in self._exception_hooks:
+            result = hook(response, exception, spider) if with_spider \
+                else hook(response, exception)
+            if result is not None:
+                _expect_iterable(label, result)
+                return result
+        return None
+
+    def wrap_start_requests(self, start_requests, spider):
+        for label, hook, _ in self._start_hooks:
+            start_requests = hook(start_requests, spider)
+            _expect_iterable(label, start_requests)
+        return start_requests

@@ -1,0 +1,232 @@
+"""
+L{FingerprintSet}: the set of fingerprints a crawl has seen, in about 24 bytes each.
+
+A Python C{set} of 64-bit C{int}s costs about 90 bytes an entry (the int object, and the
+table's hash and pointer at a load of two thirds); Scrapy's set of 20-byte C{bytes} costs
+107. This table stores the 64-bit values themselves, 8 bytes a cell, with open addressing
+and linear probing, kept at most half full: 16 to 32 bytes an entry. The fingerprints are
+already uniform hashes, so their low bits index the table directly.
+
+It grows without stalling the caller. Doubling a table of millions of cells in one go
+(allocating the new one, rehashing every value into it) took 0.15 s at a million
+fingerprints and more than half a second at ten million, all inside one C{add}, so one
+request of a callback yielding millions held the reactor that long. Instead:
+
+    - a table is an anonymous C{mmap} seen through a C{memoryview} of C{"Q"} cells: the
+      kernel hands out its pages zeroed on first touch, so allocating the doubled table is
+      immediate however large it is (an C{array} would be filled with zeros, page by page,
+      at once);
+    - while it grows, the old table stays as it was, read only, next to the new one; every
+      C{EVERY}-th C{add} of a new value moves the next C{STEP} cells of the old table into
+      the new one, and the old table is dropped once all its cells are moved. A lookup
+      meanwhile looks in the new table, then in the old.
+
+No call moves more than C{STEP} cells (a tenth of a millisecond), and the moving ends long
+before the new table is half full (it starts a quarter full and ends after C{old size *
+EVERY / STEP} adds, a sixteenth of the adds until the next doubling), so there is only
+ever one old table. Moving in chunks costs each cell what the one-go doubling did; a
+lookup while a table moves costs one more cell read (the old table's), and a method call
+when that cell is taken. The memory is what a one-go doubling held at its peak (the
+old table and the new, three times the old's size), for a little longer; the per-entry
+cost is unchanged.
+"""
+
+import mmap
+
+from tinyscrapy.utils.request import request_fingerprint, url_fingerprint
+
+
+class SeenUrls:
+    """
+    The early duplicate check of L{HttpResponse.follow_all}: links whose fingerprint the
+    scheduler has already seen get no Request at all (where most of a crawl's duplicates
+    die cheaply). Counted as C{dupefilter/skipped_early}; never in the ledger.
+
+    @ivar seen: the scheduler's set of fingerprints (read, never written).
+    """
+
+    # most duplicate links of a site are the same few strings (menus, pagers, footers):
+    # a bounded cache of URL strings already known as seen skips their fingerprint
+    RECENT_MAX = 20_000
+
+    def __init__(self, seen, stats):
+        self.seen = seen
+        self.stats = stats
+        self._recent = set()
+
+    @classmethod
+    def of(cls, scheduler, stats):
+        """
+        The check for C{scheduler}, or None when it cannot be done locally: a backend
+        with its own fingerprint function, or without a local C{seen} set.
+        """
+        seen = getattr(scheduler, "seen", None)
+        if getattr(scheduler, "fingerprint", None) is not request_fingerprint \
+                or not isinstance(seen, (set, frozenset, FingerprintSet)):
+            return None
+        return cls(seen, stats)
+
+    def unseen(self, urls):
+        """
+        @param urls: absolute URLs of GET requests without a body.
+        @return: those not seen by the scheduler, each canonical URL once, in order.
+        """
+        seen, recent = self.seen, self._recent
+        kept = []
+        on_page = set()
+        for url in urls:
+            if url in recent:
+                continue
+            fingerprint = url_fingerprint(url)
+            if fingerprint in seen:
+                if len(recent) >= self.RECENT_MAX:
+                    recent.clear()
+                recent.add(url)
+                continue
+            if fingerprint in on_page:
+                continue
+            on_page.add(fingerprint)
+            kept.append(url)
+        skipped = len(urls) - len(kept)
+        if skipped:
+            self.stats.inc_value("dupefilter/skipped_early", skipped)
+        return kept
+
+_EMPTY = 0
+STEP = 2048  # old cells moved into the new table at once while it grows (some 0.1 ms)
+EVERY = 64  # ... by every EVERY-th add: 32 cells an add, on average
+
+
+def _table(size):
+    """A zeroed table of C{size} 64-bit cells, paged in only as the cells are touched."""
+    return memoryview(mmap.mmap(-1, 8 * size)).cast("Q")
+
+
+class FingerprintSet:
+    """
+    A growable open-addressing hash set of non-zero 64-bit integers.
+
+    Zero marks an empty cell, so a fingerprint of 0 is stored as 1 (one more collision in
+    2**64, which is nothing beside the chance of two URLs sharing a fingerprint).
+
+    @ivar moved: while the table grows, how many cells of the old table have been moved
+        (None otherwise).
+    """
+
+    __slots__ = ("_table", "_mask", "_count", "_old", "_old_mask", "moved")
+
+    def __init__(self, capacity=1 << 12):
+        size = 1
+        while size < capacity * 2:
+            size <<= 1
+        self._table = _table(size)
+        self._mask = size - 1
+        self._count = 0
+        self._old = None  # the table being moved out of, while growing
+        self._old_mask = 0
+        self.moved = None
+
+    def __len__(self):
+        return self._count
+
+    def __contains__(self, fingerprint):
+        fingerprint = fingerprint or 1
+        index = fingerprint & self._mask
+        value = self._table[index]
+        if value == fingerprint:
+            return True
+        if value != _EMPTY and self._table[self._probe(fingerprint, index)] != _EMPTY:
+            return True
+        old = self._old
+        return old is not None and old[fingerprint & self._old_mask] != _EMPTY \
+            and self._in_old(fingerprint)
+
+    def add(self, fingerprint):
+        """Add C{fingerprint}. @return: True if it was new, False if already present."""
+        fingerprint = fingerprint or 1
+        table = self._table
+        index = fingerprint & self._mask
+        value = table[index]
+        if value == fingerprint:
+            return False
+        if value != _EMPTY:
+            index = self._probe(fingerprint, index)
+            if table[index] != _EMPTY:
+                return False
+        if self._old is not None:
+            if self._old[fingerprint & self._old_mask] != _EMPTY \
+                    and self._in_old(fingerprint):
+                return False
+            table[index] = fingerprint
+            self._count += 1
+            if not self._count % EVERY:
+                self._move()
+        else:
+            table[index] = fingerprint
+            self._count += 1
+        if self._count * 2 > self._mask:
+            self._grow()
+        return True
+
+    def _probe(self, fingerprint, index):
+        """
+        Linear probing on from the taken cell C{index}: the cell holding C{fingerprint},
+        else the empty cell where it goes. L{__contains__} and L{add} look at the home cell
+        themselves and call this only when another value sits there: the call costs more
+        than that first look, which is all most lookups need in a table at most half full.
+        """
+        table, mask = self._table, self._mask
+        while True:
+            index = (index + 1) & mask
+            value = table[index]
+            if value == fingerprint or value == _EMPTY:
+                return index
+
+    def _in_old(self, fingerprint):
+        """Is C{fingerprint} in the old table? (It is never written while it is moved.)"""
+        old, mask = self._old, self._old_mask
+        index = fingerprint & mask
+        while True:
+            value = old[index]
+            if value == fingerprint:
+                return True
+            if value == _EMPTY:
+                return False
+            index = (index + 1) & mask
+
+    def _grow(self):
+        """Start moving into a table twice the size: every C{EVERY}-th L{add} then moves
+        C{STEP} cells (a table still moving is finished first, which the sizes never
+        need)."""
+        while self._old is not None:
+            self._move()
+        self._old, self._old_mask = self._table, self._mask
+        size = (self._mask + 1) * 2
+        self._table = _table(size)
+        self._mask = size - 1
+        self.moved = 0
+
+    def _move(self):
+        """Move the next C{STEP} cells of the old table; drop it after its last cell."""
+        start = self.moved
+        end = start + STEP
+        table, mask = self._table, self._mask
+        for value in self._old[start:end]:
+            if value != _EMPTY:  # not in the new table: add() looked in the old first
+                index = value & mask
+                while table[index] != _EMPTY:
+                    index = (index + 1) & mask
+                table[index] = value
+        if end > self._old_mask:
+            self._old = None
+            self._old_mask = 0
+            self.moved = None
+        else:
+            self.moved = end
+
+    def __iter__(self):
+        table = self._table
+        old, moved = self._old, self.moved
+        yield from (value for value in table if value != _EMPTY)
+        if old is not None:  # the cells not moved yet (the moved ones are in the new table)
+            yield from (value for value in old[moved:] if value != _EMPTY)

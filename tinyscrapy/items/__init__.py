@@ -1,1 +1,0 @@
-"""Items after the spider: declared items and loaders, pipelines and feed exports."""

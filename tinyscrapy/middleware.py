@@ -1,0 +1,316 @@
+"""
+Building components named in settings: dotted paths, C{from_crawler}, C{NotConfigured},
+and Scrapy's C{{"dotted.path": order}} dictionaries.
+"""
+
+# MERGED-DOC from middleware.chain:
+# """
+# The two middleware chains, with Scrapy's contracts.
+# 
+# Downloader middleware wraps every download::
+# 
+#     process_request(request, spider)      first to last; None goes on,
+#                                           an HttpResponse skips the download,
+#                                           a Request replaces this one (back to the scheduler)
+#     process_response(request, response, spider)
+#                                           last to first; an HttpResponse goes on,
+#                                           a Request replaces this one
+#     process_exception(request, exception, spider)
+#                                           last to first; None goes on, an HttpResponse or a
+#                                           Request recovers
+# 
+# Spider middleware wraps every callback's output::
+# 
+#     process_spider_output(response, result, spider)
+#                                           last to first (nearest the spider first);
+#                                           returns an iterable, usually a generator
+#     process_spider_exception(response, exception, spider)
+#                                           last to first; None goes on, an iterable
+#                                           replaces the output
+#     process_start_requests(start_requests, spider)      last to first; an iterable
+# 
+# "First" is the lowest number in C{DOWNLOADER_MIDDLEWARES} / C{SPIDER_MIDDLEWARES}: the
+# middleware nearest the engine, as in Scrapy.
+# 
+# The C{spider} argument is Scrapy's old contract: since Scrapy 2.13 a hook may leave it out
+# (C{process_request(self, request)}), and gets it only when its signature requires it
+# (L{tinyscrapy.middleware.takes_spider}, read once when the chain is built).
+# C{process_start_requests} always gets it, as in Scrapy.
+# 
+# Every downloader hook, and C{process_spider_output}, may return a Deferred or be
+# C{async def}; the chain waits for it. (An C{async def process_spider_output} that yields is
+# an async generator: its output is gathered before it is routed.) A hook that returns the
+# wrong type raises L{MiddlewareError} naming the middleware and the hook; that error is a
+# bug, so it is not offered to C{process_exception} hooks (a retry middleware would retry it).
+# """
+
+# MERGED-DOC from middleware.scrapypaths:
+# """
+# Scrapy's built-in component paths, and what each is in tinyscrapy.
+# 
+# A Scrapy project names built-ins in its component settings, most often to switch one off
+# (C{"scrapy.downloadermiddlewares.useragent.UserAgentMiddleware": None}) or to move it. In
+# L{SCRAPY_PATHS} each of Scrapy's paths maps to one of:
+# 
+#   - a dotted path: tinyscrapy's equivalent component, used in its place;
+#   - L{BuiltIn}: the job is done inside tinyscrapy, not by a component (offsite, depth,
+#     ...): there is nothing to move, and the note says how to switch it off;
+#   - L{Absent}: tinyscrapy has no such part (the telnet console, ...): switching it off is
+#     nothing to do, asking for it is a usage error.
+# 
+# L{tinyscrapy.middleware.ordered_paths} reads this table only for paths under C{scrapy.}.
+# """
+
+import inspect
+import logging
+from dataclasses import dataclass
+
+from twisted.internet.defer import Deferred
+
+from tinyscrapy.exceptions import UsageError
+from tinyscrapy.http.request import Request
+from tinyscrapy.http.response import Response
+from tinyscrapy.utils.defer import deferred_from_coro
+from tinyscrapy.utils.misc import build, load_object
+
+logger = logging.getLogger(__name__)
+
+
+def ordered_paths(settings, name):
+    """
+    Merge C{NAME_BASE} and C{NAME}, as Scrapy does: a path set to None is disabled. A path
+    of Scrapy's own (C{scrapy....}) stands for tinyscrapy's equivalent (L{scrapy_path}).
+
+    @return: the enabled dotted paths (or objects), lowest order first.
+    @raise UsageError: an order is not a number, or a Scrapy path has no equivalent.
+    """
+    merged = dict(settings.getdict(name + "_BASE"))
+    for path, order in settings.getdict(name).items():
+        if isinstance(path, str) and path.startswith("scrapy."):
+            path = scrapy_path(name, path, order)
+            if path is None:
+                continue
+        merged[path] = order
+    enabled = []
+    for path, order in merged.items():
+        if order is None:
+            continue
+        if isinstance(order, bool) or not isinstance(order, (int, float)):
+            raise UsageError(f"setting {name}: order of {path!r} must be a number, not {order!r}")
+        enabled.append((order, path))
+    enabled.sort(key=lambda pair: pair[0])
+    return [path for _, path in enabled]
+
+
+_told = set()  # the Scrapy paths already logged: once per process
+
+
+def scrapy_path(setting, path, order):
+    """
+    The tinyscrapy component that Scrapy's C{path} names in C{setting} (logged once).
+
+    @return: a dotted path, or None when there is nothing to build or switch off here.
+    @raise UsageError: C{path} is not a Scrapy built-in tinyscrapy knows, or one it does not
+        have while C{order} asks for it.
+    """
+    from tinyscrapy.middleware import SCRAPY_PATHS, Absent, BuiltIn
+    target = SCRAPY_PATHS.get(path)
+    if target is None:
+        raise UsageError(f"setting {setting}: {path!r} is not one of Scrapy's built-in "
+                         f"components that tinyscrapy knows (docs/spiders.md)")
+    if isinstance(target, Absent) and order is not None:
+        raise UsageError(f"setting {setting}: {path!r} has no equivalent in tinyscrapy "
+                         f"({target.note})")
+    key = (setting, path, order is None)
+    if key not in _told:
+        _told.add(key)
+        if isinstance(target, str):
+            logger.info("setting %s: Scrapy's %s is tinyscrapy's %s", setting, path, target)
+        elif isinstance(target, BuiltIn) and order is None:
+            logger.warning("setting %s: Scrapy's %s is built into tinyscrapy and is not "
+                           "switched off this way (%s)", setting, path, target.note)
+        elif isinstance(target, BuiltIn):
+            logger.info("setting %s: Scrapy's %s is built into tinyscrapy (%s); its order "
+                        "is ignored", setting, path, target.note)
+        else:
+            logger.info("setting %s: Scrapy's %s: tinyscrapy has none, nothing to switch "
+                        "off", setting, path)
+    return target if isinstance(target, str) else None
+
+
+def build_ordered(crawler, name):
+    """
+    Build every enabled component of the ordered setting C{name}.
+
+    @return: a list of C{(path, component)} pairs, in order; switched-off ones left out.
+    """
+    built = []
+    for path in ordered_paths(crawler.settings, name):
+        component = build(load_object(path), crawler)
+        if component is not None:
+            built.append((path if isinstance(path, str) else _name_of(path), component))
+    return built
+
+
+def _name_of(obj):
+    """A readable name for a component given as an object rather than a dotted path."""
+    qualname = getattr(obj, "__qualname__", None)
+    return f"{obj.__module__}.{qualname}" if qualname else repr(obj)
+
+
+def takes_spider(method, n_args):
+    """
+    Whether a component's hook is called with the spider after its C{n_args} arguments.
+
+    Scrapy 2.13+ calls C{process_item(item)}, C{open_spider()}, C{process_request(request)}
+    ... without the spider unless the method requires it; older components take it. Read
+    once from the signature, when the component is enabled: True when the method has a
+    C{spider} parameter without a default, or requires more positional arguments than
+    C{n_args} (an old hook whose last parameter has another name). A signature that cannot
+    be read keeps the old contract (True).
+    """
+    try:
+        parameters = inspect.signature(method).parameters
+    except (TypeError, ValueError):
+        return True
+    spider = parameters.get("spider")
+    if spider is not None and spider.kind is not spider.VAR_KEYWORD:
+        return spider.default is spider.empty
+    required = [p for p in parameters.values()
+                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                and p.default is p.empty]
+    return len(required) > n_args
+
+# what a hook returns that is never awaited (checked first: the common case)
+_READY = (Response, Request)
+
+
+class MiddlewareError(TypeError):
+    """A middleware hook returned something its contract does not allow."""
+
+
+async def _waited(result):
+    """
+    What a hook's result stands for once it is ready: a coroutine is run (as an asyncio
+    Task under the asyncio reactor, so that it may await asyncio code) and waited for, a
+    Deferred or another awaitable waited for; anything else is returned as it is.
+    """
+    if inspect.iscoroutine(result):
+        result = deferred_from_coro(result)
+    if isinstance(result, Deferred) or inspect.isawaitable(result):
+        result = await result
+    return result
+
+
+async def _call(hook, with_spider, spider, *args):
+    """Call a hook (with the spider last if it takes it) and wait for its result."""
+    result = hook(*args, spider) if with_spider else hook(*args)
+    if result is None or isinstance(result, _READY):  # most hooks: nothing to wait for
+        return result
+    return await _waited(result)
+
+
+async def _gather(agen):
+    """An async generator's output as a list."""
+    return [each async for each in agen]
+
+
+def _hooks(middlewares, name, n_args, reverse=False):
+    """
+    C{(label, bound method, whether it takes the spider)} of every middleware that defines
+    hook C{name}, whose arguments before the spider are C{n_args}.
+    """
+    found = [(f"{path}.{name}", getattr(mw, name), takes_spider(getattr(mw, name), n_args))
+             for path, mw in middlewares if getattr(mw, name, None) is not None]
+    return found[::-1] if reverse else found
+
+
+def _expect(label, value):
+    if not isinstance(value, _READY):
+        raise MiddlewareError(f"{label} must return HttpResponse or Request, got "
+                              f"{type(value).__name__}")
+
+
+def _expect_iterable(label, value):
+    # a dict, a string or a single Request is iterable, but never what the hook meant
+    if not hasattr(value, "__iter__") or isinstance(value, (dict, str, bytes, Request)):
+        raise MiddlewareError(f"{label} must return an iterable, got {type(value).__name__}")
+
+
+@dataclass(frozen=True)
+class BuiltIn:
+    """Done inside tinyscrapy, always on; C{note} says where and how to switch it off."""
+
+    note: str
+
+
+@dataclass(frozen=True)
+class Absent:
+    """tinyscrapy has no such part; C{note} says what to use instead, if anything."""
+
+    note: str
+
+
+_DMW = "scrapy.downloadermiddlewares."
+_SMW = "scrapy.spidermiddlewares."
+_EXT = "scrapy.extensions."
+
+SCRAPY_PATHS = {
+    # downloader middlewares
+    _DMW + "robotstxt.RobotsTxtMiddleware": "tinyscrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware",
+    _DMW + "defaultheaders.DefaultHeadersMiddleware":
+        "tinyscrapy.downloadermiddlewares.defaultheaders.DefaultHeadersMiddleware",
+    _DMW + "useragent.UserAgentMiddleware": "tinyscrapy.downloadermiddlewares.useragent.UserAgentMiddleware",
+    _DMW + "retry.RetryMiddleware": "tinyscrapy.downloadermiddlewares.retry.RetryMiddleware",
+    _DMW + "redirect.MetaRefreshMiddleware": "tinyscrapy.downloadermiddlewares.redirect.MetaRefreshMiddleware",
+    _DMW + "redirect.RedirectMiddleware": "tinyscrapy.downloadermiddlewares.redirect.RedirectMiddleware",
+    _DMW + "cookies.CookiesMiddleware": "tinyscrapy.downloadermiddlewares.cookies.CookiesMiddleware",
+    _DMW + "httpproxy.HttpProxyMiddleware": "tinyscrapy.downloadermiddlewares.httpproxy.HttpProxyMiddleware",
+    _DMW + "httpcache.HttpCacheMiddleware": "tinyscrapy.downloadermiddlewares.httpcache.HttpCacheMiddleware",
+    _DMW + "offsite.OffsiteMiddleware": BuiltIn(
+        "offsite filtering is part of the scope rules: a spider without allowed_domains "
+        "crawls any host"),
+    _DMW + "downloadtimeout.DownloadTimeoutMiddleware": BuiltIn(
+        "the downloader applies DOWNLOAD_TIMEOUT (and meta['download_timeout'])"),
+    _DMW + "httpcompression.HttpCompressionMiddleware": BuiltIn(
+        "the downloader decodes gzip, deflate, br and zstd; COMPRESSION_ENABLED=False "
+        "switches it off"),
+    _DMW + "stats.DownloaderStats": BuiltIn("the downloader always keeps its stats"),
+    _DMW + "httpauth.HttpAuthMiddleware": "tinyscrapy.downloadermiddlewares.httpauth.HttpAuthMiddleware",
+    _DMW + "ajaxcrawl.AjaxCrawlMiddleware": Absent("no AJAX crawlable pages support"),
+    # spider middlewares
+    _SMW + "referer.RefererMiddleware": "tinyscrapy.spidermiddlewares.referer.RefererMiddleware",
+    _SMW + "start.StartSpiderMiddleware": BuiltIn("start requests are handled by the engine"),
+    _SMW + "httperror.HttpErrorMiddleware": BuiltIn(
+        "the scraper's status rule: handle_httpstatus_list and meta['handle_httpstatus_all']"),
+    _SMW + "offsite.OffsiteMiddleware": BuiltIn(
+        "offsite filtering is part of the scope rules: a spider without allowed_domains "
+        "crawls any host"),
+    _SMW + "urllength.UrlLengthMiddleware": BuiltIn(
+        "part of the scope rules: URLLENGTH_LIMIT=0 switches it off"),
+    _SMW + "depth.DepthMiddleware": BuiltIn(
+        "part of the scope rules: DEPTH_LIMIT (0: no limit) and DEPTH_PRIORITY"),
+    _SMW + "metacopy.MetaCopyDetectionMiddleware": Absent("no meta copy detection"),
+    # extensions
+    _EXT + "closespider.CloseSpider": "tinyscrapy.extensions.closespider.CloseConditions",
+    _EXT + "feedexport.FeedExporter": "tinyscrapy.extensions.feedexport.FeedExporter",
+    _EXT + "logstats.LogStats": "tinyscrapy.extensions.logstats.Progress",
+    _EXT + "corestats.CoreStats": BuiltIn("the engine always keeps the core stats"),
+    _EXT + "throttle.AutoThrottle": BuiltIn(
+        "the downloader's slots: AUTOTHROTTLE_ENABLED=True switches it on"),
+    _EXT + "telnet.TelnetConsole": Absent("no telnet console (try: python -m tinyscrapy "
+                                          "shell URL)"),
+    _EXT + "memusage.MemoryUsage": Absent("no memory usage extension"),
+    _EXT + "memdebug.MemoryDebugger": Absent("no memory debugger"),
+    _EXT + "logcount.LogCount": "tinyscrapy.extensions.logcount.LogCount",
+    _EXT + "spiderstate.SpiderState": Absent("no spider state (spider.state)"),
+    _EXT + "remote_control.RemoteControl": Absent("no remote control"),
+    _EXT + "periodic_log.PeriodicLog": Absent("no periodic log (the progress line and "
+                                              "LOGSTATS_INTERVAL instead)"),
+    _EXT + "statsmailer.StatsMailer": Absent("no stats mailer"),
+    _EXT + "debug.StackTraceDump": Absent("no stack trace dump"),
+    _EXT + "debug.Debugger": Absent("no debugger extension"),
+    # item pipelines
+    "scrapy.pipelines.images.ImagesPipeline": Absent("no media pipelines"),
+    "scrapy.pipelines.files.FilesPipeline": Absent("no media pipelines"),
+}

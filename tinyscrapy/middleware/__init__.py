@@ -1,1 +1,0 @@
-"""Middleware chains and the built-in downloader and spider middlewares."""

@@ -1,1 +1,0 @@
-"""Observability: the stats collector, the request ledger, progress and the trace."""

@@ -1,1 +1,0 @@
-"""Running crawls from a script: which reactor (reactors), and L{CrawlerRunner}."""

@@ -1,0 +1,164 @@
+"""TODO docstring (signals)."""
+
+import inspect
+import logging
+
+from twisted.internet.defer import Deferred, DeferredList, ensureDeferred, maybeDeferred
+
+from tinyscrapy.signals import _DECISIONS
+
+logger = logging.getLogger(__name__)
+
+
+class SignalBus:
+    """
+    The receivers of one crawler's signals.
+
+    @ivar sender: what a receiver that names C{sender} gets (the crawler).
+    """
+
+    def __init__(self, sender=None):
+        self.sender = sender
+        self._receivers = {}  # signal -> [(receiver, names it accepts or None for all)]
+
+    def connect(self, receiver, signal, **_kwargs):
+        """Call C{receiver} with the keywords it accepts each time C{signal} is sent."""
+        self._receivers.setdefault(signal, []).append((receiver, _accepted_names(receiver)))
+
+    def disconnect(self, receiver, signal, **_kwargs):
+        entries = self._receivers.get(signal, [])
+        for entry in entries:
+            if entry[0] == receiver:
+                entries.remove(entry)
+                break
+
+    def disconnect_all(self, signal, **_kwargs):
+        """Forget every receiver of C{signal}."""
+        self._receivers.pop(signal, None)
+
+    def listened(self, signal):
+        """True if anyone listens to C{signal}."""
+        return bool(self._receivers.get(signal))
+
+    def send(self, signal, **kwargs):
+        """
+        Call every receiver of C{signal} now, in the order they connected.
+
+        @return: a list of C{(receiver, result)}; a receiver that raised has its exception
+            as result (L{DontCloseSpider} included, so the engine can see it).
+        """
+        entries = self._receivers.get(signal)
+        if not entries:
+            return []
+        results = []
+        for receiver, names in list(entries):
+            try:
+                if names is None:
+                    result = receiver(**kwargs)
+                else:
+                    result = receiver(**self._arguments(names, signal, kwargs))
+                results.append((receiver, result))
+            except Exception as e:
+                if type(e).__name__ not in _DECISIONS.get(signal.name, ()):
+                    logger.exception("signal %s: receiver %r raised", signal.name, receiver)
+                results.append((receiver, e))
+        return results
+
+    send_catch_log = send  # Scrapy's name
+
+    def send_waiting(self, signal, **kwargs):
+        """
+        Like L{send}, for a signal whose receivers may answer later (C{item_scraped}).
+
+        @return: None when no receiver returned a Deferred or a coroutine (the common
+            case: nothing is made), else a Deferred that fires with None once they all
+            have; their failures are logged, never propagated.
+        """
+        waits = [_as_deferred(result) for _, result in self.send(signal, **kwargs)
+                 if isinstance(result, Deferred) or inspect.isawaitable(result)]
+        if not waits:
+            return None
+        for wait in waits:
+            wait.addErrback(_log_receiver_failure, signal)
+        return DeferredList(waits, consumeErrors=True).addCallback(_discard)
+
+    def send_deferred(self, signal, **kwargs):
+        """
+        Like L{send}, but wait for receivers that return Deferreds or coroutines.
+
+        @return: a Deferred that fires with the list of C{(receiver, result)} once every
+            receiver has finished; a receiver's failure is logged and its result is the
+            failure's exception (it never errbacks).
+        """
+        entries = list(self._receivers.get(signal) or [])
+        waits = [maybeDeferred(_call_awaiting, receiver,
+                               self._arguments(names, signal, kwargs))
+                 for receiver, names in entries]
+        for wait in waits:
+            wait.addErrback(_log_receiver_failure, signal)
+        d = DeferredList(waits, consumeErrors=True)
+        d.addCallback(_pair_results, [receiver for receiver, _ in entries])
+        return d
+
+    send_catch_log_deferred = send_deferred  # Scrapy's name
+
+    def _arguments(self, names, signal, kwargs):
+        """The keywords for a receiver that accepts C{names} (None: all of them)."""
+        if names is None:
+            return kwargs
+        chosen = {key: value for key, value in kwargs.items() if key in names}
+        if "signal" in names:
+            chosen["signal"] = signal
+        if "sender" in names and "sender" not in kwargs:
+            chosen["sender"] = self.sender
+        return chosen
+
+
+def _accepted_names(receiver):
+    """
+    The keyword names C{receiver} accepts, or None when it takes C{**kwargs} (or its
+    signature cannot be read: then it gets every argument, as before).
+    """
+    try:
+        parameters = inspect.signature(receiver).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    names = set()
+    for parameter in parameters:
+        if parameter.kind is parameter.VAR_KEYWORD:
+            return None
+        if parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY):
+            names.add(parameter.name)
+    return frozenset(names)
+
+
+def _call_awaiting(receiver, kwargs):
+    """Call a receiver; a coroutine it returns becomes a Deferred to wait for."""
+    result = receiver(**kwargs)
+    if inspect.isawaitable(result) and not isinstance(result, Deferred):
+        return ensureDeferred(result)
+    return result
+
+
+def _as_deferred(result):
+    return result if isinstance(result, Deferred) else ensureDeferred(_awaited(result))
+
+
+async def _awaited(awaitable):
+    return await awaitable
+
+
+def _discard(_result):
+    return None
+
+
+def _pair_results(results, receivers):
+    return [(receiver, value if ok else value.value)
+            for receiver, (ok, value) in zip(receivers, results, strict=True)]
+
+
+def _log_receiver_failure(failure, signal):
+    """Log a receiver's failure; it stays the result, for L{SignalBus.send_deferred}."""
+    logger.error("signal %s: a receiver failed", signal.name,
+                 exc_info=(failure.type, failure.value, failure.getTracebackObject()))
+    return failure

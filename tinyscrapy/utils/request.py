@@ -1,0 +1,165 @@
+"""
+Canonical URLs and request fingerprints: the identity the duplicate filter uses.
+
+A page is one page however a site spells the link: fragment dropped, query arguments
+sorted, scheme and host lower-cased, default port dropped, dot segments resolved,
+percent-encoding normalised (escapes of unreserved characters decoded, the rest in upper
+case, characters that need it encoded). w3lib's C{canonicalize_url} does all of that but
+the port, and costs 10 to 35 µs a call; a crawl meets some thirty links a page, so most of
+them take L{_PLAIN_URL}, a fast path that gives the same answer for the URLs that need no
+re-encoding (checked against w3lib in C{tests/test_fingerprint.py}).
+"""
+
+# MERGED-DOC from scope.fingerprinter:
+# """
+# The crawl's request fingerprinter, as Scrapy's API has it: C{crawler.request_fingerprinter}
+# is an object whose C{fingerprint(request)} returns C{bytes}, built from the class
+# C{REQUEST_FINGERPRINTER_CLASS} names (L{RequestFingerprinter} by default: 8 bytes,
+# L{tinyscrapy.utils.request.fingerprint}).
+# 
+# The duplicate filter keeps 64-bit integers; a project's own fingerprinter is read into one
+# (L{as_int}) only when the setting names one, so a crawl with the default pays nothing.
+# """
+
+# MERGED-DOC from utils.requestutils:
+# """
+# Scrapy's C{scrapy.utils.request}, importable as C{tinyscrapy.utils.request} (an entry in
+# C{sys.modules}: a module named C{request.py} here would share its name with
+# L{tinyscrapy.http.request}): C{fingerprint} (L{tinyscrapy.utils.request}, 8 bytes, not
+# Scrapy's SHA-1), L{RequestFingerprinter} (L{tinyscrapy.utils.request}, the default
+# C{REQUEST_FINGERPRINTER_CLASS}), C{request_to_curl} (L{tinyscrapy.utils.curl}) and
+# C{request_httprepr} (L{tinyscrapy.utils.python}).
+# 
+# This module only re-exports.
+# """
+
+from hashlib import blake2b
+
+from tinyscrapy.utils.curl import request_to_curl
+from tinyscrapy.utils.httpobj import urlparse_cached
+from tinyscrapy.utils.misc import build, load_object
+from tinyscrapy.utils.python import to_bytes
+from tinyscrapy.utils.url import canonical_url
+
+
+def request_httprepr(request):
+    """
+    The HTTP/1.1 message C{request} stands for, as C{bytes} (what Scrapy's
+    C{request_httprepr} gives, for logs and stats of request sizes): the request line with
+    the path and query (no fragment, no credentials), C{Host}, each header value on a line
+    of its own, a blank line, the body. Not exactly what goes on the wire: the download
+    adds C{Accept-Encoding} and may send through a proxy.
+    """
+    parts = urlparse_cached(request)
+    path = parts.path or "/"
+    if parts.params:
+        path += ";" + parts.params
+    if parts.query:
+        path += "?" + parts.query
+    lines = [to_bytes(request.method) + b" " + to_bytes(path) + b" HTTP/1.1",
+             b"Host: " + to_bytes(parts.hostname or "")]
+    for name, values in request.headers.items():
+        lines.extend(name + b": " + value for value in values)
+    return b"\r\n".join(lines) + b"\r\n\r\n" + request.body
+
+
+def url_fingerprint(url, method="GET", body=b""):
+    """
+    A compact identity for a request: an C{int} of 64 bits over its method, canonical URL
+    and body. At 64 bits, ten million URLs collide with a chance of about one in 300,000.
+
+    The fields cannot run into each other: the hashed bytes begin with the length of
+    each (C{GET /foo} and C{GET /f} with the body C{oo} hash different bytes).
+    """
+    return int.from_bytes(_digest(method, canonical_url(url), body).digest(), "big")
+
+
+def _digest(method, url, body):
+    """The BLAKE2b of the three fields, each after its length."""
+    method = method.encode("ascii")
+    url = url.encode("utf-8", "surrogatepass")
+    digest = blake2b(b"%d,%d,%d:" % (len(method), len(url), len(body)), digest_size=8)
+    digest.update(method)
+    digest.update(url)
+    if body:
+        digest.update(body)
+    return digest
+
+
+def request_fingerprint(request):
+    """L{url_fingerprint} of C{request}'s method, URL and body; with C{meta["verbatim_url"]}
+    (a URL sent as written), of the URL as written, as Scrapy's fingerprint does."""
+    meta = request._meta
+    if meta and meta.get("verbatim_url"):
+        digest = _digest(request.method, request.url, request.body)
+        return int.from_bytes(digest.digest(), "big")
+    return url_fingerprint(request.url, request.method, request.body)
+
+
+def fingerprint(request, *, include_headers=None, keep_fragments=False):
+    """
+    Scrapy's C{scrapy.utils.request.fingerprint}: the request's identity as C{bytes} (8 of
+    them: L{request_fingerprint}, not Scrapy's SHA-1), optionally telling apart requests
+    that differ in the headers named by C{include_headers} (any casing) or, with
+    C{keep_fragments}, in the URL's fragment. A request with C{meta["verbatim_url"]} is
+    told apart by its URL as written, fragment included (as in Scrapy).
+    """
+    if not include_headers and not keep_fragments:
+        return request_fingerprint(request).to_bytes(8, "big")
+    meta = request._meta
+    if meta and meta.get("verbatim_url"):
+        url = request.url
+    else:
+        url = canonical_url(request.url)
+        if keep_fragments and "#" in request.url:
+            url += "#" + request.url.partition("#")[2]
+    digest = _digest(request.method, url, request.body)
+    for name in sorted({name.lower() for name in include_headers or ()}):
+        values = request.headers.getlist(name)
+        if values:
+            encoded = name.encode("latin-1") if isinstance(name, str) else name
+            joined = b"\0".join(values)
+            digest.update(b"%d,%d:" % (len(encoded), len(joined)) + encoded + joined)
+    return digest.digest()
+
+
+class RequestFingerprinter:
+    """Scrapy's default fingerprinter, here: C{fingerprint(request)} is
+    L{tinyscrapy.utils.request.fingerprint} (8 bytes of BLAKE2b)."""
+
+    def __init__(self, crawler=None):
+        self.crawler = crawler
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        return cls(crawler)
+
+    def fingerprint(self, request):
+        """@return: the identity of C{request}, C{bytes}."""
+        return fingerprint(request)
+
+
+def fingerprinter_for(crawler):
+    """The fingerprinter C{crawler.settings["REQUEST_FINGERPRINTER_CLASS"]} names (a class or
+    its dotted path), built as a component (C{from_crawler} when it has one)."""
+    cls = load_object(crawler.settings.get("REQUEST_FINGERPRINTER_CLASS")
+                      or RequestFingerprinter)
+    return build(cls, crawler)
+
+
+def as_int(fingerprinter):
+    """
+    The duplicate filter's fingerprint function for C{fingerprinter}: L{request_fingerprint}
+    itself for the default one, else the first 8 bytes of its C{fingerprint(request)} as an
+    integer.
+    """
+    if type(fingerprinter) is RequestFingerprinter:
+        return request_fingerprint
+    fingerprint_bytes = fingerprinter.fingerprint
+
+    def custom_fingerprint(request):
+        return int.from_bytes(fingerprint_bytes(request)[:8], "big")
+
+    return custom_fingerprint
+
+__all__ = ["RequestFingerprinter", "fingerprint", "request_httprepr", "request_to_curl"]

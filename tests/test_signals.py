@@ -39,7 +39,7 @@ class BusTests(unittest.TestCase):
 
     def test_raising_receiver_logged_others_still_called(self):
         """A receiver that raises is logged; the next one still runs."""
-        logs = capture_logs(self, "tinyscrapy.signals")
+        logs = capture_logs(self, "tinyscrapy.signalmanager")
         bus = SignalBus()
         calls = []
 
@@ -55,7 +55,7 @@ class BusTests(unittest.TestCase):
 
     def test_dont_close_spider_is_returned_not_logged(self):
         """DontCloseSpider comes back as a result, without an error in the log."""
-        logs = capture_logs(self, "tinyscrapy.signals")
+        logs = capture_logs(self, "tinyscrapy.signalmanager")
         bus = SignalBus()
 
         def keep_open(**kwargs):
@@ -81,7 +81,7 @@ class BusTests(unittest.TestCase):
     def test_send_deferred_waits_and_swallows_failures(self):
         """send_deferred fires once every receiver's Deferred has, with each receiver's
         result; a failure is logged and its exception is the result."""
-        logs = capture_logs(self, "tinyscrapy.signals")
+        logs = capture_logs(self, "tinyscrapy.signalmanager")
         bus = SignalBus()
         later = defer.Deferred()
         bus.connect(lambda **kwargs: later, signals.spider_closed)
@@ -401,7 +401,7 @@ class IdleCloseTests(unittest.TestCase):
         """The crawl ends with CloseSpider's reason, and nothing is logged as an error."""
         server = TestServer().start()
         self.addCleanup(server.stop)
-        logs = capture_logs(self, "tinyscrapy.signals")
+        logs = capture_logs(self, "tinyscrapy.signalmanager")
         crawler = Crawler(IdleCloser, Settings({"LOG_LEVEL": "WARNING"}), reactor)
         reason = yield crawler.crawl(start=server.add_page("/"))
         self.assertEqual(reason, "nothing_left")

@@ -10,8 +10,8 @@ from twisted.internet import defer, reactor, task
 
 from tinyscrapy.core.downloader.handlers.http11 import HttpFetcher
 from tinyscrapy.http import Request
-from tinyscrapy.statscollectors import StatsCollector
 from tinyscrapy.settings import Settings
+from tinyscrapy.statscollectors import StatsCollector
 
 
 def make_fetcher(testcase, settings=None, on_sent=None):

@@ -8,14 +8,14 @@ import sys
 from twisted.internet import defer
 from twisted.internet.task import Clock
 
-from tinyscrapy.crawler import Crawler
 from tinyscrapy.core.engine import ExecutionEngine
-from tinyscrapy.http import HttpResponse
 from tinyscrapy.core.scheduler import Scheduler
 from tinyscrapy.core.scraper import Scraper
+from tinyscrapy.core.startrequests import start_of
+from tinyscrapy.crawler import Crawler
+from tinyscrapy.http import HttpResponse
 from tinyscrapy.settings import Settings
 from tinyscrapy.spiders import Spider
-from tinyscrapy.core.startrequests import start_of
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -2,10 +2,10 @@
 open_in_browser and get_base_url at Scrapy's path: the page as the spider saw it.
 """
 
-from tinyscrapy.utils.response import get_base_url, open_in_browser
 from twisted.trial import unittest
 
 from tinyscrapy.http import HttpResponse, Request
+from tinyscrapy.utils.response import get_base_url, open_in_browser
 
 PAGE = b'<html><head lang="en"><title>t</title></head><body><img src="a.png"></body></html>'
 

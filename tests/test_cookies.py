@@ -6,8 +6,8 @@ from twisted.internet import defer
 from twisted.trial import unittest
 
 from tinyscrapy import Request, Spider
-from tinyscrapy.http import HttpResponse
 from tinyscrapy.downloadermiddlewares.cookies import CookiesMiddleware
+from tinyscrapy.http import HttpResponse
 
 from .helpers import crawl
 from .recording import Recorder

@@ -10,10 +10,10 @@ from twisted.internet import defer, reactor
 from twisted.trial import unittest
 
 from tinyscrapy import signals
+from tinyscrapy.commands.crawl import SiteCrawler, check_start_url
 from tinyscrapy.crawler import Crawler
 from tinyscrapy.exceptions import UsageError
 from tinyscrapy.settings import Settings
-from tinyscrapy.commands.crawl import SiteCrawler, check_start_url
 
 from .helpers import ROOT, run_command
 from .servers import Drop, Redirect, Robots, Status, TestServer

@@ -116,7 +116,7 @@ class OffsiteLogTests(unittest.TestCase):
         self.addCleanup(one.stop)
         self.addCleanup(two.stop)
         start = one.add_page("/", links=[two.url("/x")])
-        logs = capture_logs(self, "tinyscrapy.scope", level=logging.INFO)
+        logs = capture_logs(self, "tinyscrapy.downloadermiddlewares.offsite", level=logging.INFO)
         yield crawl(LinkSpider, start_urls=[start],
                     allowed_domains=[f"127.0.0.1:{one.port}"])
         self.assertEqual(logs.messages(logging.INFO), [

@@ -7,15 +7,15 @@ C{get_crawler} and C{build_from_crawler} at Scrapy's paths.
 
 import hashlib
 
-from tinyscrapy.downloadermiddlewares.retry import RetryMiddleware
-from tinyscrapy.spidermiddlewares.referer import RefererMiddleware
-from tinyscrapy.utils.request import RequestFingerprinter, fingerprint
 from twisted.internet import defer
 from twisted.trial import unittest
 
 from tinyscrapy import Request, Spider, signals
+from tinyscrapy.downloadermiddlewares.retry import RetryMiddleware
 from tinyscrapy.exceptions import NotConfigured
+from tinyscrapy.spidermiddlewares.referer import RefererMiddleware
 from tinyscrapy.utils.misc import build_from_crawler
+from tinyscrapy.utils.request import RequestFingerprinter, fingerprint
 from tinyscrapy.utils.test import get_crawler
 
 from .helpers import crawl
@@ -171,10 +171,10 @@ class TestHelperTests(unittest.TestCase):
 
     def test_reactor_helpers(self):
         """Under trial a reactor is installed, and get_reactor_settings names it."""
-        from tinyscrapy.utils.spider import DefaultSpider
         from twisted.internet import reactor
 
         from tinyscrapy.utils.reactor import is_reactor_installed
+        from tinyscrapy.utils.spider import DefaultSpider
         from tinyscrapy.utils.test import get_reactor_settings
         self.assertTrue(is_reactor_installed())
         cls = type(reactor)

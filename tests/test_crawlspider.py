@@ -11,12 +11,12 @@ from twisted.internet import defer
 from twisted.trial import unittest
 
 from tinyscrapy import CrawlSpider, Request, Rule
+from tinyscrapy.dupefilters import SeenUrls
 from tinyscrapy.exceptions import UsageError
 from tinyscrapy.frontier.codec import request_from_bytes, request_to_bytes
 from tinyscrapy.http import HttpResponse
-from tinyscrapy.statscollectors import StatsCollector
-from tinyscrapy.dupefilters import SeenUrls
 from tinyscrapy.linkextractors.lxmlhtml import LinkExtractor
+from tinyscrapy.statscollectors import StatsCollector
 
 from .helpers import crawl
 from .logs import capture_logs

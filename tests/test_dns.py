@@ -15,10 +15,10 @@ from twisted.trial import unittest
 from zope.interface import implementer
 
 from tinyscrapy import Spider
-from tinyscrapy.resolver import DnsCache
 from tinyscrapy.exceptions import DnsLookupTimeout
-from tinyscrapy.statscollectors import StatsCollector
+from tinyscrapy.resolver import DnsCache
 from tinyscrapy.settings import Settings
+from tinyscrapy.statscollectors import StatsCollector
 
 from .fetchutil import CapturedLogs, failure_of, get, make_fetcher
 from .helpers import crawl

@@ -17,9 +17,9 @@ from twisted.trial import unittest
 from tinyscrapy import Request, Spider
 from tinyscrapy.crawler import Crawler
 from tinyscrapy.exceptions import UsageError
-from tinyscrapy.item import Field, Item
-from tinyscrapy.extensions import feedexport as feeds
 from tinyscrapy.exporters import CsvWriter, JsonLinesWriter, JsonWriter, XmlWriter
+from tinyscrapy.extensions import feedexport as feeds
+from tinyscrapy.item import Field, Item
 from tinyscrapy.settings import Settings
 
 from .helpers import crawl, run_command

@@ -9,11 +9,11 @@ from twisted.internet import defer
 from twisted.trial import unittest
 from w3lib.url import canonicalize_url
 
+from tinyscrapy.dupefilters import SeenUrls
 from tinyscrapy.http import Request
 from tinyscrapy.statscollectors import StatsCollector
-from tinyscrapy.utils.url import _PLAIN_URL, _drop_default_port, canonical_url, url_origin
-from tinyscrapy.dupefilters import SeenUrls
 from tinyscrapy.utils.request import fingerprint, request_fingerprint, url_fingerprint
+from tinyscrapy.utils.url import _PLAIN_URL, _drop_default_port, canonical_url, url_origin
 
 TEN_SPELLINGS = [
     "http://example.com/a/b?x=1&y=2",

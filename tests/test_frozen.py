@@ -9,10 +9,10 @@ import weakref
 
 from twisted.trial import unittest
 
-from tinyscrapy.utils import gc as frozen
-from tinyscrapy.http import Request
 from tinyscrapy.core.scheduler import Scheduler
+from tinyscrapy.http import Request
 from tinyscrapy.spiders import Spider
+from tinyscrapy.utils import gc as frozen
 
 
 class ManySpider(Spider):

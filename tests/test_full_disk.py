@@ -14,8 +14,8 @@ from twisted.trial import unittest
 
 from tests.helpers import crawl, run_command
 from tests.servers import Delay, TestServer
-from tinyscrapy.frontier.disk import DiskScheduler
 from tinyscrapy.extensions import feedexport as feeds
+from tinyscrapy.frontier.disk import DiskScheduler
 from tinyscrapy.spiders import Spider
 
 PAGES = 40
@@ -297,8 +297,8 @@ class FeedEdgeTests(unittest.TestCase):
     def test_cut_never_grows_the_file(self):
         """A position counted from bytes still in the buffer is cut to what is on disk:
         no zero byte is added to the user's file."""
-        from tinyscrapy.extensions import feedexport as feeds
         from tinyscrapy.exporters import JsonLinesWriter
+        from tinyscrapy.extensions import feedexport as feeds
         path = os.path.abspath(self.mktemp())
         with open(path, "wb") as f:
             f.write(b'{"old": 1}\n')

@@ -11,8 +11,8 @@ from twisted.trial import unittest
 import tinyscrapy
 from tinyscrapy import Request
 from tinyscrapy.http import Headers
-from tinyscrapy.spidermiddlewares.referer import referrer_for
 from tinyscrapy.settings import DEFAULTS
+from tinyscrapy.spidermiddlewares.referer import referrer_for
 
 from .helpers import ROOT, crawl
 from .recording import Recorder

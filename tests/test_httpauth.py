@@ -8,8 +8,8 @@ from twisted.internet import defer
 from twisted.trial import unittest
 
 from tinyscrapy import Request
-from tinyscrapy.exceptions import UsageError
 from tinyscrapy.downloadermiddlewares.httpauth import HttpAuthMiddleware, covers
+from tinyscrapy.exceptions import UsageError
 
 from .helpers import crawl
 from .recording import Recorder

@@ -12,12 +12,12 @@ from twisted.internet.task import Clock
 from twisted.trial import unittest
 
 from tinyscrapy import Request
+from tinyscrapy.downloadermiddlewares.httpcache import FilesystemCacheStorage, HttpCacheMiddleware
 from tinyscrapy.exceptions import NotCached
 from tinyscrapy.http import HttpResponse
-from tinyscrapy.downloadermiddlewares.httpcache import FilesystemCacheStorage, HttpCacheMiddleware
-from tinyscrapy.statscollectors import StatsCollector
 from tinyscrapy.settings import Settings
 from tinyscrapy.spiders import Spider
+from tinyscrapy.statscollectors import StatsCollector
 
 from .helpers import crawl
 from .logs import capture_logs

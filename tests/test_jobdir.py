@@ -17,8 +17,8 @@ from tinyscrapy.frontier.codec import request_from_bytes, request_to_bytes
 from tinyscrapy.frontier.disk import FILENAME, DiskScheduler
 from tinyscrapy.http import FormRequest, JsonRequest, Request
 from tinyscrapy.ledger import RequestLedger
-from tinyscrapy.statscollectors import StatsCollector
 from tinyscrapy.spiders import Spider
+from tinyscrapy.statscollectors import StatsCollector
 
 
 class BookSpider(Spider):

@@ -28,8 +28,8 @@ from tinyscrapy.frontier.codec import (
 from tinyscrapy.frontier.disk import FILENAME, DiskScheduler
 from tinyscrapy.frontier.jobdir import save_demo_port
 from tinyscrapy.http import Request
-from tinyscrapy.statscollectors import StatsCollector
 from tinyscrapy.spiders import Spider
+from tinyscrapy.statscollectors import StatsCollector
 
 
 class ShopSpider(Spider):

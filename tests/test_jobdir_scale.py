@@ -11,12 +11,12 @@ from twisted.internet import task
 from twisted.trial import unittest
 
 from tinyscrapy.core import scraper
+from tinyscrapy.core.scheduler import Scheduler
 from tinyscrapy.frontier import disk
 from tinyscrapy.frontier.disk import FILENAME, DiskScheduler
 from tinyscrapy.http import Request
-from tinyscrapy.statscollectors import StatsCollector
-from tinyscrapy.core.scheduler import Scheduler
 from tinyscrapy.spiders import Spider
+from tinyscrapy.statscollectors import StatsCollector
 
 from .helpers import make_engine
 

@@ -13,15 +13,15 @@ from twisted.trial import unittest
 from tests.helpers import crawl
 from tests.logs import capture_logs
 from tests.servers import TestServer
+from tinyscrapy.downloadermiddlewares.httpproxy import HttpProxyMiddleware
 from tinyscrapy.exceptions import UsageError
 from tinyscrapy.frontier import disk, diskstore
 from tinyscrapy.frontier.codec import request_from_bytes, request_to_bytes
 from tinyscrapy.frontier.disk import FILENAME, DiskScheduler
 from tinyscrapy.frontier.jobdir import spider_jobdir
 from tinyscrapy.http import Request
-from tinyscrapy.downloadermiddlewares.httpproxy import HttpProxyMiddleware
-from tinyscrapy.statscollectors import StatsCollector
 from tinyscrapy.spiders import Spider
+from tinyscrapy.statscollectors import StatsCollector
 
 
 class BookSpider(Spider):

@@ -10,9 +10,9 @@ from twisted.internet import defer
 from twisted.trial import unittest
 
 from tinyscrapy import Request, Spider
+from tinyscrapy.core.scheduler import Scheduler
 from tinyscrapy.ledger import RequestLedger
 from tinyscrapy.statscollectors import StatsCollector
-from tinyscrapy.core.scheduler import Scheduler
 
 from .helpers import crawl
 from .logs import capture_logs

@@ -9,9 +9,9 @@ from twisted.trial import unittest
 
 from tinyscrapy import Spider
 from tinyscrapy.http import HttpResponse, Request
-from tinyscrapy.utils.url import canonical_url
-from tinyscrapy.linkextractors.lxmlhtml import IGNORED_EXTENSIONS, LinkExtractor
 from tinyscrapy.link import Link
+from tinyscrapy.linkextractors.lxmlhtml import IGNORED_EXTENSIONS, LinkExtractor
+from tinyscrapy.utils.url import canonical_url
 
 from .helpers import crawl
 from .servers import TestServer

@@ -8,10 +8,10 @@ from twisted.internet.task import Clock
 from twisted.trial import unittest
 
 from tinyscrapy import IgnoreRequest, Request, Spider
-from tinyscrapy.http import HttpResponse
 from tinyscrapy.core.downloader.middleware import DownloaderMiddlewareChain
-from tinyscrapy.middleware import MiddlewareError
 from tinyscrapy.core.spidermw import SpiderMiddlewareChain
+from tinyscrapy.http import HttpResponse
+from tinyscrapy.middleware import MiddlewareError
 
 from .helpers import crawl, make_engine
 from .servers import Drop, TestServer

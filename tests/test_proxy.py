@@ -12,8 +12,8 @@ from twisted.trial import unittest
 
 from tinyscrapy import Request, signals
 from tinyscrapy.core.downloader.handlers.http11 import HttpFetcher
-from tinyscrapy.exceptions import CertificateError, TunnelError
 from tinyscrapy.downloadermiddlewares.httpproxy import HttpProxyMiddleware
+from tinyscrapy.exceptions import CertificateError, TunnelError
 from tinyscrapy.settings import Settings
 
 from .helpers import crawl

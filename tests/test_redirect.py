@@ -9,12 +9,12 @@ from twisted.internet import defer
 from twisted.trial import unittest
 
 from tinyscrapy import FormRequest, Request
+from tinyscrapy.downloadermiddlewares.redirect import MetaRefreshMiddleware, RedirectMiddleware
 from tinyscrapy.exceptions import TooManyRedirects
 from tinyscrapy.http import HttpResponse
-from tinyscrapy.downloadermiddlewares.redirect import MetaRefreshMiddleware, RedirectMiddleware
-from tinyscrapy.statscollectors import StatsCollector
 from tinyscrapy.settings import Settings
 from tinyscrapy.spiders import Spider
+from tinyscrapy.statscollectors import StatsCollector
 
 from .helpers import crawl
 from .recording import Recorder

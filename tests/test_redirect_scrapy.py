@@ -10,11 +10,11 @@ from twisted.internet import defer
 from twisted.trial import unittest
 
 from tinyscrapy import Request
+from tinyscrapy.downloadermiddlewares.redirect import MetaRefreshMiddleware, RedirectMiddleware
 from tinyscrapy.exceptions import TooManyRedirects
 from tinyscrapy.http import HtmlResponse, HttpResponse
-from tinyscrapy.downloadermiddlewares.redirect import MetaRefreshMiddleware, RedirectMiddleware
-from tinyscrapy.statscollectors import StatsCollector
 from tinyscrapy.settings import Settings
+from tinyscrapy.statscollectors import StatsCollector
 
 from .helpers import crawl
 from .recording import Recorder

@@ -11,23 +11,26 @@ from twisted.trial import unittest
 from twisted.web.client import ResponseFailed, ResponseNeverReceived
 
 from tinyscrapy import Request, Spider
-from tinyscrapy.exceptions import DownloadTimeout, HttpError, TunnelError, UsageError
-from tinyscrapy.exceptions import (
-    CannotResolveHostError,
-    DownloadConnectionRefusedError,
-    DownloadFailedError,
-    DownloadTimeoutError,
-    ResponseDataLossError,
-)
-from tinyscrapy.http import HttpResponse
+from tinyscrapy.core.scheduler import Scheduler
 from tinyscrapy.downloadermiddlewares.retry import (
     RetryMiddleware,
     exception_classes,
     retry_after_seconds,
 )
-from tinyscrapy.statscollectors import StatsCollector
-from tinyscrapy.core.scheduler import Scheduler
+from tinyscrapy.exceptions import (
+    CannotResolveHostError,
+    DownloadConnectionRefusedError,
+    DownloadFailedError,
+    DownloadTimeout,
+    DownloadTimeoutError,
+    HttpError,
+    ResponseDataLossError,
+    TunnelError,
+    UsageError,
+)
+from tinyscrapy.http import HttpResponse
 from tinyscrapy.settings import Settings
+from tinyscrapy.statscollectors import StatsCollector
 
 from .helpers import crawl, make_engine
 from .recording import Recorder

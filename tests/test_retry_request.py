@@ -10,9 +10,9 @@ from twisted.trial import unittest
 
 from tinyscrapy import Request, Spider
 from tinyscrapy.crawler import Crawler
+from tinyscrapy.downloadermiddlewares.retry import RetryMiddleware, get_retry_request
 from tinyscrapy.exceptions import IgnoreRequest
 from tinyscrapy.http import HttpResponse
-from tinyscrapy.downloadermiddlewares.retry import RetryMiddleware, get_retry_request
 from tinyscrapy.settings import Settings
 
 from .helpers import crawl

@@ -12,8 +12,8 @@ from twisted.web.server import NOT_DONE_YET
 
 from tinyscrapy import Request, Spider
 from tinyscrapy.crawler import Crawler
-from tinyscrapy.exceptions import RobotsDisallowed
 from tinyscrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
+from tinyscrapy.exceptions import RobotsDisallowed
 from tinyscrapy.settings import Settings
 
 from .helpers import crawl

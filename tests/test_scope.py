@@ -9,12 +9,15 @@ from twisted.internet import defer
 from twisted.trial import unittest
 
 from tinyscrapy import Request, Spider
+from tinyscrapy.core.scraper import Scope
+from tinyscrapy.downloadermiddlewares.offsite import OffsiteMiddleware
 from tinyscrapy.exceptions import DepthExceeded, InvalidUrl, OffsiteRequest, UrlTooLong
 from tinyscrapy.http import HttpResponse
 from tinyscrapy.http.request import unchecked_request
-from tinyscrapy.statscollectors import StatsCollector
-from tinyscrapy.scope import Scope
 from tinyscrapy.link import Link
+from tinyscrapy.spidermiddlewares.depth import DepthMiddleware
+from tinyscrapy.spidermiddlewares.urllength import UrlLengthMiddleware
+from tinyscrapy.statscollectors import StatsCollector
 
 from .helpers import LinkSpider, crawl
 from .servers import Page, Redirect, Robots, TestServer
@@ -193,7 +196,7 @@ class OffsiteTests(unittest.TestCase):
         class Allowed(LinkSpider):
             allowed_domains = ["127.0.0.1"]
 
-        with self.assertLogs("tinyscrapy.scope", logging.INFO) as logs:
+        with self.assertLogs("tinyscrapy.downloadermiddlewares.offsite", logging.INFO) as logs:
             crawler = yield crawl(Allowed, REDIRECTS, start_urls=[start])
         self.assertEqual(self.other.hits, {})
         self.assertEqual(self.server.hits["/ok"], 1)
@@ -224,12 +227,20 @@ class OffsiteTests(unittest.TestCase):
         self.assertEqual(self.other.hits["/special"], 1)
 
 
+def _scope(stats, depth_limit=0, url_length_limit=2083, depth_priority=0):
+    """The scope of a crawl with the three built-in rules, as the scraper builds it."""
+    rules = [("offsite", OffsiteMiddleware(stats)),
+             ("urllength", UrlLengthMiddleware(url_length_limit)),
+             ("depth", DepthMiddleware(depth_limit, stats, depth_priority))]
+    return Scope(stats, rules)
+
+
 class ScopeUnitTests(unittest.TestCase):
     """Scope.admit on its own."""
 
     def setUp(self):
         self.stats = StatsCollector()
-        self.scope = Scope(self.stats, depth_limit=3, url_length_limit=60)
+        self.scope = _scope(self.stats, depth_limit=3, url_length_limit=60)
 
     def _spider(self, domains):
         spider = Spider(name="s")
@@ -261,7 +272,7 @@ class ScopeUnitTests(unittest.TestCase):
 
     def test_depth_priority_once(self):
         """DEPTH_PRIORITY lowers a new request's priority; a redirect keeps it as it is."""
-        scope = Scope(self.stats, depth_priority=2)
+        scope = _scope(self.stats, depth_priority=2)
         request = Request("http://h/", depth=3)
         scope.admit(request, self._spider([]))
         self.assertEqual(request.priority, -6)

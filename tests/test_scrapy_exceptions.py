@@ -10,13 +10,14 @@ import warnings
 from twisted.internet import defer, error, reactor
 from twisted.trial import unittest
 
-from tinyscrapy.exceptions import DnsLookupTimeout, scrapy_download_error
 from tinyscrapy.exceptions import (
     CannotResolveHostError,
+    DnsLookupTimeout,
     DownloadConnectionRefusedError,
     DownloadFailedError,
     DownloadTimeoutError,
     ScrapyDeprecationWarning,
+    scrapy_download_error,
 )
 
 from .helpers import crawl

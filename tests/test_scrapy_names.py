@@ -7,13 +7,12 @@ from twisted.internet import defer
 from twisted.trial import unittest
 
 from tinyscrapy import Spider
-from tinyscrapy.exceptions import NotConfigured
-from tinyscrapy.exceptions import ContractFail
 from tinyscrapy.downloadermiddlewares.redirect import (
     BaseRedirectMiddleware,
     MetaRefreshMiddleware,
     RedirectMiddleware,
 )
+from tinyscrapy.exceptions import ContractFail, NotConfigured
 from tinyscrapy.utils.test import get_crawler
 
 from .helpers import crawl

@@ -12,11 +12,11 @@ from twisted.internet import defer, reactor
 from twisted.trial import unittest
 
 from tinyscrapy import NotConfigured, Spider
-from tinyscrapy.utils.misc import build, load_object
-from tinyscrapy.middleware import build_ordered, ordered_paths
 from tinyscrapy.crawler import Crawler
 from tinyscrapy.exceptions import UsageError
+from tinyscrapy.middleware import build_ordered, ordered_paths
 from tinyscrapy.settings import DEFAULTS, Settings, parse_value
+from tinyscrapy.utils.misc import build, load_object
 
 from .helpers import ROOT, crawl, run_command
 from .logs import capture_logs
@@ -247,7 +247,7 @@ class StartLogTests(unittest.TestCase):
         text = logs.text()
         self.assertIn("DEPTH_LIMIT=4", text)
         self.assertIn("item pipelines: tests.test_settings.Recorder", text)
-        self.assertIn("downloader middlewares: HttpAuth, DefaultHeaders, UserAgent", text)
+        self.assertIn("downloader middlewares: Offsite, HttpAuth, DefaultHeaders, UserAgent", text)
         self.assertIn("spider middlewares: none", text)
         self.assertIn("extensions:", text)
         self.assertEqual(Recorder.built[0].value, 7)

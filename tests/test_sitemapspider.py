@@ -15,8 +15,8 @@ from tinyscrapy import signals
 from tinyscrapy.crawler import Crawler
 from tinyscrapy.settings import Settings
 from tinyscrapy.spiders import SitemapSpider
-from tinyscrapy.utils.sitemap import Sitemap, sitemap_urls_from_robots
 from tinyscrapy.utils.gz import SizeExceeded, gunzip
+from tinyscrapy.utils.sitemap import Sitemap, sitemap_urls_from_robots
 
 from .logs import capture_logs
 from .servers import Page, TestServer

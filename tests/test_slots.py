@@ -11,15 +11,21 @@ from twisted.python.failure import Failure
 from twisted.trial import unittest
 
 from tinyscrapy import Request, Spider
-from tinyscrapy.crawler import Crawler
-from tinyscrapy.extensions.throttle import AutoThrottle
-from tinyscrapy.core.downloader.slots import LimitRule, default_rule, parse_limit_rules
-from tinyscrapy.core.downloader.slots import ARRIVAL_SLACK, UNSENT_RECHECK, Slots
+from tinyscrapy.core.downloader.slots import (
+    ARRIVAL_SLACK,
+    UNSENT_RECHECK,
+    LimitRule,
+    Slots,
+    default_rule,
+    parse_limit_rules,
+)
 from tinyscrapy.core.engine import ExecutionEngine
-from tinyscrapy.exceptions import UsageError
-from tinyscrapy.http import HttpResponse
 from tinyscrapy.core.scheduler import Scheduler
 from tinyscrapy.core.scraper import Scraper
+from tinyscrapy.crawler import Crawler
+from tinyscrapy.exceptions import UsageError
+from tinyscrapy.extensions.throttle import AutoThrottle
+from tinyscrapy.http import HttpResponse
 from tinyscrapy.settings import Settings
 
 from .helpers import FakeDownloader

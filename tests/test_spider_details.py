@@ -9,10 +9,11 @@ import logging
 from twisted.internet import defer
 from twisted.trial import unittest
 
-from tinyscrapy import Request, Spider, middleware as components, signals
-from tinyscrapy.middleware import ordered_paths
+from tinyscrapy import Request, Spider, signals
+from tinyscrapy import middleware as components
 from tinyscrapy.crawler import Crawler
 from tinyscrapy.exceptions import UsageError
+from tinyscrapy.middleware import ordered_paths
 from tinyscrapy.settings import Settings
 
 from .logs import capture_logs

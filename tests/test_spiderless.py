@@ -7,19 +7,19 @@ from twisted.internet import defer
 from twisted.trial import unittest
 
 from tinyscrapy import Request, Spider
-from tinyscrapy.utils.misc import build
 from tinyscrapy.crawler import Crawler
-from tinyscrapy.http import HttpResponse
 from tinyscrapy.downloadermiddlewares.cookies import CookiesMiddleware
 from tinyscrapy.downloadermiddlewares.defaultheaders import DefaultHeadersMiddleware
-from tinyscrapy.downloadermiddlewares.useragent import UserAgentMiddleware
-from tinyscrapy.http.headers import header_text
 from tinyscrapy.downloadermiddlewares.httpauth import HttpAuthMiddleware
 from tinyscrapy.downloadermiddlewares.httpproxy import HttpProxyMiddleware
 from tinyscrapy.downloadermiddlewares.redirect import MetaRefreshMiddleware, RedirectMiddleware
-from tinyscrapy.spidermiddlewares.referer import RefererMiddleware
 from tinyscrapy.downloadermiddlewares.retry import RetryMiddleware
+from tinyscrapy.downloadermiddlewares.useragent import UserAgentMiddleware
+from tinyscrapy.http import HttpResponse
+from tinyscrapy.http.headers import header_text
 from tinyscrapy.settings import Settings
+from tinyscrapy.spidermiddlewares.referer import RefererMiddleware
+from tinyscrapy.utils.misc import build
 
 from .helpers import crawl
 

@@ -200,8 +200,8 @@ class ReactorChoiceTests(unittest.TestCase):
     def test_a_module_that_imports_asyncio_asks_for_it(self):
         """This module imports asyncio: its spiders ask for the asyncio reactor; the
         embedded spiders do not; TWISTED_REACTOR always wins."""
-        from tinyscrapy.utils.reactor import ASYNCIO_REACTOR, wanted_reactor
         from tinyscrapy.commands.crawl import SiteCrawler
+        from tinyscrapy.utils.reactor import ASYNCIO_REACTOR, wanted_reactor
         self.assertEqual(wanted_reactor(Settings(), AwaitsAsyncio), ASYNCIO_REACTOR)
         self.assertIsNone(wanted_reactor(Settings(), SiteCrawler))
         chosen = Settings({"TWISTED_REACTOR": "twisted.internet.pollreactor.PollReactor"})

@@ -12,8 +12,8 @@ from twisted.trial import unittest
 
 from tinyscrapy import DropItem, Request, Spider
 from tinyscrapy.crawler import Crawler
-from tinyscrapy.statscollectors import crawl_statistics
 from tinyscrapy.settings import Settings
+from tinyscrapy.statscollectors import crawl_statistics
 
 from .helpers import crawl
 from .logs import capture_logs

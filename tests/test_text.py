@@ -9,10 +9,10 @@ from twisted.internet import defer
 from twisted.trial import unittest
 
 from tinyscrapy import Spider
+from tinyscrapy.commands.crawl import SiteCrawler
 from tinyscrapy.http import HttpResponse, NotTextResponse, TextResponse, response_for
 from tinyscrapy.http.response.text import decode
 from tinyscrapy.responsetypes import is_html, is_text
-from tinyscrapy.commands.crawl import SiteCrawler
 
 from .fetchutil import get, make_fetcher
 from .helpers import crawl

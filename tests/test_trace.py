@@ -10,11 +10,11 @@ from twisted.internet import defer, reactor
 from twisted.trial import unittest
 
 from tinyscrapy import signals
+from tinyscrapy import trace as trace_module
 from tinyscrapy.crawler import Crawler
 from tinyscrapy.downloadermiddlewares.retry import get_retry_request
-from tinyscrapy import trace as trace_module
-from tinyscrapy.trace import Trace, claim_path
 from tinyscrapy.settings import Settings
+from tinyscrapy.trace import Trace, claim_path
 
 from .helpers import LinkSpider, crawl, run_command
 from .logs import capture_logs

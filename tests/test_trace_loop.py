@@ -12,9 +12,9 @@ import lxml.html
 from twisted.internet import defer, reactor
 from twisted.trial import unittest
 
+from tinyscrapy.trace import Trace
 from tinyscrapy.trace.charts import LABEL_W, PLOT_W, series_svg
 from tinyscrapy.trace.timeline import downloads_of, element_ids
-from tinyscrapy.trace import Trace
 
 from .helpers import LinkSpider, crawl, run_command
 from .logs import capture_logs

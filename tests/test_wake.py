@@ -1,5 +1,5 @@
 """
-The engine's wake-ups: every source goes through C{_wake}, so at most one turn is queued,
+The engine's wake-ups: every source goes through C{wake}, so at most one turn is queued,
 and each turn knows (when traced) which sources asked for it.
 """
 
@@ -58,7 +58,7 @@ class WakeTests(unittest.TestCase):
         engine.scheduler.clock = clock
         for url in ("http://127.0.0.1/a", "http://127.0.0.1/b"):
             engine.crawl(Request(url))
-        engine._wake("heartbeat")
+        engine.wake("heartbeat")
         queued = [call for call in clock.getDelayedCalls()
                   if getattr(call.func, "__name__", "") == "_next_request"]
         self.assertEqual(len(queued), 1)

@@ -47,18 +47,17 @@ from tinyscrapy.ledger import RequestLedger
 from tinyscrapy.middleware import build_ordered
 from tinyscrapy.settings import Settings
 from tinyscrapy.signalmanager import SignalBus
-from tinyscrapy.statscollectors import StatsCollector
 from tinyscrapy.utils.defer import deferred_to_future
 from tinyscrapy.utils.gc import tune_for_crawl
 from tinyscrapy.utils.log import configure_logging, log_start, update_root_handler
-from tinyscrapy.utils.misc import build, load_object
+from tinyscrapy.utils.misc import build, build_from_crawler, load_object
 from tinyscrapy.utils.reactor import (
     ASYNCIO_REACTOR,
     apply_reactor_setting,
     install_reactor,
     is_asyncio_reactor_installed,
 )
-from tinyscrapy.utils.request import as_int, fingerprinter_for, request_fingerprint
+from tinyscrapy.utils.request import fingerprinter_for
 
 logger = logging.getLogger(__name__)
 
@@ -97,7 +96,7 @@ class Crawler:
         # the reactor the crawl asks for is installed here, if nothing was yet
         self.reactor = reactor or apply_reactor_setting(self.settings, spidercls)
         self.signals = SignalBus(self)
-        self.stats = build(load_object(self.settings.get("STATS_CLASS", StatsCollector)), self)
+        self.stats = build(load_object(self.settings["STATS_CLASS"]), self)
         self.ledger = RequestLedger(self.stats)
         self.spider = None
         self.engine = None
@@ -160,18 +159,15 @@ class Crawler:
 
     def _create_engine(self):
         """Build the parts the engine drives, each from this crawler's settings."""
-        from tinyscrapy.core.downloader import Downloader
         from tinyscrapy.core.engine import ExecutionEngine
         from tinyscrapy.core.scraper import Scraper
-        from tinyscrapy.frontier import scheduler_class
+        from tinyscrapy.frontier import scheduler_class  # SCHEDULER, or --jobdir's, ...
 
-        downloader = Downloader(self, self.reactor)
-        self.downloader = downloader  # robots.txt downloads through it too
-        self.slots = downloader.slots  # made first: the scheduler consults them
+        # made first: robots.txt downloads through it, the scheduler consults its slots
+        downloader = build_from_crawler(load_object(self.settings["DOWNLOADER"]), self)
+        self.downloader = downloader
+        self.slots = downloader.slots
         scheduler = build(scheduler_class(self.settings), self)
-        if getattr(scheduler, "fingerprint", None) is request_fingerprint:
-            # REQUEST_FINGERPRINTER_CLASS: a project's own fingerprinter dedups the crawl
-            scheduler.fingerprint = as_int(self.request_fingerprinter)
         scraper = Scraper(self)
         engine = ExecutionEngine(self, self.reactor, scheduler, downloader, scraper)
         scraper.engine = engine

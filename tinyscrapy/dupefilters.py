@@ -1,16 +1,21 @@
 """
-L{FingerprintSet}: the set of fingerprints a crawl has seen, in about 24 bytes each.
+The duplicate filter, as Scrapy keeps it (C{DUPEFILTER_CLASS}): L{BaseDupeFilter} is the
+interface the scheduler calls, L{RFPDupeFilter} the default, which remembers the
+fingerprint of every request seen in a L{FingerprintSet}, about 24 bytes each.
 
-A Python C{set} of 64-bit C{int}s costs about 90 bytes an entry (the int object, and the
-table's hash and pointer at a load of two thirds); Scrapy's set of 20-byte C{bytes} costs
-107. This table stores the 64-bit values themselves, 8 bytes a cell, with open addressing
-and linear probing, kept at most half full: 16 to 32 bytes an entry. The fingerprints are
-already uniform hashes, so their low bits index the table directly.
+L{SeenUrls} is the early check of C{response.follow_all}: links whose fingerprint the
+filter has already seen get no Request at all.
+
+L{FingerprintSet}: a Python C{set} of 64-bit C{int}s costs about 90 bytes an entry (the
+int object, and the table's hash and pointer at a load of two thirds); Scrapy's set of
+20-byte C{bytes} costs 107. This table stores the 64-bit values themselves, 8 bytes a
+cell, with open addressing and linear probing, kept at most half full: 16 to 32 bytes an
+entry. The fingerprints are already uniform hashes, so their low bits index the table
+directly.
 
 It grows without stalling the caller. Doubling a table of millions of cells in one go
-(allocating the new one, rehashing every value into it) took 0.15 s at a million
-fingerprints and more than half a second at ten million, all inside one C{add}, so one
-request of a callback yielding millions held the reactor that long. Instead:
+(allocating the new one, rehashing every value into it) would hold the reactor for a
+long C{add}. Instead:
 
     - a table is an anonymous C{mmap} seen through a C{memoryview} of C{"Q"} cells: the
       kernel hands out its pages zeroed on first touch, so allocating the doubled table is
@@ -21,19 +26,77 @@ request of a callback yielding millions held the reactor that long. Instead:
       the new one, and the old table is dropped once all its cells are moved. A lookup
       meanwhile looks in the new table, then in the old.
 
-No call moves more than C{STEP} cells (a tenth of a millisecond), and the moving ends long
-before the new table is half full (it starts a quarter full and ends after C{old size *
-EVERY / STEP} adds, a sixteenth of the adds until the next doubling), so there is only
-ever one old table. Moving in chunks costs each cell what the one-go doubling did; a
-lookup while a table moves costs one more cell read (the old table's), and a method call
-when that cell is taken. The memory is what a one-go doubling held at its peak (the
-old table and the new, three times the old's size), for a little longer; the per-entry
-cost is unchanged.
+No call moves more than C{STEP} cells, and the moving ends long before the new table is
+half full (it starts a quarter full and ends after C{old size * EVERY / STEP} adds, a
+sixteenth of the adds until the next doubling), so there is only ever one old table.
+Moving in chunks costs each cell what the one-go doubling did; a lookup while a table
+moves costs one more cell read (the old table's), and a method call when that cell is
+taken. The memory is what a one-go doubling held at its peak (the old table and the new,
+three times the old's size), for a little longer; the per-entry cost is unchanged
+(docs/performance.md has the figures).
 """
 
 import mmap
 
-from tinyscrapy.utils.request import request_fingerprint, url_fingerprint
+from tinyscrapy.utils.request import as_int, request_fingerprint, url_fingerprint
+
+
+class BaseDupeFilter:
+    """
+    Scrapy's duplicate filter interface: the scheduler asks L{request_seen} of every
+    request that is not C{dont_filter}. This base one sees nothing twice (it filters
+    nothing).
+    """
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        return cls()
+
+    def request_seen(self, request):
+        """@return: True when C{request} was seen before (it is dropped)."""
+        return False
+
+    def open(self):
+        """Called when the scheduler opens; may return a Deferred."""
+
+    def close(self, reason):
+        """Called when the scheduler closes; may return a Deferred."""
+
+    def log(self, request, spider):
+        """C{request} was dropped as a duplicate."""
+
+
+class RFPDupeFilter(BaseDupeFilter):
+    """
+    The default duplicate filter: the fingerprint of every request seen, kept in a
+    L{FingerprintSet}.
+
+    @ivar fingerprint: the function giving a request's fingerprint as a 64-bit C{int}
+        (L{tinyscrapy.utils.request.request_fingerprint}, or the first 8 bytes of a
+        C{REQUEST_FINGERPRINTER_CLASS}'s own).
+    @ivar seen: the fingerprints seen.
+    """
+
+    def __init__(self, fingerprint=request_fingerprint):
+        self.fingerprint = fingerprint
+        self.seen = FingerprintSet()
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        """The crawl's fingerprinter (C{REQUEST_FINGERPRINTER_CLASS}) decides identity."""
+        return cls(as_int(crawler.request_fingerprinter))
+
+    def request_seen(self, request):
+        """Remember C{request}'s fingerprint (also kept as C{request.fingerprint}).
+        @return: True when it was seen before."""
+        fingerprint = request.fingerprint = self.fingerprint(request)
+        if fingerprint in self.seen:
+            return True
+        self.seen.add(fingerprint)
+        return False
+
+    def __len__(self):
+        return len(self.seen)
 
 
 class SeenUrls:

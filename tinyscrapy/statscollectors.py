@@ -13,7 +13,7 @@ import dataclasses
 import json
 import logging
 import os
-from datetime import datetime, timezone
+from datetime import datetime
 
 from tinyscrapy.utils.misc import check_output_path
 
@@ -96,8 +96,8 @@ class StatsCollector:
         return dict(self._stats)
 
     def open_spider(self, spider):
-        """Stamp the start; claim C{STATS_FILE} (warning if another crawler has it)."""
-        self._stats["start_time"] = datetime.now(timezone.utc)
+        """Claim C{STATS_FILE} (warning if another crawler has it). The times are
+        stamped by L{tinyscrapy.extensions.corestats.CoreStats}."""
         if self.stats_file:
             path = _resolve(self.stats_file, spider.name)
             if path in _STATS_FILES:
@@ -108,13 +108,8 @@ class StatsCollector:
             self._path = path
 
     def close_spider(self, spider, reason):
-        """Stamp the finish, copy the parts' statistics, log the summary, write
-        C{STATS_FILE}."""
-        finish = datetime.now(timezone.utc)
-        start = self._stats.get("start_time", finish)
-        self._stats["finish_time"] = finish
-        self._stats["elapsed_time_seconds"] = round((finish - start).total_seconds(), 3)
-        self._stats["finish_reason"] = reason
+        """Copy the parts' statistics, log the summary, write C{STATS_FILE}."""
+        self._stats.setdefault("finish_reason", reason)
         if self.crawler is not None:
             self.record_statistics(crawl_statistics(self.crawler))
         if logger.isEnabledFor(logging.INFO):

@@ -69,10 +69,10 @@ class Engine:
             self._enqueue(url)
 
     def start(self):
-        self._wake()
+        self.wake()
         return self.closed
 
-    def _wake(self):
+    def wake(self):
         """One pending turn at most, however many things ask for one."""
         if self._wakeup is None or not self._wakeup.active():
             self._wakeup = reactor.callLater(0, self._next_request)
@@ -101,7 +101,7 @@ class Engine:
         if times and not (call and call.active() and call.getTime() <= min(times)):
             if call and call.active():
                 call.cancel()
-            self._ready_call = reactor.callLater(min(times) - now, self._wake)
+            self._ready_call = reactor.callLater(min(times) - now, self.wake)
 
     def _download(self, url, slot):
         self.in_flight.add(url)
@@ -153,7 +153,7 @@ class Engine:
         slot.active -= 1
         self.in_flight.discard(url)
         trace("done", url, self)
-        self._wake()
+        self.wake()
 
 
 def _discard(_):

@@ -12,8 +12,8 @@ docs/walkthrough.md follows it with you):
        an C{async def start()} that awaits wakes the loop when it yields again), starts
        the heartbeat and wakes the loop; it fires with None.
     2. L{ExecutionEngine._next_request}, one turn, runs from the one C{callLater(0)} that
-       L{ExecutionEngine._wake} keeps pending; every wake source (the heartbeat and the
-       slot-ready timer too) goes through C{_wake}. While fewer than C{max} requests are
+       L{ExecutionEngine.wake} keeps pending; every wake source (the heartbeat and the
+       slot-ready timer too) goes through C{wake}. While fewer than C{max} requests are
        in flight (downloading or scraping) it takes the scheduler's next one, feeding it
        start requests (L{tinyscrapy.core.startrequests.StartRequests.feed}) when none is ready;
        when none may start now, one C{callLater} waits for C{next_ready_time()}.
@@ -31,7 +31,7 @@ docs/walkthrough.md follows it with you):
     4. L{ExecutionEngine._cb_downloaded} returns L{tinyscrapy.core.scraper.Scraper.scrape}'s
        Deferred, fired once the callback's output is handled: requests to
        L{ExecutionEngine.crawl}, items through
-       L{tinyscrapy.pipelines.ItemPipelines.process_item} (a pipeline's Deferred
+       L{tinyscrapy.pipelines.ItemPipelineManager.process_item} (a pipeline's Deferred
        pauses the callback's generator), then a feed line
        (L{tinyscrapy.extensions.feedexport.FeedExporter.item_scraped}). A failure goes to
        L{ExecutionEngine._eb_download_failed} and the spider's errback the same way.
@@ -80,7 +80,7 @@ class ExecutionEngine:
         is handled, so C{max} bounds downloads and scraping together, as in TinyScrapy.
     @ivar in_flight: the requests being downloaded or scraped now.
     @ivar wake_causes: None, or (while C{--trace} listens) the set of causes asked of
-        L{_wake} since the last turn.
+        L{wake} since the last turn.
     """
 
     def __init__(self, crawler, reactor, scheduler, downloader, scraper):
@@ -101,7 +101,7 @@ class ExecutionEngine:
         self._wakeup = None
         self._ready_call = None
         self.wake_causes = None  # a set while someone traces the turns (observe/trace.py)
-        self._heartbeat = LoopingCall(self._wake, "heartbeat")
+        self._heartbeat = LoopingCall(self.wake, "heartbeat")
         self._heartbeat.clock = reactor
         self._heartbeat_interval = crawler.settings.getfloat("ENGINE_HEARTBEAT")
 
@@ -123,7 +123,7 @@ class ExecutionEngine:
     def _cb_scheduler_opened(self, _):
         self._heartbeat.start(self._heartbeat_interval, now=False)
         self.crawler.signals.send(signals.engine_started, spider=self.spider)
-        self._wake("open")
+        self.wake("open")
 
     def start(self):
         """@return: the C{_close} Deferred, fired with the finish reason when the crawl ends."""
@@ -162,7 +162,7 @@ class ExecutionEngine:
         pulled = 0
         while request is None and self._start_requests.ready():
             if pulled == self._start_batch:  # a million duplicate start URLs: yield now
-                self._wake("start batch")
+                self.wake("start batch")
                 break
             self._start_requests.feed(self.crawl)
             pulled += 1
@@ -184,10 +184,11 @@ class ExecutionEngine:
             self.close_spider(reasons[0])
         return not reasons
 
-    def _wake(self, cause="frontier"):
-        """Schedule a turn unless one is pending: every wake source comes through here, so
-        at most one turn is queued. C{cause} is for C{--trace} (a remote frontier's
-        prefetch calls C{_wake()})."""
+    def wake(self, cause="frontier"):
+        """The engine's public wake hook: schedule a turn unless one is pending. Every wake
+        source comes through here (the start requests, a shared frontier's prefetch, the
+        timers), so at most one turn is queued. C{cause} names the source for
+        C{--trace}."""
         if self.wake_causes is not None:
             self.wake_causes.add(cause)
         if self._wakeup is None and not self._close.called:
@@ -210,7 +211,7 @@ class ExecutionEngine:
         if call is not None and call.active():
             call.cancel()
         self._ready_call = self.reactor.callLater(max(0.0, at - self.reactor.seconds()),
-                                                  self._wake, "slot ready")
+                                                  self.wake, "slot ready")
 
     # admitting new requests
 
@@ -233,7 +234,7 @@ class ExecutionEngine:
             self.scraper.count_dropped(request, decision)
             return False
         self.crawler.signals.send(signals.request_scheduled, request=request, spider=self.spider)
-        self._wake("enqueue")
+        self.wake("enqueue")
         return True
 
     # 3.-5. one download
@@ -250,7 +251,7 @@ class ExecutionEngine:
 
     def _cb_download_finished(self, result):
         """The transfer is over and its slot free: turn the loop (its place stays taken)."""
-        self._wake("download finished")
+        self.wake("download finished")
         return result
 
     def _cb_downloaded(self, result, request):
@@ -271,7 +272,7 @@ class ExecutionEngine:
         if self.acknowledging:
             self.scheduler.request_done(request)
         self.crawler.signals.send(signals.request_done, request=request, spider=self.spider)
-        self._wake("request done")
+        self.wake("request done")
 
     # 6. closing
 
@@ -284,7 +285,7 @@ class ExecutionEngine:
         if self.closing_reason is None:
             self.closing_reason = reason
             logger.info("closing %s (%s)", self.spider, reason)
-        self._wake("close")
+        self.wake("close")
         return self._close
 
     def stop_for_error(self, reason):
@@ -299,7 +300,7 @@ class ExecutionEngine:
             logger.info("closing %s (%s)", self.spider, reason)
             self.closing_reason = reason
         if not self._closing_started:
-            self._wake("error")
+            self.wake("error")
 
     def _close_spider(self):
         """Nothing in flight and closing: close each part in turn, then fire C{_close}."""

@@ -17,28 +17,29 @@ callbacks go on meanwhile, as in Scrapy's cooperative scraper.
 
 import inspect
 import logging
+import re
 import time
 from types import GeneratorType
+from urllib.parse import urlsplit
 
 from twisted.internet.defer import Deferred, succeed
 from twisted.python.failure import Failure
 
 from tinyscrapy import signals
 from tinyscrapy.core.spidermw import SpiderMiddlewareChain
-from tinyscrapy.dupefilters import SeenUrls
 from tinyscrapy.exceptions import (
     CloseSpider,
     DuplicateRequest,
     HttpError,
     IgnoreRequest,
+    InvalidUrl,
+    OffsiteRequest,
     describe_failure,
 )
 from tinyscrapy.http.request import Request
 from tinyscrapy.middleware import build_ordered
-from tinyscrapy.pipelines import ItemPipelines
-from tinyscrapy.scope import Scope
-from tinyscrapy.spiders import Spider
 from tinyscrapy.utils.defer import deferred_from_coro
+from tinyscrapy.utils.misc import build_from_crawler, load_object
 
 logger = logging.getLogger(__name__)
 
@@ -59,14 +60,16 @@ class Scraper:
         self.signals = crawler.signals
         self.ledger = crawler.ledger
         self.engine = None
-        self.scope = Scope.from_crawler(crawler)
         self._seen_urls = None  # follow_all's early duplicate check, made on first use
         self.spidermw = SpiderMiddlewareChain(build_ordered(crawler, "SPIDER_MIDDLEWARES"))
-        self.pipelines = ItemPipelines(crawler, build_ordered(crawler, "ITEM_PIPELINES"))
+        downloader = getattr(crawler, "downloader", None)
+        downloadermw = downloader.middleware.middlewares if downloader is not None else ()
+        self.scope = Scope(crawler.stats, [*downloadermw, *self.spidermw.middlewares])
+        self._status_allowed = _status_rule(self.spidermw.middlewares)
+        self.pipelines = build_from_crawler(
+            load_object(crawler.settings["ITEM_PROCESSOR"]), crawler)
         # asked once: a crawl at INFO pays nothing for the DEBUG line of each page
         self._log_pages = logger.isEnabledFor(logging.DEBUG)
-        self._allow_all = crawler.settings.getbool("HTTPERROR_ALLOW_ALL")
-        self._allowed_codes = tuple(crawler.settings.getlist("HTTPERROR_ALLOWED_CODES"))
 
     def open_spider(self, spider):
         """@return: a Deferred fired once every pipeline's C{open_spider} finished."""
@@ -90,7 +93,8 @@ class Scraper:
             _log_crawled(response, request)
         self.signals.send(signals.response_received, response=response, request=request,
                           spider=spider)
-        if not self._status_allowed(response, request, spider):
+        if self._status_allowed is not None and \
+                not self._status_allowed(response, request, spider):
             return self.scrape_failure(Failure(HttpError(response)), request, spider)
         self.ledger.close(request, "handled")
         response._seen = self._early_dedup()
@@ -102,30 +106,9 @@ class Scraper:
     def _early_dedup(self):
         """The scheduler's seen set for C{follow_all}, or None when it has none locally."""
         if self._seen_urls is None:
+            from tinyscrapy.dupefilters import SeenUrls  # with the frontier's seen set
             self._seen_urls = SeenUrls.of(self.engine.scheduler, self.stats) or False
         return self._seen_urls or None
-
-    def _status_allowed(self, response, request, spider):
-        """
-        Scrapy's HttpError rule: 2xx, or a status the request (its meta's
-        C{handle_httpstatus_list}, even empty, before the spider's), the spider, or the
-        settings (C{HTTPERROR_ALLOW_ALL}, C{HTTPERROR_ALLOWED_CODES}) asked for.
-        """
-        status = response.status
-        if 200 <= status < 300:
-            return True
-        meta = request._meta
-        if meta:
-            if meta.get("handle_httpstatus_all"):
-                return True
-            if "handle_httpstatus_list" in meta:  # the request's list wins, even empty
-                return status in meta["handle_httpstatus_list"]
-        if self._allow_all:
-            return True
-        allowed = spider.handle_httpstatus_list
-        if allowed is Spider.handle_httpstatus_list:  # the spider set none
-            allowed = self._allowed_codes
-        return status in allowed
 
     def scrape_failure(self, failure, request, spider):
         """
@@ -307,3 +290,92 @@ def _is_item(value):
 async def _collect_async(agen):
     """Gather an async generator callback's output into a list."""
     return [each async for each in agen]
+
+
+class Scope:
+    """
+    The rules a new request must pass before it reaches the scheduler.
+
+    L{tinyscrapy.core.engine.ExecutionEngine.crawl} calls L{admit} for every request
+    offered to the crawl: start requests, callback output, and the redirects and retries
+    that continue a request (so an off-site redirect is refused like an off-site link).
+    Only http and https URLs with a valid host and port pass (L{InvalidUrl}: C{mailto:},
+    C{javascript:}, C{data:}, no host, a port out of range); the rest is asked of every
+    enabled downloader and spider middleware that has C{admit_request(request, spider,
+    parent, host, port)} -- the built-in ones are
+    L{tinyscrapy.downloadermiddlewares.offsite.OffsiteMiddleware},
+    L{tinyscrapy.spidermiddlewares.urllength.UrlLengthMiddleware} and
+    L{tinyscrapy.spidermiddlewares.depth.DepthMiddleware}, in that order. Each refusal is
+    a named L{IgnoreRequest} kind, counted by the scraper in the ledger and the stats
+    (C{ledger/dropped/OffsiteRequest}, ...).
+    """
+
+    def __init__(self, stats, middlewares=()):
+        """@param middlewares: C{(path, component)} pairs, the downloader's first."""
+        self.stats = stats
+        self.rules = [component.admit_request for _, component in middlewares
+                      if hasattr(component, "admit_request")]
+        self._loggers = [component.log_dropped for _, component in middlewares
+                         if hasattr(component, "log_dropped")]
+        self._hosts = {}  # authority as written -> (host, port), or an InvalidUrl message
+
+    def admit(self, request, spider, parent=None):
+        """
+        @param parent: the request that C{request} continues (a redirect, a retry).
+        @raise IgnoreRequest: a subclass naming the rule that refused C{request}.
+        """
+        url = request.url
+        if not url[:8].lower().startswith(("http://", "https://")):
+            raise InvalidUrl(f"not an http(s) URL: {url[:200]}")
+        authority = _authority(url)
+        parsed = self._hosts.get(authority)
+        if parsed is None:
+            parsed = self._hosts[authority] = _split_authority(authority)
+        if isinstance(parsed, str):
+            raise InvalidUrl(parsed)
+        host, port = parsed
+        for rule in self.rules:
+            rule(request, spider, parent, host, port)
+
+    def log_dropped(self, request, decision):
+        """Log a drop: offsite ones once per host (by the offsite middleware), the rest at
+        debug level."""
+        if isinstance(decision, OffsiteRequest) and self._loggers:
+            for log in self._loggers:
+                log(request, decision)
+        else:
+            logger.debug("Dropped %r: %s", request, decision)
+
+
+_AUTHORITY = re.compile(r"[A-Za-z]+://([^/?#]*)")
+
+
+def _authority(url):
+    """The C{user@host:port} part of an absolute URL, as written."""
+    match = _AUTHORITY.match(url)
+    return match.group(1) if match else ""
+
+
+def _split_authority(authority):
+    """
+    C{(host, port)}: the host lower-cased without credentials or brackets, the port as
+    C{int} or None; a message saying why when there is no host or the port is not valid.
+    """
+    try:
+        parts = urlsplit("http://" + authority)
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        host = port = None
+    if not host:
+        return f"no valid host in {authority[:200]!r}"
+    return host, port
+
+
+def _status_rule(middlewares):
+    """The C{status_allowed} of the first spider middleware that has one (Scrapy's
+    C{HttpErrorMiddleware}), or None: every status reaches the callback."""
+    for _, component in middlewares:
+        rule = getattr(component, "status_allowed", None)
+        if rule is not None:
+            return rule
+    return None

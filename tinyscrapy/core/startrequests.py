@@ -124,7 +124,7 @@ class StartRequests:
         else:
             self._route(output, crawl)
         if not self._feeding:
-            self.engine._wake()
+            self.engine.wake("start")
 
     def _eb_pulled(self, failure):
         self.waiting = False
@@ -133,7 +133,7 @@ class StartRequests:
         self.stats.inc_value("start_requests/exception")
         self.exhausted = True
         if not self._feeding:
-            self.engine._wake()
+            self.engine.wake("start")
 
     def _broke(self):
         logger.exception("start_requests of %s raised; no more start requests", self.spider)
@@ -161,7 +161,7 @@ class StartRequests:
     def _cb_item_done(self, _):
         """A start item left the pipelines: pull the next one."""
         self.waiting = False
-        self.engine._wake()
+        self.engine.wake("start item")
 
 
 async def _anext(iterator):

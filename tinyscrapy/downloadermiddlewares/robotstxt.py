@@ -1,5 +1,6 @@
 """
-L{RobotsTxtMiddleware}: obey robots.txt (C{ROBOTSTXT_OBEY}), parsed with protego.
+L{RobotsTxtMiddleware}: obey robots.txt (C{ROBOTSTXT_OBEY}), parsed by C{ROBOTSTXT_PARSER}
+(L{tinyscrapy.robotstxt.ProtegoRobotParser}, on protego).
 
 A downloader middleware. Before the first request to an origin (scheme, host and port)
 goes out, the origin's C{/robots.txt} is fetched once, through the same downloader, and
@@ -41,6 +42,7 @@ import tinyscrapy
 from tinyscrapy.exceptions import NotConfigured, RobotsDisallowed
 from tinyscrapy.http.request import Request
 from tinyscrapy.responsetypes import HttpResponse
+from tinyscrapy.utils.misc import load_object
 from tinyscrapy.utils.url import url_origin
 
 logger = logging.getLogger(__name__)
@@ -62,7 +64,8 @@ class RobotsTxtMiddleware:
     """
     Fetch, cache and apply each origin's robots.txt.
 
-    @ivar rules: origin (C{"http://host:port"}) to a protego C{Protego}, None (allow all)
+    @ivar parser: the L{tinyscrapy.robotstxt.RobotParser} class (C{ROBOTSTXT_PARSER}).
+    @ivar rules: origin (C{"http://host:port"}) to its parser, None (allow all)
         or a L{_Fetching} while the robots.txt is on its way.
     @ivar crawl_delays: host (and C{host:port}) to its C{Crawl-delay} in seconds, capped.
     """
@@ -80,6 +83,7 @@ class RobotsTxtMiddleware:
         timeouts = [t for t in (settings.getfloat("ROBOTSTXT_TIMEOUT"),
                                 settings.getfloat("DOWNLOAD_TIMEOUT")) if t > 0]
         self.timeout = min(timeouts) if timeouts else 0
+        self.parser = load_object(settings["ROBOTSTXT_PARSER"])
         self.rules = {}
         self.crawl_delays = {}
         crawler.robots_delays = self.crawl_delays
@@ -129,7 +133,7 @@ class RobotsTxtMiddleware:
     def _check(self, request, origin):
         """Raise L{RobotsDisallowed}, or let C{request} go (after the crawl delay)."""
         rules = self.rules[origin]
-        if rules is not None and not rules.can_fetch(request.url, self.user_agent):
+        if rules is not None and not rules.allowed(request.url, self.user_agent):
             self.stats.inc_value("robotstxt/forbidden")
             raise RobotsDisallowed(f"forbidden by robots.txt: {request.url}")
         if origin not in self._next_start:  # no Crawl-delay
@@ -198,8 +202,6 @@ class RobotsTxtMiddleware:
         return self._parse(result, origin)
 
     def _parse(self, response, origin):
-        from protego import Protego
-
         body = response.body
         if len(body) > PARSE_LIMIT:
             # as Google: the rules in the first 500 KiB apply, and what follows is ignored;
@@ -209,10 +211,10 @@ class RobotsTxtMiddleware:
             logger.warning("robots.txt of %s is larger than %d KiB: applying the rules in "
                            "its first %d KiB only", origin, PARSE_LIMIT // 1024,
                            PARSE_LIMIT // 1024)
-        text = body.decode("utf-8", "replace")
         try:
-            rules = Protego.parse(text)
-            delay = rules.crawl_delay(self.user_agent)
+            rules = self.parser.from_crawler(self.crawler, body)
+            crawl_delay = getattr(rules, "crawl_delay", None)
+            delay = crawl_delay(self.user_agent) if crawl_delay is not None else None
         except Exception as e:
             self.stats.inc_value(f"robotstxt/parse_error/{type(e).__name__}")
             logger.warning("robots.txt of %s does not parse (%s): allowing all", origin, e)

@@ -13,11 +13,15 @@ send to the end of the body)::
 
 A response other than 200 never lowers the delay; a 429 or a 503 doubles it (at least to
 C{AUTOTHROTTLE_START_DELAY}). A failure (timeout, refused connection) leaves it as it is.
+
+An extension (C{EXTENSIONS_BASE}), as in Scrapy: built when the crawl starts, it sets
+itself as the downloader's slots' C{throttle}, which the slots ask for a new slot's first
+delay and tell of every download's latency, timed from the send.
 """
 
 import logging
 
-from tinyscrapy.exceptions import UsageError
+from tinyscrapy.exceptions import NotConfigured, UsageError
 
 logger = logging.getLogger(__name__)
 
@@ -55,6 +59,21 @@ class AutoThrottle:
         if start < 0 or max_delay < 0:
             raise UsageError("AUTOTHROTTLE_START_DELAY and AUTOTHROTTLE_MAX_DELAY must be >= 0")
         return cls(target, start, max_delay, settings.getbool("AUTOTHROTTLE_DEBUG"))
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        """
+        Throttle the crawl's slots (C{crawler.slots}, the downloader's).
+
+        @raise NotConfigured: C{AUTOTHROTTLE_ENABLED} is off.
+        """
+        throttle = cls.from_settings(crawler.settings)
+        if throttle is None:
+            raise NotConfigured("AUTOTHROTTLE_ENABLED is off")
+        slots = getattr(crawler, "slots", None)
+        if slots is not None:
+            slots.throttle = throttle
+        return throttle
 
     def start_delay(self, floor):
         """The delay a new slot whose least delay is C{floor} starts with."""

@@ -62,6 +62,7 @@ from tinyscrapy.frontier.jobdir import (
     make_private_dir,
     spider_jobdir,
 )
+from tinyscrapy.utils.request import as_int
 
 logger = logging.getLogger(__name__)
 
@@ -113,6 +114,7 @@ class DiskScheduler(Scheduler):
         name = spider.name if spider is not None else crawler.spidercls.name
         scheduler = cls(spider_jobdir(crawler.settings.get("JOBDIR"), name),
                         stats=crawler.stats, ledger=crawler.ledger,
+                        fingerprint=as_int(crawler.request_fingerprinter),
                         slots=getattr(crawler, "slots", None), clock=crawler.reactor)
         scheduler.crawler = crawler
         scheduler.connect(name)

@@ -49,7 +49,7 @@ from tinyscrapy.frontier import codec
 from tinyscrapy.frontier.redisconnect import is_tls, make_client, tls_options
 from tinyscrapy.frontier.redisstore import OK, RedisStore, connect, parse_redis_url, redact
 from tinyscrapy.frontier.redissync import _PREFETCH_CAP, SharedQueueSync
-from tinyscrapy.utils.request import request_fingerprint
+from tinyscrapy.utils.request import as_int, request_fingerprint
 
 logger = logging.getLogger(__name__)
 
@@ -111,7 +111,8 @@ class RedisScheduler(SharedQueueSync):
         self.stats = crawler.stats
         self.ledger = crawler.ledger
         self.clock = crawler.reactor
-        self.fingerprint = request_fingerprint
+        # REQUEST_FINGERPRINTER_CLASS: a project's own fingerprinter dedups the crawl
+        self.fingerprint = as_int(crawler.request_fingerprinter)
         self.seen = FingerprintSet()
         self.local = self._new_buffer()
         self.batch = max(1, settings.getint("CONCURRENT_REQUESTS"))

@@ -89,7 +89,7 @@ class CrawlStates:
     def _wake_engine(self):
         engine = self.crawler.engine
         if engine is not None:
-            engine._wake()
+            engine.wake()
 
     def _state_lost(self):
         """The epoch key is gone: Redis lost the crawl (restarted without its data, or

@@ -1,5 +1,6 @@
 """
-L{ItemPipelines}: each scraped item passes through C{ITEM_PIPELINES} in order.
+L{ItemPipelineManager} (Scrapy's name, at Scrapy's path; the C{ITEM_PROCESSOR} setting
+names it): each scraped item passes through C{ITEM_PIPELINES} in order.
 
 A pipeline's C{process_item(item)} returns the item (maybe changed), or a Deferred firing
 with it, or is C{async def} (awaited), or raises L{DropItem}. C{open_spider()} and
@@ -10,7 +11,7 @@ built. After the last pipeline the item is "scraped": counted, and C{item_scrape
 (the feed exporters listen to it); a pipeline that raised anything but L{DropItem} sends
 C{item_error}.
 
-Back-pressure: L{ItemPipelines.process_item} returns a Deferred while the item waits in a
+Back-pressure: L{ItemPipelineManager.process_item} returns a Deferred while the item waits in a
 pipeline; the scraper stops iterating the callback's output until it fires, and the engine
 keeps the page's request in flight until then. So at most one item per page in flight
 (C{CONCURRENT_REQUESTS} pages) waits in the pipelines, and a slow pipeline slows the crawl
@@ -26,7 +27,7 @@ from twisted.python.failure import Failure
 
 from tinyscrapy import signals
 from tinyscrapy.exceptions import DropItem
-from tinyscrapy.middleware import takes_spider
+from tinyscrapy.middleware import build_ordered, takes_spider
 from tinyscrapy.utils.defer import deferred_from_coro
 
 logger = logging.getLogger(__name__)
@@ -52,7 +53,7 @@ class PipelineStatistics:
     failed: int
 
 
-class ItemPipelines:
+class ItemPipelineManager:
     """
     The enabled pipelines of one crawl.
 
@@ -71,6 +72,11 @@ class ItemPipelines:
         self._peak = 0
         self._n_scraped = self._n_dropped = self._n_failed = 0
         self._log_items = logger.isEnabledFor(logging.DEBUG)  # asked once, not per item
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        """The pipelines C{ITEM_PIPELINES} (over C{ITEM_PIPELINES_BASE}) enables."""
+        return cls(crawler, build_ordered(crawler, "ITEM_PIPELINES"))
 
     def open_spider(self, spider):
         """@return: a Deferred fired once every pipeline's C{open_spider} finished; it

@@ -7,8 +7,10 @@ C{docs/settings.md} says what each one does (a test keeps both complete).
 
 
 DEFAULTS = {
-    # the engine
+    # the engine and its parts (each a class named by its dotted path, as in Scrapy)
     "CONCURRENT_REQUESTS": 16,
+    "DOWNLOADER": "tinyscrapy.core.downloader.Downloader",
+    "ITEM_PROCESSOR": "tinyscrapy.pipelines.ItemPipelineManager",
     "ENGINE_HEARTBEAT": 5.0,
     "START_REQUESTS_BATCH": 100,
     # the downloader
@@ -40,9 +42,16 @@ DEFAULTS = {
         "Accept-Language": "en",
     },
     "DOWNLOADER_MIDDLEWARES": {},
+    "DOWNLOAD_HANDLERS": {},
+    "DOWNLOAD_HANDLERS_BASE": {
+        "http": "tinyscrapy.core.downloader.handlers.http11.HttpFetcher",
+        "https": "tinyscrapy.core.downloader.handlers.http11.HttpFetcher",
+    },
     "DOWNLOADER_MIDDLEWARES_BASE": {
+        "tinyscrapy.downloadermiddlewares.offsite.OffsiteMiddleware": 50,
         "tinyscrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": 100,
         "tinyscrapy.downloadermiddlewares.httpauth.HttpAuthMiddleware": 300,
+        "tinyscrapy.downloadermiddlewares.downloadtimeout.DownloadTimeoutMiddleware": 350,
         "tinyscrapy.downloadermiddlewares.defaultheaders.DefaultHeadersMiddleware": 400,
         "tinyscrapy.downloadermiddlewares.useragent.UserAgentMiddleware": 500,
         "tinyscrapy.downloadermiddlewares.retry.RetryMiddleware": 550,
@@ -115,28 +124,36 @@ DEFAULTS = {
     # the scraper
     "SPIDER_MIDDLEWARES": {},
     "SPIDER_MIDDLEWARES_BASE": {
+        "tinyscrapy.spidermiddlewares.httperror.HttpErrorMiddleware": 50,
         "tinyscrapy.spidermiddlewares.referer.RefererMiddleware": 700,
+        "tinyscrapy.spidermiddlewares.urllength.UrlLengthMiddleware": 800,
+        "tinyscrapy.spidermiddlewares.depth.DepthMiddleware": 900,
     },
     "ITEM_PIPELINES": {},
     "ITEM_PIPELINES_BASE": {},
     "EXTENSIONS": {},
     "EXTENSIONS_BASE": {
+        "tinyscrapy.extensions.corestats.CoreStats": 0,
         "tinyscrapy.extensions.feedexport.FeedExporter": 0,
         "tinyscrapy.extensions.closespider.CloseConditions": 0,
         "tinyscrapy.extensions.logstats.Progress": 0,
         "tinyscrapy.trace.Trace": 0,
         "tinyscrapy.extensions.logcount.LogCount": 0,
+        "tinyscrapy.extensions.throttle.AutoThrottle": 0,
     },
     # scope
     "DEPTH_LIMIT": 0,
     "URLLENGTH_LIMIT": 2083,
     "DEPTH_PRIORITY": 0,
     "ROBOTSTXT_OBEY": False,
+    "ROBOTSTXT_PARSER": "tinyscrapy.robotstxt.ProtegoRobotParser",
     "ROBOTSTXT_USER_AGENT": None,
     "ROBOTSTXT_TIMEOUT": 20.0,
     "ROBOTSTXT_MAX_CRAWL_DELAY": 10.0,
     # the frontier
     "SCHEDULER": "tinyscrapy.core.scheduler.Scheduler",
+    "SCHEDULER_PRIORITY_QUEUE": "tinyscrapy.pqueues.SlotAwarePriorityQueue",
+    "DUPEFILTER_CLASS": "tinyscrapy.dupefilters.RFPDupeFilter",
     "JOBDIR": None,
     "SCHEDULER_URL": None,
     "SCHEDULER_REDIS_KEY": None,
@@ -191,6 +208,11 @@ KINDS = {
     "HTTPAUTH_PASS": str,
     "DOWNLOAD_CA_BUNDLE": str,
     "SCHEDULER": PATH,
+    "SCHEDULER_PRIORITY_QUEUE": PATH,
+    "DUPEFILTER_CLASS": PATH,
+    "ROBOTSTXT_PARSER": PATH,
+    "DOWNLOADER": PATH,
+    "ITEM_PROCESSOR": PATH,
     "REQUEST_FINGERPRINTER_CLASS": PATH,
     "RETRY_EXCEPTIONS": PATHS,
     "JOBDIR": str,

@@ -1,5 +1,6 @@
 """
-L{Downloader}: the downloader middleware chain around L{HttpFetcher}, with its counters.
+L{Downloader}: the downloader middleware chain around the download handlers
+(L{tinyscrapy.core.downloader.handlers}: treq for http and https), with its counters.
 
 The engine calls L{Downloader.fetch} and gets back one Deferred per request. The
 downloader holds the per-host L{Slots} (the scheduler consults them): a request takes a
@@ -13,7 +14,7 @@ from twisted.internet.task import deferLater
 from twisted.python.failure import Failure
 
 from tinyscrapy import signals
-from tinyscrapy.core.downloader.handlers.http11 import HttpFetcher
+from tinyscrapy.core.downloader.handlers import DownloadHandlers
 from tinyscrapy.core.downloader.middleware import DownloaderMiddlewareChain
 from tinyscrapy.core.downloader.slots import Slots
 from tinyscrapy.exceptions import scrapy_download_error
@@ -37,19 +38,21 @@ class Downloader:
     Downloads requests through the middlewares.
 
     @ivar middleware: the L{DownloaderMiddlewareChain}.
-    @ivar fetcher: the L{HttpFetcher} (treq and its pool).
+    @ivar handlers: the L{DownloadHandlers}, by scheme.
+    @ivar fetcher: the http handler (treq and its pool), whose byte counts the statistics
+        report.
     @ivar slots: the per-host L{Slots}.
     """
 
-    def __init__(self, crawler, reactor):
+    def __init__(self, crawler, reactor=None):
         self.stats = crawler.stats
         self.signals = crawler.signals
-        self.reactor = reactor
-        self.slots = Slots.from_crawler(crawler, reactor)
-        # the slots time politeness delays from the moment a request goes out on the wire
-        self.fetcher = HttpFetcher(reactor, crawler.settings, stats=crawler.stats,
-                                   on_sent=self.slots.sent)
-        self.fetcher.signals = crawler.signals
+        self.reactor = reactor if reactor is not None else crawler.reactor
+        self.slots = crawler.slots = Slots.from_crawler(crawler, self.reactor)
+        # the handlers time politeness delays from the moment a request goes out on the
+        # wire, through crawler.slots
+        self.handlers = DownloadHandlers(crawler)
+        self.fetcher = self.handlers.handler_for("http")
         self.middleware = DownloaderMiddlewareChain(
             build_ordered(crawler, "DOWNLOADER_MIDDLEWARES"))
         self.active = 0
@@ -98,7 +101,7 @@ class Downloader:
         self.active += 1
         self._requests += 1
         self.stats.inc_value("downloader/request_count")
-        d = self.fetcher.fetch(request, spider)
+        d = self.handlers.download_request(request, spider)
         d.addBoth(self._cb_release_slot, request)
         d.addCallbacks(self._cb_response, self._eb_failure, callbackArgs=(spider,))
         return d
@@ -127,11 +130,16 @@ class Downloader:
             f"downloader/exception_type_count/{failure.type.__module__}.{failure.type.__name__}")
         return failure
 
+    @classmethod
+    def from_crawler(cls, crawler):
+        return cls(crawler)
+
     def close(self):
-        """Close pooled connections. @return: a Deferred."""
-        return self.fetcher.close()
+        """Close every handler (the pooled connections). @return: a Deferred."""
+        return self.handlers.close()
 
     def statistics(self):
+        fetcher = self.fetcher
         return DownloaderStatistics(self.active, self._requests, self._responses,
-                                    self._failures, self.fetcher.wire_bytes,
-                                    self.fetcher.decoded_bytes)
+                                    self._failures, getattr(fetcher, "wire_bytes", 0),
+                                    getattr(fetcher, "decoded_bytes", 0))

@@ -201,7 +201,9 @@ class Slots:
 
     @ivar rules: the compiled C{LIMIT_RULES}, first match wins.
     @ivar default: the rule of slots no entry matches.
-    @ivar throttle: the L{tinyscrapy.extensions.throttle.AutoThrottle}, or None.
+    @ivar throttle: what moves each slot's delay after a download (the
+        L{tinyscrapy.extensions.throttle.AutoThrottle} extension sets itself here), or
+        None.
     @ivar random: the C{random.Random} delays are drawn from.
     @ivar listeners: callables called with a slot's key after each send and release.
     """
@@ -227,13 +229,10 @@ class Slots:
 
         @raise UsageError: a bad rule, stopping the start with one line.
         """
-        from tinyscrapy.extensions.throttle import AutoThrottle
-
         settings = crawler.settings
         default = default_rule(settings, getattr(crawler, "spider", None))
         rules = parse_limit_rules(settings.get("LIMIT_RULES"), default)
-        return cls(rules, default, clock if clock is not None else crawler.reactor,
-                   AutoThrottle.from_settings(settings))
+        return cls(rules, default, clock if clock is not None else crawler.reactor)
 
     # what the scheduler asks
 

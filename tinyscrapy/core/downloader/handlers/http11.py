@@ -144,6 +144,20 @@ class HttpFetcher:
         self.decoded_bytes = 0
         self._transfers = set()
 
+    @classmethod
+    def from_crawler(cls, crawler):
+        """The crawl's settings and stats; sends reported to the crawl's slots
+        (C{crawler.slots}), which time politeness delays from them."""
+        slots = getattr(crawler, "slots", None)
+        fetcher = cls(crawler.reactor, crawler.settings, stats=crawler.stats,
+                      on_sent=slots.sent if slots is not None else None)
+        fetcher.signals = crawler.signals
+        return fetcher
+
+    def download_request(self, request, spider=None):
+        """Scrapy's download handler interface: L{fetch}."""
+        return self.fetch(request, spider)
+
     def fetch(self, request, spider=None):
         """
         Download C{request}.

@@ -10,13 +10,14 @@ engine, that follows the requests a middleware answers with (a redirect, a retry
 
 import sys
 
+from tinyscrapy.shell import PageFetcher, check_url
+
 HELP = "download a page and print it (as the crawl's downloader sees it)"
 DESCRIPTION = """\
 Download one page through the crawl's downloader and middlewares and print its body on
 standard output (with --headers, the request's and the response's headers), as Scrapy's
 fetch does. Redirects are followed unless --no-redirect; any status is printed."""
 
-MAX_HOPS = 30  # redirects and retries of one fetch; the middlewares' own limits come first
 
 
 def add_arguments(parser):
@@ -67,13 +68,6 @@ def _bytes(value):
     return value if isinstance(value, bytes) else str(value).encode("latin-1", "replace")
 
 
-def check_url(url):
-    """@raise UsageError: C{url} is not an http(s) URL."""
-    from tinyscrapy.exceptions import UsageError
-    if not url.lower().startswith(("http://", "https://")):
-        raise UsageError(f"not an http(s) URL: {url!r}")
-
-
 def fetch_once(command, url, no_redirect=False):
     """
     Run the reactor for one download of C{url}. @return: the L{HttpResponse}, or None
@@ -107,81 +101,3 @@ def command_settings(command):
     command.settings.set("FEEDS", {}, "project")
     command.apply_options()
     return command.settings
-
-
-class _AllBut3xx:
-    """C{handle_httpstatus_list} for "every status but redirects", as C{scrapy fetch}."""
-
-    def __contains__(self, status):
-        return not 300 <= status < 400
-
-
-class PageFetcher:
-    """
-    A crawler's downloader, middlewares included, with no engine: for C{fetch}, C{view}
-    and C{shell}.
-
-    @ivar crawler: the L{Crawler} it belongs to (its spider is a bare L{Spider}).
-    """
-
-    def __init__(self, settings, reactor, spidercls=None):
-        from tinyscrapy.core.downloader import Downloader
-        from tinyscrapy.crawler import Crawler
-        self.reactor = reactor
-        self.crawler = Crawler(spidercls or default_spider(), settings, reactor)
-        self.crawler.settings.freeze()
-        self.spider = self.crawler.spider = self.crawler.spidercls.from_crawler(self.crawler)
-        self.downloader = Downloader(self.crawler, reactor)
-        self.crawler.downloader = self.downloader  # robots.txt is fetched through it
-        self.crawler.slots = self.downloader.slots
-
-    def request(self, url, no_redirect=False):
-        """A Request for C{url} that gets every status back (3xx too, if C{no_redirect})."""
-        from tinyscrapy.http.request import Request
-        meta = {"handle_httpstatus_all": True} if no_redirect else \
-            {"handle_httpstatus_list": _AllBut3xx()}
-        return Request(url, dont_filter=True, meta=meta)
-
-    def fetch(self, request, hops=0):
-        """
-        Download C{request}, following the requests the middlewares continue it with.
-
-        @return: a Deferred firing with the L{HttpResponse}; it errbacks with the
-            download's failure.
-        """
-        d = self.downloader.fetch(request, self.spider)
-        d.addCallback(self._cb_fetched, hops)
-        return d
-
-    def _cb_fetched(self, result, hops):
-        from twisted.internet.task import deferLater
-
-        from tinyscrapy.http.request import Request
-        if not isinstance(result, Request):
-            return result
-        if hops >= MAX_HOPS:
-            raise RuntimeError(f"gave up after {hops} redirects or retries: {result.url}")
-        not_before = result.meta.get("not_before") or 0  # a retry waits out its backoff
-        wait = max(0.0, not_before - self.reactor.seconds())
-        return deferLater(self.reactor, wait, self.fetch, result, hops + 1)
-
-    def log_failure(self, failure, url):
-        import logging
-
-        from tinyscrapy.exceptions import describe_failure
-        logging.getLogger(__name__).error("Error downloading %s: %s", url,
-                                          describe_failure(failure))
-
-    def close(self):
-        """@return: a Deferred fired once the pooled connections are closed."""
-        return self.downloader.close()
-
-
-def default_spider():
-    """A bare spider class for the page commands (Scrapy's C{DefaultSpider})."""
-    from tinyscrapy.spiders import Spider
-
-    class DefaultSpider(Spider):
-        name = "default"
-
-    return DefaultSpider

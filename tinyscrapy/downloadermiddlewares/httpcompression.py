@@ -1,15 +1,20 @@
 """
-Bounded decoding of C{Content-Encoding}: gzip, deflate, and br / zstd when their optional
-packages (C{brotli}, C{zstandard}) are installed; their stages are in L{tinyscrapy.downloadermiddlewares.httpcompression}.
+HTTP compression, as Scrapy's C{scrapy.downloadermiddlewares.httpcompression}: the
+L{HttpCompressionMiddleware} asks for the encodings this installation can decode
+(C{Accept-Encoding}), and the bounded decoders of C{Content-Encoding} -- gzip, deflate,
+and br / zstd when their optional packages (C{brotli} 1.2 or later, C{zstandard}) are
+installed -- turn the body back into what the server meant.
 
-Why not twisted's C{GzipDecoder} (which treq always installs): it inflates each network
-read in one call, so a 64 KiB read of a gzip bomb becomes about 64 MiB at once, whatever
-the size limit. Here every decoder is asked for at most what the limit still allows
-(C{decompress(data, max_length)}, brotli's C{output_buffer_limit} or one byte at a time
-before brotli 1.2, zstandard's C{write_size}), the output is counted piece by piece as it
-is produced, and the ratio of decoded to compressed bytes is watched: a body that inflates
-past C{ratio} times its compressed size (once past C{grace} bytes) is refused as a bomb,
-whatever the limit.
+The decoding happens as the body arrives, in the download handler
+(L{tinyscrapy.core.downloader.handlers.http11}), not in C{process_response} as Scrapy's:
+that is how the size limits hold for decoded bytes. Why not twisted's C{GzipDecoder}
+(which treq always installs): it inflates each network read in one call, so a 64 KiB read
+of a gzip bomb becomes about 64 MiB at once, whatever the size limit. Here every decoder
+is asked for at most what the limit still allows (C{decompress(data, max_length)},
+brotli's C{output_buffer_limit}, zstandard's C{write_size}), the output is counted piece
+by piece as it is produced, and the ratio of decoded to compressed bytes is watched: a
+body that inflates past C{ratio} times its compressed size (once past C{grace} bytes) is
+refused as a bomb, whatever the limit.
 
     decoder = body_decoder("gzip", maxsize=2**30, ratio=100, grace=2**20)
     for chunk in network_reads:
@@ -21,24 +26,20 @@ L{body_decoder} returns None for an identity body (nothing to decode).
 Each stage (one per encoding) pushes its output into a sink: the next stage, or, for the
 last one, the counter that enforces the limits. A sink has C{room()} (the most bytes the
 next step may produce) and C{put(piece)} (which raises when a limit is crossed), so no
-stage ever holds more than one step of output.
+stage ever holds more than one step of output. A stage's C{flush} raises
+L{ContentDecodingError} when the body ended before its stream did: neither brotli nor
+zstandard says so by itself when fed a stream piece by piece (zstandard's stream writer
+not at all, hence L{ZstdFrames}).
 """
-
-# MERGED-DOC from download.brzstd:
-# """
-# The decoding stages of the optional C{Content-Encoding}s br (package C{brotli}) and zstd
-# (package C{zstandard}), for L{tinyscrapy.downloadermiddlewares.httpcompression}. Each stage has
-# C{decode(data, sink)}, C{flush(sink)} and C{name}, and never hands the sink more than
-# C{sink.room()} bytes at once where its package allows it (see L{Brotli} for brotli < 1.2).
-# 
-# A stage's C{flush} raises L{ContentDecodingError} when the body ended before its stream
-# did, as the gzip stage does: neither package says so by itself when it is fed a stream
-# piece by piece (zstandard's stream writer not at all, hence L{ZstdFrames}).
-# """
 
 import zlib
 
-from tinyscrapy.exceptions import ContentDecodingError, DecompressionBomb, ResponseTooLarge
+from tinyscrapy.exceptions import (
+    ContentDecodingError,
+    DecompressionBomb,
+    NotConfigured,
+    ResponseTooLarge,
+)
 
 #: The most bytes one decoding step may produce.
 STEP = 1 << 17
@@ -54,6 +55,29 @@ def accept_encoding():
     if zstandard is not None:
         names.append("zstd")
     return ", ".join(names)
+
+
+class HttpCompressionMiddleware:
+    """
+    Ask for compressed bodies: C{Accept-Encoding} on every request that has none, naming
+    the encodings this installation decodes. Off with C{COMPRESSION_ENABLED = False}
+    (then the handler decodes nothing either).
+    """
+
+    def __init__(self, encodings=None):
+        self.accept_encoding = (encodings or accept_encoding()).encode("latin-1")
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        """@raise NotConfigured: C{COMPRESSION_ENABLED} is off."""
+        if not crawler.settings.getbool("COMPRESSION_ENABLED", True):
+            raise NotConfigured("COMPRESSION_ENABLED is off")
+        return cls()
+
+    def process_request(self, request, spider=None):
+        headers = request.headers
+        if b"Accept-Encoding" not in headers:
+            headers[b"Accept-Encoding"] = self.accept_encoding
 
 
 def body_decoder(content_encoding, maxsize=0, ratio=0, grace=0):
@@ -239,10 +263,20 @@ class _Deflate(_Zlib):
             raise ContentDecodingError("the deflate body ends early")
         super().flush(sink)
 
+def bounded_brotli(module):
+    """C{module} (brotli) when it bounds each step's output (1.2 or later), else None:
+    an older brotli returns all a chunk decodes to at once, gigabytes for a bomb, so br
+    is then neither asked for nor decoded."""
+    if module is None or not hasattr(module.Decompressor(), "can_accept_more_data"):
+        return None
+    return module
+
+
 try:  # optional
     import brotli
 except ImportError:  # pragma: no cover - depends on the environment
     brotli = None
+brotli = bounded_brotli(brotli)
 try:  # optional
     import zstandard
 except ImportError:  # pragma: no cover - depends on the environment
@@ -250,31 +284,16 @@ except ImportError:  # pragma: no cover - depends on the environment
 
 
 class Brotli:
-    """
-    br through C{brotli.Decompressor}.
-
-    With brotli >= 1.2 each step is bounded by C{output_buffer_limit}. Older versions
-    have no output bound: C{process(data)} returns everything C{data} decodes to, which
-    for a bomb is gigabytes from a few kilobytes. There the input is fed one byte at a time:
-    a brotli meta-block holds at most 16 MiB, and one byte cannot both finish one
-    meta-block and describe the next (a meta-block header alone is longer than 8 bits),
-    so one step yields at most 16 MiB, and the limits are checked after each. The price
-    is about a microsecond per compressed byte, some 50 times brotli 1.2's.
-
-    @ivar bounded: True when the installed brotli bounds its output (1.2 or later).
-    """
+    """br through C{brotli.Decompressor}, each step bounded by C{output_buffer_limit}
+    (brotli 1.2 or later: an older brotli is not used at all)."""
 
     name = "br"
 
     def __init__(self):
         self.decompressor = brotli.Decompressor()
-        self.bounded = hasattr(self.decompressor, "can_accept_more_data")
 
     def decode(self, data, sink):
         decompressor = self.decompressor
-        if not self.bounded:
-            self._decode_bytewise(data, sink)
-            return
         piece = decompressor.process(data, output_buffer_limit=sink.room())
         while True:
             if piece:
@@ -282,14 +301,6 @@ class Brotli:
             if decompressor.can_accept_more_data():
                 return
             piece = decompressor.process(b"", output_buffer_limit=sink.room())
-
-    def _decode_bytewise(self, data, sink):
-        """brotli < 1.2: one byte a step, so that one step yields at most a meta-block."""
-        process = self.decompressor.process
-        for start in range(len(data)):
-            piece = process(data[start:start + 1])
-            if piece:
-                sink.put(piece)
 
     def flush(self, sink):
         if not self.decompressor.is_finished():

@@ -1,14 +1,10 @@
 """
-Scrapy's C{scrapy.linkextractors}, at the same path: L{LinkExtractor} and L{Link}, defined
-in L{tinyscrapy.linkextractors.lxmlhtml} (finding links is part of deciding what is in scope).
-
-This module only re-exports.
+Scrapy's C{scrapy.linkextractors}: L{LinkExtractor} (defined in
+L{tinyscrapy.linkextractors.lxmlhtml}, as Scrapy's) and L{Link}. This module only
+re-exports, as Scrapy's does.
 """
 
 from tinyscrapy.link import Link
-from tinyscrapy.linkextractors.lxmlhtml import LinkExtractor
-
-# Scrapy's other name for the same class
-LxmlLinkExtractor = LinkExtractor
+from tinyscrapy.linkextractors.lxmlhtml import LinkExtractor, LxmlLinkExtractor
 
 __all__ = ["Link", "LinkExtractor", "LxmlLinkExtractor"]

@@ -358,6 +358,10 @@ class LinkExtractor:
         return True
 
 
+# Scrapy's name of the class in this module (C{scrapy.linkextractors.LinkExtractor} is it too)
+LxmlLinkExtractor = LinkExtractor
+
+
 _XHTML = "{http://www.w3.org/1999/xhtml}"
 
 

@@ -56,6 +56,7 @@ DEFAULTS = {
         "tinyscrapy.downloadermiddlewares.useragent.UserAgentMiddleware": 500,
         "tinyscrapy.downloadermiddlewares.retry.RetryMiddleware": 550,
         "tinyscrapy.downloadermiddlewares.redirect.MetaRefreshMiddleware": 580,
+        "tinyscrapy.downloadermiddlewares.httpcompression.HttpCompressionMiddleware": 590,
         "tinyscrapy.downloadermiddlewares.redirect.RedirectMiddleware": 600,
         "tinyscrapy.downloadermiddlewares.cookies.CookiesMiddleware": 700,
         "tinyscrapy.downloadermiddlewares.httpproxy.HttpProxyMiddleware": 750,

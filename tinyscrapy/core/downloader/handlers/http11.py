@@ -80,7 +80,7 @@ from zope.interface import implementer
 from tinyscrapy.core.downloader.handlers.pool import CrawlAgent, CrawlPool
 from tinyscrapy.core.downloader.handlers.tunnel import ProxyRouter
 from tinyscrapy.core.downloader.tls import https_policy, policy_key, tls_error
-from tinyscrapy.downloadermiddlewares.httpcompression import accept_encoding, body_decoder
+from tinyscrapy.downloadermiddlewares.httpcompression import body_decoder
 from tinyscrapy.exceptions import (
     ContentDecodingError,
     DownloadTimeout,
@@ -127,7 +127,6 @@ class HttpFetcher:
         self.ratio = settings.getfloat("DOWNLOAD_MAXRATIO", 100.0)
         self.grace = settings.getint("DOWNLOAD_MAXRATIO_GRACE", 1 << 20)
         self.compression = settings.getbool("COMPRESSION_ENABLED", True)
-        self.accept_encoding = accept_encoding() if self.compression else None
         self.pool = CrawlPool(reactor)
         self.pool.maxPersistentPerHost = max(1, settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN"))
         self.pool.cachedConnectionTimeout = settings.getfloat("DOWNLOAD_IDLE_TIMEOUT", 60.0)
@@ -200,8 +199,8 @@ class HttpFetcher:
     def _route(self, request, target, meta):
         """
         The agent for C{request} (None: L{CrawlAgent}; else a proxy's) and its headers as
-        twisted sends them, with C{Host} and C{Accept-Encoding} added unless the request
-        has its own. A C{Proxy-Authorization} header only ever reaches a proxy.
+        twisted sends them, with C{Host} added unless the request has its own (the
+        C{Accept-Encoding} is the compression middleware's). A C{Proxy-Authorization} header only ever reaches a proxy.
 
         @raise InvalidUrl: a header twisted refuses.
         @raise ValueError: C{meta["proxy"]} is not a proxy URL.
@@ -220,8 +219,6 @@ class HttpFetcher:
             raise InvalidUrl(f"bad request header for {request.url}: {e}") from None
         if not headers.hasHeader(b"host"):
             headers.setRawHeaders(b"Host", [target.host_header])
-        if self.accept_encoding and not headers.hasHeader(b"accept-encoding"):
-            headers.setRawHeaders(b"Accept-Encoding", [self.accept_encoding])
         return agent, headers
 
     def _send_through(self, agent, request, method, headers, body, transfer):

@@ -37,7 +37,8 @@ class LongHeaderLineTests(unittest.TestCase):
         self.assertEqual([r.url for r in spider.responses], [self.server.url("/fine")])
         self.assertIsNone(crawler.stats.get_value("retry/count"))
         self.assertEqual(crawler.stats.get_value(
-            "downloader/exception_type_count/tinyscrapy.core.downloader.handlers.http11.HeaderLineTooLong"), 1)
+            "downloader/exception_type_count/"
+            "tinyscrapy.core.downloader.handlers.http11.HeaderLineTooLong"), 1)
         errors = [m for m in logs.messages(logging.WARNING) if "HeaderLineTooLong" in m]
         self.assertEqual(len(errors), 1)
         self.assertIn(start, errors[0])

@@ -298,7 +298,8 @@ class CacheCrawlTests(unittest.TestCase):
         for _ in range(2):
             crawler = yield crawl(Recorder, start_urls=[page])
             paths = [path for path, _ in crawler.engine.downloader.middleware.middlewares]
-            self.assertNotIn("tinyscrapy.downloadermiddlewares.httpcache.HttpCacheMiddleware", paths)
+            self.assertNotIn("tinyscrapy.downloadermiddlewares.httpcache.HttpCacheMiddleware",
+                             paths)
             self.assertEqual([k for k in crawler.stats.get_stats() if "httpcache" in k], [])
         self.assertEqual(self.server.hits["/page"], 2)
         self.assertEqual(os.listdir(directory), [])

@@ -225,8 +225,8 @@ class ImportGraphTests(unittest.TestCase):
 
     def test_core_imports_no_layer_at_module_level(self):
         """core/ (but its download handlers) imports at module level only itself, http/, the
-        vocabulary, utils/ and the middleware base; pqueues, dupefilters, handlers, middlewares, pipelines and
-        extensions reach it through their settings."""
+        vocabulary, utils/ and the middleware base; pqueues, dupefilters, handlers, middlewares,
+        pipelines and extensions reach it through their settings."""
         found = []
         for dotted, path in modules():
             # the download handlers are the first layer under the kernel, named by

@@ -60,7 +60,8 @@ class RedirectScrapyCrawlTests(unittest.TestCase):
     def test_no_referer_without_the_referer_spider_middleware(self):
         """The RefererMiddleware taken out of SPIDER_MIDDLEWARES: no Referer, one warning."""
         start = self.server.add("/from", Redirect("/echo"))
-        off = {"SPIDER_MIDDLEWARES": {"tinyscrapy.spidermiddlewares.referer.RefererMiddleware": None}}
+        off = {"SPIDER_MIDDLEWARES": {
+            "tinyscrapy.spidermiddlewares.referer.RefererMiddleware": None}}
         with self.assertLogs("tinyscrapy.downloadermiddlewares.redirect", "WARNING") as logs:
             crawler = yield crawl(Recorder, off, start_urls=[start])
         echo, = self.echoes(crawler)

@@ -337,7 +337,7 @@ class ScriptTests(unittest.TestCase):
         self.assertEqual(err.strip().splitlines()[-1],
                          "tinyscrapy: error: setting DOWNLOADER_MIDDLEWARES: "
                          "'scrapy.downloadermiddlewares.nope.Nope' is not one of Scrapy's "
-                         "built-in components that tinyscrapy knows (docs/spiders.md)")
+                         "built-in components that tinyscrapy has (docs/spiders.md)")
         self.assertNotIn("Traceback", err)
 
     @defer.inlineCallbacks

@@ -471,4 +471,5 @@ class AsyncCrawlerProcess(CrawlerProcess):
         await deferred_to_future(DeferredList(list(self._active)))
 
 
-__all__ = ["AsyncCrawlerProcess", "AsyncCrawlerRunner", "Crawler", "CrawlerProcess", "CrawlerRunner"]
+__all__ = ["AsyncCrawlerProcess", "AsyncCrawlerRunner", "Crawler", "CrawlerProcess",
+"CrawlerRunner"]

@@ -1,29 +1,24 @@
 """
-The feed file writers: an item (a dict, an L{tinyscrapy.item.Item}, a dataclass or attrs
-item) in, whole lines out, written and flushed at once. One class per format:
-L{JsonLinesWriter}, L{JsonWriter}, L{CsvWriter}, L{XmlWriter}; L{WRITERS} names them for
-C{FEEDS}. They write what Scrapy's item exporters write, with the same options: C{fields}
-(a list, or a dict of field to column name), C{indent}, C{encoding} and
-C{item_export_kwargs} (C{export_empty_fields}; for CSV C{include_headers_line},
-C{join_multivalued}, C{delimiter} and the other C{csv} options; for XML C{item_element}
-and C{root_element}; for JSON C{sort_keys} and C{ensure_ascii}). A field's
-C{serializer} (C{Field(serializer=...)}) turns its value into what is written.
+The feed writers, at Scrapy's C{scrapy.exporters}: an item (a dict, an
+L{tinyscrapy.item.Item}, a dataclass or attrs item) in, whole lines out, written and
+flushed at once. One class per format: L{JsonLinesWriter}, L{JsonWriter}, L{CsvWriter},
+L{XmlWriter}; L{WRITERS} names them for C{FEEDS}. They write what Scrapy's item exporters
+write, with the same options: C{fields} (a list, or a dict of field to column name),
+C{indent}, C{encoding} and C{item_export_kwargs} (C{export_empty_fields}; for CSV
+C{include_headers_line}, C{join_multivalued}, C{delimiter} and the other C{csv} options;
+for XML C{item_element} and C{root_element}; for JSON C{sort_keys} and C{ensure_ascii}). A
+field's C{serializer} (C{Field(serializer=...)}) turns its value into what is written.
 
-A C{.json} feed is a JSON array, and a C{.xml} feed an XML document, that is valid after
-every item: the closing bracket (or tag) is written after each item, and the next item
-overwrites it. Appending to one continues the array (or the root element) already in the
-file. Appending to a C{.csv} keeps the columns of its header.
+Each writes into a L{FeedFile}: opened (or appended to), each item turned into a dict of
+what is written (through itemadapter, with each field's C{serializer}), selected
+C{fields}, flushed after each item; L{ClosedAfterEachItem} is the kind for formats that
+end with a closing mark. A C{.json} feed is a JSON array, and a C{.xml} feed an XML
+document, that is valid after every item: the closing bracket (or tag) is written after
+each item, and the next item overwrites it. Appending to one continues the array (or the
+root element) already in the file. Appending to a C{.csv} keeps the columns of its header.
 
 L{tinyscrapy.extensions.feedexport.FeedExporter} opens them and shares one writer per path.
 """
-
-# MERGED-DOC from items.feedfile:
-# """
-# L{FeedFile}: a feed file that L{tinyscrapy.exporters} writes one format into: opened
-# (or appended to), each item turned into a dict of what is written (through itemadapter,
-# with each field's C{serializer}), selected C{fields}, flushed after each item. And
-# L{ClosedAfterEachItem}, for formats that end with a closing mark (JSON, XML).
-# """
 
 import csv
 import datetime

@@ -1,65 +1,23 @@
 """
-Building components named in settings: dotted paths, C{from_crawler}, C{NotConfigured},
-and Scrapy's C{{"dotted.path": order}} dictionaries.
+Scrapy's C{scrapy.middleware}: what every chain of components shares.
+
+    - building the components an ordered setting enables (C{DOWNLOADER_MIDDLEWARES},
+      C{SPIDER_MIDDLEWARES}, C{ITEM_PIPELINES}, C{EXTENSIONS}): Scrapy's
+      C{{"dotted.path": order}} dictionaries merged over their C{_BASE}, C{None} switching
+      one off (L{ordered_paths}, L{build_ordered});
+    - reading a hook's signature once, when the chain is built (L{takes_spider}): since
+      Scrapy 2.13 a hook may leave the C{spider} argument out;
+    - calling a hook and waiting for what it returns (L{_call}): a Deferred, a coroutine
+      (run as an asyncio Task under the asyncio reactor), or a plain value; a value the
+      hook's contract does not allow is a L{MiddlewareError} naming the middleware and the
+      hook;
+    - Scrapy's own component paths (C{scrapy.downloadermiddlewares.retry.RetryMiddleware})
+      in a project's settings: with C{scrapy} served by tinyscrapy they are tinyscrapy's
+      paths; L{SCRAPY_PATHS} says what the few built-ins tinyscrapy lacks become.
+
+The chains themselves are the kernel's: L{tinyscrapy.core.downloader.middleware} (around
+every download) and L{tinyscrapy.core.spidermw} (around every callback's output).
 """
-
-# MERGED-DOC from middleware.chain:
-# """
-# The two middleware chains, with Scrapy's contracts.
-# 
-# Downloader middleware wraps every download::
-# 
-#     process_request(request, spider)      first to last; None goes on,
-#                                           an HttpResponse skips the download,
-#                                           a Request replaces this one (back to the scheduler)
-#     process_response(request, response, spider)
-#                                           last to first; an HttpResponse goes on,
-#                                           a Request replaces this one
-#     process_exception(request, exception, spider)
-#                                           last to first; None goes on, an HttpResponse or a
-#                                           Request recovers
-# 
-# Spider middleware wraps every callback's output::
-# 
-#     process_spider_output(response, result, spider)
-#                                           last to first (nearest the spider first);
-#                                           returns an iterable, usually a generator
-#     process_spider_exception(response, exception, spider)
-#                                           last to first; None goes on, an iterable
-#                                           replaces the output
-#     process_start_requests(start_requests, spider)      last to first; an iterable
-# 
-# "First" is the lowest number in C{DOWNLOADER_MIDDLEWARES} / C{SPIDER_MIDDLEWARES}: the
-# middleware nearest the engine, as in Scrapy.
-# 
-# The C{spider} argument is Scrapy's old contract: since Scrapy 2.13 a hook may leave it out
-# (C{process_request(self, request)}), and gets it only when its signature requires it
-# (L{tinyscrapy.middleware.takes_spider}, read once when the chain is built).
-# C{process_start_requests} always gets it, as in Scrapy.
-# 
-# Every downloader hook, and C{process_spider_output}, may return a Deferred or be
-# C{async def}; the chain waits for it. (An C{async def process_spider_output} that yields is
-# an async generator: its output is gathered before it is routed.) A hook that returns the
-# wrong type raises L{MiddlewareError} naming the middleware and the hook; that error is a
-# bug, so it is not offered to C{process_exception} hooks (a retry middleware would retry it).
-# """
-
-# MERGED-DOC from middleware.scrapypaths:
-# """
-# Scrapy's built-in component paths, and what each is in tinyscrapy.
-# 
-# A Scrapy project names built-ins in its component settings, most often to switch one off
-# (C{"scrapy.downloadermiddlewares.useragent.UserAgentMiddleware": None}) or to move it. In
-# L{SCRAPY_PATHS} each of Scrapy's paths maps to one of:
-# 
-#   - a dotted path: tinyscrapy's equivalent component, used in its place;
-#   - L{BuiltIn}: the job is done inside tinyscrapy, not by a component (offsite, depth,
-#     ...): there is nothing to move, and the note says how to switch it off;
-#   - L{Absent}: tinyscrapy has no such part (the telnet console, ...): switching it off is
-#     nothing to do, asking for it is a usage error.
-# 
-# L{tinyscrapy.middleware.ordered_paths} reads this table only for paths under C{scrapy.}.
-# """
 
 import inspect
 import logging
@@ -107,17 +65,22 @@ _told = set()  # the Scrapy paths already logged: once per process
 
 def scrapy_path(setting, path, order):
     """
-    The tinyscrapy component that Scrapy's C{path} names in C{setting} (logged once).
+    The tinyscrapy component that Scrapy's C{path} names in C{setting}: the same path
+    under C{tinyscrapy.}, or what L{SCRAPY_PATHS} says of it (logged once).
 
     @return: a dotted path, or None when there is nothing to build or switch off here.
-    @raise UsageError: C{path} is not a Scrapy built-in tinyscrapy knows, or one it does not
-        have while C{order} asks for it.
+    @raise UsageError: C{path} is not a component tinyscrapy has at that path, or one it
+        does not have while C{order} asks for it.
     """
-    from tinyscrapy.middleware import SCRAPY_PATHS, Absent, BuiltIn
     target = SCRAPY_PATHS.get(path)
     if target is None:
-        raise UsageError(f"setting {setting}: {path!r} is not one of Scrapy's built-in "
-                         f"components that tinyscrapy knows (docs/spiders.md)")
+        ours = "tinyscrapy" + path[len("scrapy"):]
+        try:
+            load_object(ours)
+        except UsageError:
+            raise UsageError(f"setting {setting}: {path!r} is not one of Scrapy's built-in "
+                             f"components that tinyscrapy has (docs/spiders.md)") from None
+        return ours
     if isinstance(target, Absent) and order is not None:
         raise UsageError(f"setting {setting}: {path!r} has no equivalent in tinyscrapy "
                          f"({target.note})")
@@ -237,6 +200,12 @@ def _expect_iterable(label, value):
         raise MiddlewareError(f"{label} must return an iterable, got {type(value).__name__}")
 
 
+# Scrapy's built-in component paths that are not tinyscrapy's paths too (a project names
+# built-ins in its settings, most often to switch one off): each maps to tinyscrapy's
+# component, to BuiltIn (done inside tinyscrapy: nothing to move or switch off this way),
+# or to Absent (tinyscrapy has none: switching it off is nothing to do, asking for it a
+# usage error). Every other Scrapy path is tinyscrapy's at the same place.
+
 @dataclass(frozen=True)
 class BuiltIn:
     """Done inside tinyscrapy, always on; C{note} says where and how to switch it off."""
@@ -256,53 +225,19 @@ _SMW = "scrapy.spidermiddlewares."
 _EXT = "scrapy.extensions."
 
 SCRAPY_PATHS = {
-    # downloader middlewares
-    _DMW + "robotstxt.RobotsTxtMiddleware": "tinyscrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware",
-    _DMW + "defaultheaders.DefaultHeadersMiddleware":
-        "tinyscrapy.downloadermiddlewares.defaultheaders.DefaultHeadersMiddleware",
-    _DMW + "useragent.UserAgentMiddleware": "tinyscrapy.downloadermiddlewares.useragent.UserAgentMiddleware",
-    _DMW + "retry.RetryMiddleware": "tinyscrapy.downloadermiddlewares.retry.RetryMiddleware",
-    _DMW + "redirect.MetaRefreshMiddleware": "tinyscrapy.downloadermiddlewares.redirect.MetaRefreshMiddleware",
-    _DMW + "redirect.RedirectMiddleware": "tinyscrapy.downloadermiddlewares.redirect.RedirectMiddleware",
-    _DMW + "cookies.CookiesMiddleware": "tinyscrapy.downloadermiddlewares.cookies.CookiesMiddleware",
-    _DMW + "httpproxy.HttpProxyMiddleware": "tinyscrapy.downloadermiddlewares.httpproxy.HttpProxyMiddleware",
-    _DMW + "httpcache.HttpCacheMiddleware": "tinyscrapy.downloadermiddlewares.httpcache.HttpCacheMiddleware",
-    _DMW + "offsite.OffsiteMiddleware": BuiltIn(
-        "offsite filtering is part of the scope rules: a spider without allowed_domains "
-        "crawls any host"),
-    _DMW + "downloadtimeout.DownloadTimeoutMiddleware": BuiltIn(
-        "the downloader applies DOWNLOAD_TIMEOUT (and meta['download_timeout'])"),
-    _DMW + "httpcompression.HttpCompressionMiddleware": BuiltIn(
-        "the downloader decodes gzip, deflate, br and zstd; COMPRESSION_ENABLED=False "
-        "switches it off"),
-    _DMW + "stats.DownloaderStats": BuiltIn("the downloader always keeps its stats"),
-    _DMW + "httpauth.HttpAuthMiddleware": "tinyscrapy.downloadermiddlewares.httpauth.HttpAuthMiddleware",
-    _DMW + "ajaxcrawl.AjaxCrawlMiddleware": Absent("no AJAX crawlable pages support"),
-    # spider middlewares
-    _SMW + "referer.RefererMiddleware": "tinyscrapy.spidermiddlewares.referer.RefererMiddleware",
-    _SMW + "start.StartSpiderMiddleware": BuiltIn("start requests are handled by the engine"),
-    _SMW + "httperror.HttpErrorMiddleware": BuiltIn(
-        "the scraper's status rule: handle_httpstatus_list and meta['handle_httpstatus_all']"),
-    _SMW + "offsite.OffsiteMiddleware": BuiltIn(
-        "offsite filtering is part of the scope rules: a spider without allowed_domains "
-        "crawls any host"),
-    _SMW + "urllength.UrlLengthMiddleware": BuiltIn(
-        "part of the scope rules: URLLENGTH_LIMIT=0 switches it off"),
-    _SMW + "depth.DepthMiddleware": BuiltIn(
-        "part of the scope rules: DEPTH_LIMIT (0: no limit) and DEPTH_PRIORITY"),
-    _SMW + "metacopy.MetaCopyDetectionMiddleware": Absent("no meta copy detection"),
-    # extensions
+    # under another name until the extensions take Scrapy's
     _EXT + "closespider.CloseSpider": "tinyscrapy.extensions.closespider.CloseConditions",
-    _EXT + "feedexport.FeedExporter": "tinyscrapy.extensions.feedexport.FeedExporter",
     _EXT + "logstats.LogStats": "tinyscrapy.extensions.logstats.Progress",
-    _EXT + "corestats.CoreStats": BuiltIn("the engine always keeps the core stats"),
-    _EXT + "throttle.AutoThrottle": BuiltIn(
-        "the downloader's slots: AUTOTHROTTLE_ENABLED=True switches it on"),
+    # Scrapy's spider-side offsite middleware (before 2.11) is the downloader's here
+    _SMW + "offsite.OffsiteMiddleware":
+        "tinyscrapy.downloadermiddlewares.offsite.OffsiteMiddleware",
+    _SMW + "start.StartSpiderMiddleware": BuiltIn("start requests are handled by the engine"),
+    _DMW + "ajaxcrawl.AjaxCrawlMiddleware": Absent("no AJAX crawlable pages support"),
+    _SMW + "metacopy.MetaCopyDetectionMiddleware": Absent("no meta copy detection"),
     _EXT + "telnet.TelnetConsole": Absent("no telnet console (try: python -m tinyscrapy "
                                           "shell URL)"),
     _EXT + "memusage.MemoryUsage": Absent("no memory usage extension"),
     _EXT + "memdebug.MemoryDebugger": Absent("no memory debugger"),
-    _EXT + "logcount.LogCount": "tinyscrapy.extensions.logcount.LogCount",
     _EXT + "spiderstate.SpiderState": Absent("no spider state (spider.state)"),
     _EXT + "remote_control.RemoteControl": Absent("no remote control"),
     _EXT + "periodic_log.PeriodicLog": Absent("no periodic log (the progress line and "
@@ -310,7 +245,6 @@ SCRAPY_PATHS = {
     _EXT + "statsmailer.StatsMailer": Absent("no stats mailer"),
     _EXT + "debug.StackTraceDump": Absent("no stack trace dump"),
     _EXT + "debug.Debugger": Absent("no debugger extension"),
-    # item pipelines
     "scrapy.pipelines.images.ImagesPipeline": Absent("no media pipelines"),
     "scrapy.pipelines.files.FilesPipeline": Absent("no media pipelines"),
 }

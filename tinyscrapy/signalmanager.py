@@ -1,4 +1,18 @@
-"""TODO docstring (signals)."""
+"""
+L{SignalBus}: the crawl's signals, sent to their receivers, as Scrapy's
+C{scrapy.signalmanager.SignalManager} (also its name here).
+
+    crawler.signals.connect(my_function, signal=signals.item_scraped)
+
+A receiver gets, as keyword arguments, only the ones it accepts, as Scrapy's dispatcher
+does. L{SignalBus.send} calls the receivers in the order they connected and returns
+C{(receiver, result)} pairs, an exception a receiver raised among them (logged, unless it
+is the decision the signal is for: C{DontCloseSpider} and C{CloseSpider} from
+C{spider_idle}, C{StopDownload} from the download signals).
+L{SignalBus.send_deferred} waits for the Deferreds (or coroutines) receivers return, and
+fires once they all have; a failure among them is logged and swallowed. The signals
+themselves are the objects of L{tinyscrapy.signals}.
+"""
 
 import inspect
 import logging

@@ -1,39 +1,36 @@
-"""C{crawl URL [URL ...]}: follow same-site links from URLs, one item per page, no code
-(the spider is L{tinyscrapy.commands.crawl.SiteCrawler}). Inside a project,
-C{crawl NAME} runs the project's spider of that name, as Scrapy's C{crawl} does."""
+"""
+C{crawl URL [URL ...]}: follow same-site links from URLs, one item per page, no code; inside
+a project, C{crawl NAME} runs the project's spider of that name, as Scrapy's C{crawl} does.
 
-# MERGED-DOC from spiders.sitespider:
-# """
-# L{SiteCrawler}: the spider behind C{python -m tinyscrapy crawl URL ...}.
-# 
-# Unlike Scrapy's C{crawl}, which takes a spider's name, this one takes URLs and needs no
-# code: from each start URL it follows every link that stays on the origin (scheme, host and
-# port) of the page it was found on, and records one item per page: C{url}, C{status},
-# C{title}, C{depth} and C{redirect_urls}.
-# 
-# HTTP redirects are followed (a start URL C{/} that redirects to C{/en/} is crawled from
-# C{/en/}): the item is the page the chain ended on, its C{url} the final URL and its
-# C{redirect_urls} the URLs before it (empty when there was no redirect). Every other status,
-# 404 and 500 included, is recorded as an item too, and a 3xx that is not followed (no
-# C{Location}, or C{REDIRECT_ENABLED} off) is recorded as it is.
-# 
-# L{check_start_url} refuses, before anything starts, a start URL that cannot be fetched in
-# principle: not http or https, malformed, or a bare word (for which it suggests C{run NAME}
-# when a spider of that name is in C{./spiders}).
-# 
-# It is a polite crawler by default (C{command_settings}, below a user's C{-s}): it obeys
-# robots.txt, and stops at depth 20 (as Heritrix's default C{maxHops}) so that an endless
-# calendar or a session id in every link cannot keep it going for ever. Links are found by
-# a L{LinkExtractor} (so C{<base href>} counts, and images, archives, media and other files
-# that are not pages are never fetched), and followed with C{follow_all}, whose early
-# duplicate check drops links already seen before any Request is made. Its
-# C{allowed_domains} are the hosts of the start URLs, so a redirect cannot take it off the
-# site either.
-# 
-# Its spider is always named C{crawl}, so with C{--scheduler redis://} it names its shared
-# crawl by its start URLs (L{SiteCrawler.frontier_key}): processes started with the same
-# URLs share one crawl, others do not.
-# """
+L{SiteCrawler} is the spider behind C{crawl URL ...}. Unlike Scrapy's C{crawl}, which
+takes a spider's name, it takes URLs and needs no code: from each start URL it follows
+every link that stays on the origin (scheme, host and port) of the page it was found on,
+and records one item per page: C{url}, C{status}, C{title}, C{depth} and
+C{redirect_urls}.
+
+HTTP redirects are followed (a start URL C{/} that redirects to C{/en/} is crawled from
+C{/en/}): the item is the page the chain ended on, its C{url} the final URL and its
+C{redirect_urls} the URLs before it (empty when there was no redirect). Every other status,
+404 and 500 included, is recorded as an item too, and a 3xx that is not followed (no
+C{Location}, or C{REDIRECT_ENABLED} off) is recorded as it is.
+
+L{check_start_url} refuses, before anything starts, a start URL that cannot be fetched in
+principle: not http or https, malformed, or a bare word (for which it suggests C{run NAME}
+when a spider of that name is in C{./spiders}).
+
+It is a polite crawler by default (C{command_settings}, below a user's C{-s}): it obeys
+robots.txt, and stops at depth 20 (as Heritrix's default C{maxHops}) so that an endless
+calendar or a session id in every link cannot keep it going for ever. Links are found by
+a L{LinkExtractor} (so C{<base href>} counts, and images, archives, media and other files
+that are not pages are never fetched), and followed with C{follow_all}, whose early
+duplicate check drops links already seen before any Request is made. Its
+C{allowed_domains} are the hosts of the start URLs, so a redirect cannot take it off the
+site either.
+
+Its spider is always named C{crawl}, so with C{--scheduler redis://} it names its shared
+crawl by its start URLs (L{SiteCrawler.frontier_key}): processes started with the same
+URLs share one crawl, others do not.
+"""
 
 import hashlib
 import os

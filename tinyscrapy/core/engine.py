@@ -20,14 +20,14 @@ docs/walkthrough.md follows it with you):
     3. L{ExecutionEngine._download}: L{tinyscrapy.core.downloader.Downloader.fetch}
        takes the slot; L{tinyscrapy.core.downloader.middleware.DownloaderMiddlewareChain.download}
        (C{async def} under C{ensureDeferred}) runs the middlewares around the slot's gate
-       (C{deferLater}) and L{tinyscrapy.core.downloader.handlers.http11.HttpFetcher.fetch}, whose Deferred
-       L{tinyscrapy.core.downloader.handlers.http11.Transfer.cb_done} fires with an C{HttpResponse} or a
-       failure (canceller: L{tinyscrapy.core.downloader.handlers.http11.Transfer.cancel}). It fires with
-       a response or a C{Request} that continues this one (redirect, retry), or errbacks;
-       the slot was freed as the raw transfer ended
-       (L{tinyscrapy.core.downloader.Downloader._cb_release_slot}, before the
-       middlewares' C{process_response}), and L{ExecutionEngine._cb_download_finished}
-       wakes the loop.
+       (C{deferLater}) and L{tinyscrapy.core.downloader.handlers.http11.HttpFetcher.fetch}, whose
+       Deferred L{tinyscrapy.core.downloader.handlers.http11.Transfer.cb_done} fires with an
+       C{HttpResponse} or a failure (canceller:
+       L{tinyscrapy.core.downloader.handlers.http11.Transfer.cancel}). It fires with a response or
+       a C{Request} that continues this one (redirect, retry), or errbacks; the slot was freed as
+       the raw transfer ended (L{tinyscrapy.core.downloader.Downloader._cb_release_slot}, before
+       the middlewares' C{process_response}), and L{ExecutionEngine._cb_download_finished} wakes
+       the loop.
     4. L{ExecutionEngine._cb_downloaded} returns L{tinyscrapy.core.scraper.Scraper.scrape}'s
        Deferred, fired once the callback's output is handled: requests to
        L{ExecutionEngine.crawl}, items through

@@ -1,4 +1,22 @@
-"""TODO docstring (middleware.chain)."""
+"""
+L{SpiderMiddlewareChain}: the spider middlewares around every callback's output, with
+Scrapy's contracts (Scrapy's C{SpiderMiddlewareManager})::
+
+    process_spider_output(response, result, spider)
+                                          last to first (nearest the spider first);
+                                          returns an iterable, usually a generator
+    process_spider_exception(response, exception, spider)
+                                          last to first; None goes on, an iterable
+                                          replaces the output
+    process_start_requests(start_requests, spider)      last to first; an iterable
+
+"First" is the lowest number in C{SPIDER_MIDDLEWARES}: the middleware nearest the engine.
+C{process_spider_output} may return a Deferred or be C{async def} (an async generator:
+its output is gathered before it is routed). A hook that returns the wrong type raises
+L{tinyscrapy.middleware.MiddlewareError} naming the middleware and the hook. The C{spider}
+argument is given only to a hook whose signature asks for it (Scrapy 2.13's contract),
+but always to C{process_start_requests}, as in Scrapy.
+"""
 
 import inspect
 

@@ -1,4 +1,7 @@
-"""TODO docstring (middleware.defaults)."""
+"""
+L{DefaultHeadersMiddleware}: each of C{DEFAULT_REQUEST_HEADERS} a request lacks, as
+Scrapy's; a request's own headers always win.
+"""
 
 from tinyscrapy.http.headers import Headers
 

@@ -12,10 +12,10 @@ L{HttpProxyMiddleware}: which proxy a request goes through, and with which crede
       C{no_proxy} to crawl local sites directly). The proxies found are logged at start, so
       an environment variable never changes a crawl silently.
 
-Credentials in a proxy URL become a C{Proxy-Authorization} header and leave the URL; the
-header is dropped when the request's proxy changes (a redirect to another scheme, a spider
-changing C{meta["proxy"]}), and L{tinyscrapy.core.downloader.handlers.tunnel} sends it only to the proxy: on the
-C{CONNECT} for https, never to a site.
+Credentials in a proxy URL become a C{Proxy-Authorization} header and leave the URL; the header is
+dropped when the request's proxy changes (a redirect to another scheme, a spider changing
+C{meta["proxy"]}), and L{tinyscrapy.core.downloader.handlers.tunnel} sends it only to the proxy: on
+the C{CONNECT} for https, never to a site.
 """
 
 import logging

@@ -1,7 +1,8 @@
 """
-Built-in downloader middlewares for the headers every request carries:
-L{DefaultHeadersMiddleware} (C{DEFAULT_REQUEST_HEADERS}) and L{UserAgentMiddleware}
-(C{User-Agent}). A request's own headers always win.
+L{UserAgentMiddleware}: the C{User-Agent} every request carries, as Scrapy's: the request's
+own header, else the spider's C{user_agent}, else C{USER_AGENT}, else
+C{tinyscrapy/<version> (+<project URL>)}. C{USER_AGENT = ""} (or C{user_agent = None})
+sends none.
 """
 
 import tinyscrapy

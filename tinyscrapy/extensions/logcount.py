@@ -1,4 +1,9 @@
-"""TODO docstring (observe.logconfig)."""
+"""
+L{LogCount}: the number of log records of each level, in the stats as C{log_count/<LEVEL>},
+as Scrapy's C{LogCount} extension: every record at or above C{LOG_LEVEL} from
+C{spider_opened} to C{spider_closed} is counted (its handler is
+L{tinyscrapy.utils.log.LogCounterHandler}).
+"""
 
 import logging
 

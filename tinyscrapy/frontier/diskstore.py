@@ -1,6 +1,7 @@
 """
 L{DiskStore}: the SQLite file of a C{--jobdir} spider directory, C{frontier.sqlite}, and
-the few statements L{tinyscrapy.frontier.disk.DiskScheduler} runs on it.
+the few statements L{tinyscrapy.frontier.disk.DiskScheduler} runs on it; and
+L{PendingWrites}, what the frontier has to write and has not committed yet.
 
 Tables:
 
@@ -11,30 +12,23 @@ Tables:
     - C{seen}: the fingerprints of every request admitted (signed 64-bit integers),
       appended: a plain rowid table, no index on the fingerprint. The in-memory seen set
       is the index (it is loaded whole at the open, and a fingerprint is written only
-      when it is new to it), and an index here costs every commit a random page for
-      each new fingerprint: at ten million, a commit of 5,000 rows took 0.3 to 2 s,
-      against a few pages appended;
+      when it is new to it); an index here would cost every commit a random page for
+      each new fingerprint (docs/frontier.md has the figures);
     - C{meta}: the spider the directory belongs to, and the codec's format.
 
 The database runs in WAL mode with C{synchronous=NORMAL}: a commit survives the process
 being killed, not a power loss (docs/frontier.md). The file is made C{0600} before SQLite
 opens it, and SQLite gives its C{-wal} and C{-shm} files the same mode.
-"""
 
-# MERGED-DOC from frontier.diskwrites:
-# """
-# L{PendingWrites}: what the C{--jobdir} frontier (L{tinyscrapy.frontier.disk}) has to write
-# and has not committed yet, and what happens when a commit fails.
-# 
-# Three buffers, committed together in one transaction by L{PendingWrites.commit}: the new
-# requests' rows, the new fingerprints, and the acknowledged rows to delete. A commit that
-# fails (a full disk) is logged and counted as C{scheduler/flush_errors}; the buffers are
-# kept and the next commit tries again. After C{MAX_FLUSH_FAILURES} failures in a row, or at
-# once for a constraint violation (C{sqlite3.IntegrityError}: the file was changed by
-# someone else, so our row ids collide), the writes stop for good and the frontier is told
-# (it closes the crawl with C{jobdir_error}). L{PendingWrites.report} says at close what
-# was never written.
-# """
+L{PendingWrites} holds three buffers, committed together in one transaction by
+L{PendingWrites.commit}: the new requests' rows, the new fingerprints, and the
+acknowledged rows to delete. A commit that fails (a full disk) is logged and counted as
+C{scheduler/flush_errors}; the buffers are kept and the next commit tries again. After
+C{MAX_FLUSH_FAILURES} failures in a row, or at once for a constraint violation
+(C{sqlite3.IntegrityError}: the file was changed by someone else, so our row ids collide),
+the writes stop for good and the frontier is told (it closes the crawl with
+C{jobdir_error}). L{PendingWrites.report} says at close what was never written.
+"""
 
 import logging
 import os

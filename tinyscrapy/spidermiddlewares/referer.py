@@ -1,32 +1,22 @@
 """
-L{RefererMiddleware}: a spider middleware that sets C{Referer} on the requests a page yields.
+L{RefererMiddleware}: a spider middleware that sets C{Referer} on the requests a page
+yields, and the referrer policies it follows (https://www.w3.org/TR/referrer-policy/), with
+Scrapy's classes and its results to the character: L{ReferrerPolicy} and one subclass per
+policy, the C{POLICY_*} names, and how a setting's, a meta's or a header's value names a
+class (L{policy_class}, L{policy_of}).
 
-The value follows a referrer policy, as browsers do, with Scrapy's policy classes
-(L{tinyscrapy.spidermiddlewares.referer}, re-exported here, Scrapy's path
-C{scrapy.spidermiddlewares.referer}): C{REFERRER_POLICY} for the crawl (a policy name, or a
-L{ReferrerPolicy} class or its dotted path), replaced by a page's C{Referrer-Policy} header,
-replaced by a request's C{meta["referrer_policy"]}; C{REFERRER_POLICIES} adds, replaces or
-removes names. The default, C{scrapy-default} (L{DefaultReferrerPolicy}), is
-C{no-referrer-when-downgrade} that never sends a C{file:} or C{s3:} page: it sends the
-page's URL (never its fragment or credentials) except from https to http. On a redirect the
-redirect middleware asks L{referrer_for} again, with the hop's new URL, so a policy holds
-across hosts.
+The policy is C{REFERRER_POLICY} for the crawl (a policy name, or a L{ReferrerPolicy}
+class or its dotted path), replaced by a page's C{Referrer-Policy} header, replaced by a
+request's C{meta["referrer_policy"]}; C{REFERRER_POLICIES} adds, replaces or removes names.
+The default, C{scrapy-default} (L{DefaultReferrerPolicy}), is C{no-referrer-when-downgrade}
+that never sends a C{file:} or C{s3:} page: it sends the page's URL (never its fragment or
+credentials) except from https to http. On a redirect the redirect middleware asks
+L{referrer_for} again, with the hop's new URL, so a policy holds across hosts.
 
-Pages yield dozens of links: the default policy looks only at the schemes of each link, and
-a page's header is read once for all of them.
+Pages yield dozens of links: the default policy looks only at the schemes of each link, a
+page's header is read once for all of them, and the source URL is stripped once
+(L{_strip} keeps the last results).
 """
-
-# MERGED-DOC from middleware.referrerpolicies:
-# """
-# The referrer policies (https://www.w3.org/TR/referrer-policy/), with Scrapy's classes and
-# its results to the character: L{ReferrerPolicy} and one subclass per policy, the
-# C{POLICY_*} names, and how a setting's, a meta's or a header's value names a class
-# (L{policy_class}, L{policy_of}). L{tinyscrapy.spidermiddlewares.referer} applies them (and
-# re-exports them at Scrapy's path, C{scrapy.spidermiddlewares.referer}).
-# 
-# Pages yield dozens of links: the source URL is stripped once (L{_strip} keeps the last
-# results).
-# """
 
 import warnings
 from functools import lru_cache

@@ -1,4 +1,14 @@
-"""TODO docstring (project.config)."""
+"""
+Scrapy's C{scrapy.utils.conf}: the project's configuration file. A project is the directory
+holding C{tinyscrapy.cfg} (or Scrapy's C{scrapy.cfg}), in the format of Scrapy's::
+
+    [settings]
+    default = myproject.settings
+
+found in the current directory or one of its parents (L{find_config}); the settings
+module it names is L{settings_module_name} (C{TINYSCRAPY_SETTINGS_MODULE} in the
+environment wins).
+"""
 
 import configparser
 import os

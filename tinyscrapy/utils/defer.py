@@ -1,4 +1,11 @@
-"""TODO docstring (runner.reactors)."""
+"""
+Scrapy's C{scrapy.utils.defer}: the boundary between the user's coroutines and the engine's
+Deferreds. L{deferred_from_coro} runs a coroutine as a Deferred (as an asyncio Task under
+the asyncio reactor, so that it may await asyncio code; under another reactor, awaiting an
+asyncio future is an error that names C{TWISTED_REACTOR}); L{deferred_to_future} and
+L{maybe_deferred_to_future} go the other way, for C{async def} code that awaits a
+Deferred.
+"""
 
 from twisted.internet.defer import Deferred, ensureDeferred
 

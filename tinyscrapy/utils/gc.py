@@ -1,5 +1,7 @@
 """
-Python's cyclic garbage collector, set for a crawl by L{CrawlerProcess.start}.
+Python's cyclic garbage collector, set for a crawl: L{tune_for_crawl}, which
+L{tinyscrapy.crawler.CrawlerProcess.start} calls, and L{freeze} / L{thaw}, which keep a
+large in-memory frontier out of full collections.
 
 Reference counting frees almost everything a crawl makes (Requests, responses, Deferreds,
 parsed pages) as soon as the last reference goes; the cyclic collector is there for the
@@ -17,50 +19,48 @@ twice what it needs to, for two reasons:
 Only L{CrawlerProcess} does this, since it owns the process; L{CrawlerRunner} runs inside
 someone else's program and leaves the collector alone. With the collector disabled
 (C{gc.disable()} or a threshold of 0), nothing is changed.
-"""
 
-# MERGED-DOC from frontier.frozen:
-# """
-# Keeping a large in-memory frontier out of CPython's full garbage collections.
-# 
-# CPython's cyclic garbage collector is generational, and its full (oldest generation)
-# collection stops the program to walk every tracked object alive: each of a million
-# waiting requests is two (the L{Request}, and the bound method that is its callback), so a
-# million waiting requests cost a full collection some 0.3 s on an idle machine and up to a
-# second on a loaded one, a stall of the reactor that nothing else in the crawl causes.
-# CPython runs one each time the objects that survived since the last one reach a quarter
-# of those it found then, so a frontier that keeps growing meets one again and again.
-# 
-# Waiting requests are exactly what a generational collector need not look at: they live
-# long, and they form no garbage cycles while they wait (a request refers to its URL, its
-# callback, its C{meta}; nothing refers back to it but its queue). So the in-memory
-# L{tinyscrapy.core.scheduler.Scheduler} calls L{freeze} each time the requests waiting have grown
-# by C{STEP} since it last did (C{STEP}, then 2 C{STEP}, ...): a full collection first
-# (it walks only what is not frozen yet, some C{STEP} requests, so it is as short as the
-# collections CPython would run anyway), then C{gc.freeze()}, which moves every object
-# alive into the permanent generation, at no cost, where no collection looks again. Every
-# full collection from then on walks only what came after.
-# 
-# Why this leaks nothing:
-# 
-#     - a frozen object is still freed by reference counting when its last reference goes:
-#       a request handed out, downloaded and done is freed as it was;
-#     - only garbage I{cycles} among frozen objects wait. The collection just before each
-#       freeze means nothing already garbage is frozen; what is frozen alive and later
-#       becomes a cycle is what was in flight at that instant besides the requests (the
-#       page being parsed, a few downloads), so at most that much for each C{STEP} the
-#       frontier grew;
-#     - when the frontier has drained to under C{STEP // 2} waiting requests, or its
-#       scheduler closes, L{thaw} calls C{gc.unfreeze()}: the permanent generation goes
-#       back to the oldest one, and the next full collection (walking what is still alive
-#       of it: few requests by then) frees those cycles.
-# 
-# Freezing is process-wide, so holders are counted: the heap is thawed when the last
-# scheduler that froze it lets go. Nothing is frozen when the program disabled the collector
-# (C{gc.disable()}: it chose its own policy), and a program that froze the heap itself
-# (C{gc.freeze()} before the first crawl) is never thawed by this module. Python 3.14's
-# incremental collector makes this unneeded; it stays harmless there.
-# """
+Keeping a large in-memory frontier out of CPython's full garbage collections.
+
+CPython's cyclic garbage collector is generational, and its full (oldest generation)
+collection stops the program to walk every tracked object alive: each of a million
+waiting requests is two (the L{Request}, and the bound method that is its callback), so a
+million waiting requests cost a full collection some 0.3 s on an idle machine and up to a
+second on a loaded one, a stall of the reactor that nothing else in the crawl causes.
+CPython runs one each time the objects that survived since the last one reach a quarter
+of those it found then, so a frontier that keeps growing meets one again and again.
+
+Waiting requests are exactly what a generational collector need not look at: they live
+long, and they form no garbage cycles while they wait (a request refers to its URL, its
+callback, its C{meta}; nothing refers back to it but its queue). So the in-memory
+priority queue (L{tinyscrapy.pqueues.SlotAwarePriorityQueue}) calls L{freeze} each time the
+requests waiting in it have grown
+by C{STEP} since it last did (C{STEP}, then 2 C{STEP}, ...): a full collection first
+(it walks only what is not frozen yet, some C{STEP} requests, so it is as short as the
+collections CPython would run anyway), then C{gc.freeze()}, which moves every object
+alive into the permanent generation, at no cost, where no collection looks again. Every
+full collection from then on walks only what came after.
+
+Why this leaks nothing:
+
+    - a frozen object is still freed by reference counting when its last reference goes:
+      a request handed out, downloaded and done is freed as it was;
+    - only garbage I{cycles} among frozen objects wait. The collection just before each
+      freeze means nothing already garbage is frozen; what is frozen alive and later
+      becomes a cycle is what was in flight at that instant besides the requests (the
+      page being parsed, a few downloads), so at most that much for each C{STEP} the
+      frontier grew;
+    - when the frontier has drained to under C{STEP // 2} waiting requests, or its
+      scheduler closes, L{thaw} calls C{gc.unfreeze()}: the permanent generation goes
+      back to the oldest one, and the next full collection (walking what is still alive
+      of it: few requests by then) frees those cycles.
+
+Freezing is process-wide, so holders are counted: the heap is thawed when the last
+scheduler that froze it lets go. Nothing is frozen when the program disabled the collector
+(C{gc.disable()}: it chose its own policy), and a program that froze the heap itself
+(C{gc.freeze()} before the first crawl) is never thawed by this module. Python 3.14's
+incremental collector makes this unneeded; it stays harmless there.
+"""
 
 import gc
 

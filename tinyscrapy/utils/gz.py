@@ -1,4 +1,8 @@
-"""TODO docstring (spiders.sitemaps)."""
+"""
+Scrapy's C{scrapy.utils.gz}: L{gunzip}, bounded (a gzip bomb stops at the size limit
+instead of filling the memory), for gzipped sitemaps and feeds. The bodies of downloads are
+decoded as they arrive, by L{tinyscrapy.downloadermiddlewares.httpcompression}.
+"""
 
 import zlib
 

@@ -1,4 +1,7 @@
-"""TODO docstring (http.conversions)."""
+"""
+Scrapy's C{scrapy.utils.httpobj}: L{urlparse_cached}, a request's or a response's URL
+parsed once (kept on the object).
+"""
 
 from functools import lru_cache
 from urllib.parse import urlparse

@@ -6,25 +6,22 @@ C{install_root_handler}, one handler on the root logger writes records to stderr
 C{LOG_FILE}) at C{LOG_LEVEL} in C{LOG_FORMAT}. Calling it again replaces that handler,
 never adds a second one; handlers the user installed are left alone, as in Scrapy (a script
 that sets up its own logging passes C{install_root_handler=False}).
-"""
 
-# MERGED-DOC from observe.crawllog:
-# """
-# What a crawl says in the log at its start and at its end, in words a Scrapy user reads.
-# 
-#     - L{log_start}: the settings a user changed, and the enabled components on three short
-#       lines (built-in ones by class name, a user's own by dotted path);
-#     - L{summary_line}: at the end, one line a person reads before the stats: pages, items,
-#       errors, time, pages per second, the finish reason, and where the items went;
-#     - L{nothing_fetched}: the line a crawl ends with when not one of its start requests
-#       was answered (the host refused or timed out, robots.txt forbade it): the command
-#       exits 1 then.
-# 
-# The level is the process's: C{-L} or C{LOG_LEVEL} from the command line or the project,
-# or C{LOG_LEVEL} in a spider's C{custom_settings}, which, as in Scrapy, sets it for the
-# whole process, start-up lines included
-# (L{tinyscrapy.utils.log.update_root_handler}).
-# """
+What a crawl says in the log at its start and at its end, in words a Scrapy user reads.
+
+    - L{log_start}: the settings a user changed, and the enabled components on three short
+      lines (built-in ones by class name, a user's own by dotted path);
+    - L{summary_line}: at the end, one line a person reads before the stats: pages, items,
+      errors, time, pages per second, the finish reason, and where the items went;
+    - L{nothing_fetched}: the line a crawl ends with when not one of its start requests
+      was answered (the host refused or timed out, robots.txt forbade it): the command
+      exits 1 then.
+
+The level is the process's: C{-L} or C{LOG_LEVEL} from the command line or the project,
+or C{LOG_LEVEL} in a spider's C{custom_settings}, which, as in Scrapy, sets it for the
+whole process, start-up lines included
+(L{tinyscrapy.utils.log.update_root_handler}).
+"""
 
 import logging
 import re

@@ -1,37 +1,23 @@
 """
-Canonical URLs and request fingerprints: the identity the duplicate filter uses.
+Scrapy's C{scrapy.utils.request}: a request's identity (its fingerprint) and its text
+forms.
 
-A page is one page however a site spells the link: fragment dropped, query arguments
-sorted, scheme and host lower-cased, default port dropped, dot segments resolved,
-percent-encoding normalised (escapes of unreserved characters decoded, the rest in upper
-case, characters that need it encoded). w3lib's C{canonicalize_url} does all of that but
-the port, and costs 10 to 35 µs a call; a crawl meets some thirty links a page, so most of
-them take L{_PLAIN_URL}, a fast path that gives the same answer for the URLs that need no
-re-encoding (checked against w3lib in C{tests/test_fingerprint.py}).
+A page is one page however a site spells the link: the fingerprint is taken over the
+method, the canonical URL (L{tinyscrapy.utils.url.canonical_url}: fragment dropped, query
+arguments sorted, scheme and host lower-cased, default port dropped, dot segments
+resolved, percent-encoding normalised) and the body. L{request_fingerprint} gives it as a
+64-bit C{int}, what the duplicate filter keeps; L{fingerprint} as Scrapy's API has it,
+C{bytes} (8 of them, not Scrapy's 20: docs/differences.md).
+
+The crawl's fingerprinter, as Scrapy's API has it: C{crawler.request_fingerprinter} is an
+object whose C{fingerprint(request)} returns C{bytes}, built from the class
+C{REQUEST_FINGERPRINTER_CLASS} names (L{RequestFingerprinter} by default). The duplicate
+filter keeps 64-bit integers; a project's own fingerprinter is read into one (L{as_int})
+only when the setting names one, so a crawl with the default pays nothing.
+
+Also here: L{request_httprepr} (the HTTP/1.1 message a request stands for), and
+C{request_to_curl} (from L{tinyscrapy.utils.curl}), as Scrapy keeps them.
 """
-
-# MERGED-DOC from scope.fingerprinter:
-# """
-# The crawl's request fingerprinter, as Scrapy's API has it: C{crawler.request_fingerprinter}
-# is an object whose C{fingerprint(request)} returns C{bytes}, built from the class
-# C{REQUEST_FINGERPRINTER_CLASS} names (L{RequestFingerprinter} by default: 8 bytes,
-# L{tinyscrapy.utils.request.fingerprint}).
-# 
-# The duplicate filter keeps 64-bit integers; a project's own fingerprinter is read into one
-# (L{as_int}) only when the setting names one, so a crawl with the default pays nothing.
-# """
-
-# MERGED-DOC from utils.requestutils:
-# """
-# Scrapy's C{scrapy.utils.request}, importable as C{tinyscrapy.utils.request} (an entry in
-# C{sys.modules}: a module named C{request.py} here would share its name with
-# L{tinyscrapy.http.request}): C{fingerprint} (L{tinyscrapy.utils.request}, 8 bytes, not
-# Scrapy's SHA-1), L{RequestFingerprinter} (L{tinyscrapy.utils.request}, the default
-# C{REQUEST_FINGERPRINTER_CLASS}), C{request_to_curl} (L{tinyscrapy.utils.curl}) and
-# C{request_httprepr} (L{tinyscrapy.utils.python}).
-# 
-# This module only re-exports.
-# """
 
 from hashlib import blake2b
 

@@ -1,24 +1,31 @@
 """
-A page's links as absolute URLs, fast: the joins behind L{HttpResponse.urljoin},
-L{HttpResponse.follow} and L{HttpResponse.follow_all}.
+Scrapy's C{scrapy.utils.url}: URLs as strings, fast, because a crawl meets some thirty
+links a page.
 
-A crawl joins some thirty links a page, so L{fast_join} answers for the links most pages
-are made of (an absolute path, a relative path without dot segments, an http(s) URL) in a
-fraction of C{urllib.parse.urljoin}'s time, from the page's C{(origin, directory)} that
-L{join_prefixes} computes once per page; anything else is left to C{urljoin}, and
-L{resolve_dot_segments} resolves C{.} and C{..} where C{urljoin} leaves them (as a browser
-does).
+    - joining (L{fast_join}, L{join_prefixes}, L{resolve_dot_segments}): the joins behind
+      C{response.urljoin}, C{follow} and C{follow_all}. L{fast_join} answers for the links
+      most pages are made of (an absolute path, a relative path without dot segments, an
+      http(s) URL) from the page's C{(origin, directory)} that L{join_prefixes} computes
+      once per page; anything else is left to C{urllib.parse.urljoin}, and
+      L{resolve_dot_segments} resolves C{.} and C{..} where C{urljoin} leaves them (as a
+      browser does);
+    - the canonical form (L{canonical_url}), the identity the duplicate filter
+      fingerprints: fragment dropped, query arguments sorted, scheme and host
+      lower-cased, default port dropped, dot segments resolved, percent-encoding
+      normalised (escapes of unreserved characters decoded, the rest in upper case,
+      characters that need it encoded). w3lib's C{canonicalize_url} does all of that but
+      the port; most links take L{_PLAIN_URL}, a fast path that gives the same answer for
+      the URLs that need no re-encoding (checked against w3lib in
+      C{tests/test_fingerprint.py});
+    - the origin (L{url_origin}: scheme, host and port, as robots.txt and the offsite
+      log count sites);
+    - the checks behind the link extractor's filters, on absolute URL strings without
+      parsing them: the host (C{allow_domains}/C{deny_domains}), a valid host and port
+      (C{http://host:abc/} is no link, as in Scrapy), the extension (C{deny_extensions}),
+      and the argument shapes the extractor accepts (one pattern or several).
 
 @var HTML_SPACE: the characters HTML strips around an attribute's URL.
 """
-
-# MERGED-DOC from scope.urlchecks:
-# """
-# The URL checks behind L{tinyscrapy.linkextractors.lxmlhtml.LinkExtractor}'s filters, on absolute URL
-# strings without parsing them: the host (for C{allow_domains}/C{deny_domains}), a valid
-# host and port (C{http://host:abc/} is no link, as in Scrapy), the extension (for
-# C{deny_extensions}), and the argument shapes the extractor accepts (one pattern or several).
-# """
 
 import re
 from urllib.parse import urljoin, urlsplit, urlunsplit

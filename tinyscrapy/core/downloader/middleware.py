@@ -1,4 +1,24 @@
-"""TODO docstring (middleware.chain)."""
+"""
+L{DownloaderMiddlewareChain}: the downloader middlewares around every download, with
+Scrapy's contracts (Scrapy's C{DownloaderMiddlewareManager})::
+
+    process_request(request, spider)      first to last; None goes on,
+                                          an HttpResponse skips the download,
+                                          a Request replaces this one (back to the scheduler)
+    process_response(request, response, spider)
+                                          last to first; an HttpResponse goes on,
+                                          a Request replaces this one
+    process_exception(request, exception, spider)
+                                          last to first; None goes on, an HttpResponse or a
+                                          Request recovers
+
+"First" is the lowest number in C{DOWNLOADER_MIDDLEWARES}: the middleware nearest the
+engine. Every hook may return a Deferred or be C{async def}; the chain waits for it. A
+hook that returns the wrong type raises L{tinyscrapy.middleware.MiddlewareError} naming
+the middleware and the hook; that error is a bug, so it is not offered to
+C{process_exception} hooks (a retry middleware would retry it). The C{spider} argument is
+given only to a hook whose signature asks for it (Scrapy 2.13's contract).
+"""
 
 from twisted.internet.defer import ensureDeferred
 

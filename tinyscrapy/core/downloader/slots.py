@@ -1,12 +1,18 @@
 """
-Per-host download slots, with delays timed from the send.
+Per-host download slots, with delays timed from the send, and Colly's limit rules that
+say how politely each slot is crawled.
 
 A slot is one host name (or the name in C{request.meta["download_slot"]}). Its
-L{LimitRule} (see L{tinyscrapy.core.downloader.slots}) -- the first of C{LIMIT_RULES} whose pattern
-matches the slot's name, else the default rule made of C{CONCURRENT_REQUESTS_PER_DOMAIN},
-C{DOWNLOAD_DELAY} and C{RANDOMIZE_DOWNLOAD_DELAY} -- says how many of its requests may
+L{LimitRule} -- the first of C{LIMIT_RULES} whose pattern matches the slot's name, else the
+default rule made of C{CONCURRENT_REQUESTS_PER_DOMAIN}, C{DOWNLOAD_DELAY} (or the spider's
+C{download_delay}) and C{RANDOMIZE_DOWNLOAD_DELAY} -- says how many of its requests may
 download at once (C{parallelism}) and how far apart two of them may go out on the wire
-(C{delay}; random delay only ever adds to it).
+(C{delay}; random delay only ever adds to it). A rule has exactly one pattern
+(C{domain_glob}, a shell pattern the whole slot name must match, or C{domain_regexp},
+searched for in it) and some of C{parallelism}, C{delay}, C{random_delay} and
+C{randomize_delay}; a key it leaves out takes its value from the default rule.
+L{parse_limit_rules} checks and compiles the rules once, at start (a bad rule stops the
+start with one line); L{match_rule} picks a slot's rule, first match wins, once per slot.
 
 The life of one request in its slot, driven by the downloader::
 
@@ -21,21 +27,6 @@ request whose slot can take one now, and hears of every send and release through
 L{Slots.listeners}. Nothing here sleeps or owns a timer: whoever has to wait schedules a
 C{callLater} for the time L{Slots.ready_at} or L{Slots.gate} gives.
 """
-
-# MERGED-DOC from download.limits:
-# """
-# Colly's limit rules: which slots a rule covers, and how politely they are crawled.
-# 
-# C{LIMIT_RULES} is a list of rules, each with exactly one pattern (C{domain_glob}, a shell
-# pattern the whole slot name must match, or C{domain_regexp}, searched for in it) and some
-# of C{parallelism}, C{delay}, C{random_delay} and C{randomize_delay}; a key a rule leaves
-# out takes its value from the default rule, made of C{CONCURRENT_REQUESTS_PER_DOMAIN},
-# C{DOWNLOAD_DELAY} (or the spider's C{download_delay}) and C{RANDOMIZE_DOWNLOAD_DELAY}.
-# 
-# L{parse_limit_rules} checks and compiles the rules once, at start (a bad rule stops the
-# start with one line); L{match_rule} picks a slot's rule, first match wins, once per slot
-# (L{tinyscrapy.core.downloader.slots.Slots} keeps the answer in the slot).
-# """
 
 import fnmatch
 import random

@@ -1,44 +1,34 @@
 """
-The responses whose body is text: L{TextResponse} and its kinds L{HtmlResponse},
-L{XmlResponse} and L{JsonResponse} (see L{tinyscrapy.http.response} for the tree).
+L{TextResponse}: a response whose body is text, and how its text is decoded, as Scrapy's
+C{scrapy.http.TextResponse} decides it. Its kinds are L{tinyscrapy.http.response.html},
+L{tinyscrapy.http.response.xml} and L{tinyscrapy.http.response.json}.
 
-C{.text} is decoded once, on first use (L{tinyscrapy.http.response.text}). The parsel selector
-behind C{.css()} and C{.xpath()} is built on first use too, so a callback that never
-selects never pays for parsing, and an HTML page's lxml tree (L{TextResponse.root}) is
-parsed without importing parsel (L{tinyscrapy.http.response.html}), which is all the link
-path needs.
+C{.text} is decoded once, on first use. The parsel selector behind C{.css()} and
+C{.xpath()} is built on first use too, so a callback that never selects never pays for
+parsing.
+
+L{decode}: the encoding is, in Scrapy's order,
+
+    1. the one the response was built with (C{TextResponse(..., encoding=)});
+    2. a byte-order mark (UTF-8, UTF-16, UTF-32);
+    3. the C{charset} of the C{Content-Type} header;
+    4. C{<meta charset>}, C{<meta http-equiv="Content-Type">} or C{<?xml encoding?>};
+    5. inferred from the body: C{cp1252} (what Scrapy calls ASCII) when it is ASCII,
+       C{utf-8} when it is valid UTF-8, else C{cp1252}.
+
+Names are resolved as browsers and Scrapy do (w3lib): C{iso-8859-1} and C{ascii} are
+C{cp1252}, C{gbk}/C{gb2312} C{gb18030}, C{shift_jis} C{cp932}. A UTF-8 JSON body labelled
+C{charset=iso-8859-1} is C{cp1252} text, as in Scrapy; its C{json()} reads the bytes,
+which JSON says are UTF-8, and comes out right.
+
+tinyscrapy refines only what would otherwise be mojibake (docs/differences.md): a bare
+C{utf-16}/C{utf-32} label without a BOM is read in the byte order the body shows (as the
+WHATWG Encoding standard says); a UTF-16 label in C{<meta>} means UTF-8 (as HTML5 says: an
+ASCII scan could not have found it in real UTF-16); an undeclared body in UTF-16 is
+recognised by its zero bytes; an undeclared body that is not UTF-8 and has at least
+L{GUESS_MIN} non-ASCII bytes is guessed by C{charset_normalizer} when it is installed (on
+its first 16 KiB, only for these pages).
 """
-
-# MERGED-DOC from http.charsets:
-# """
-# How a response's text is encoded, as Scrapy's C{TextResponse} decides it, and what is
-# text at all.
-# 
-# L{decode}: the encoding is, in Scrapy's order,
-# 
-#     1. the one the response was built with (C{TextResponse(..., encoding=)});
-#     2. a byte-order mark (UTF-8, UTF-16, UTF-32);
-#     3. the C{charset} of the C{Content-Type} header;
-#     4. C{<meta charset>}, C{<meta http-equiv="Content-Type">} or C{<?xml encoding?>};
-#     5. inferred from the body: C{cp1252} (what Scrapy calls ASCII) when it is ASCII,
-#        C{utf-8} when it is valid UTF-8, else C{cp1252}.
-# 
-# Names are resolved as browsers and Scrapy do (w3lib): C{iso-8859-1} and C{ascii} are
-# C{cp1252}, C{gbk}/C{gb2312} C{gb18030}, C{shift_jis} C{cp932}. A UTF-8 JSON body
-# labelled C{charset=iso-8859-1} is C{cp1252} text, as in Scrapy; its C{json()} reads the
-# bytes, which JSON says are UTF-8, and comes out right.
-# 
-# tinyscrapy refines only what would otherwise be mojibake (docs/differences.md): a bare
-# C{utf-16}/C{utf-32} label without a BOM is read in the byte order the body shows (as the
-# WHATWG Encoding standard says); a UTF-16 label in C{<meta>} means UTF-8 (as HTML5 says:
-# an ASCII scan could not have found it in real UTF-16); an undeclared body in UTF-16 is
-# recognised by its zero bytes; an undeclared body that is not UTF-8 and has at least
-# L{GUESS_MIN} non-ASCII bytes is guessed by C{charset_normalizer} when it is installed
-# (on the first 16 KiB, a few milliseconds, only for these pages).
-# 
-# L{is_text} and L{is_html} are tinyscrapy's older verdicts from the C{Content-Type} and a
-# sniff; the response classes (L{tinyscrapy.responsetypes.response_class}) now decide.
-# """
 
 import json
 from urllib.parse import urljoin

@@ -5,11 +5,11 @@ the real web.
 The stack, measured against a bare twisted C{Agent} (docs/downloader.md has the numbers):
 
     HttpFetcher.fetch        (here) the route, the headers, the timer
-      Transfer               (L{tinyscrapy.core.downloader.handlers.http11}) timeouts, size limits,
-                             decoding, stats, errors
+      Transfer               (below) timeouts, size limits, decoding, stats, errors
         treq.collect         streams the body into C{Transfer.collect}
-      CrawlAgent             (L{tinyscrapy.core.downloader.handlers.pool}) an C{IAgent}: endpoints cached per host,
-                             the pool key carries the TLS policy, a hook when a request is sent
+      CrawlAgent             (L{tinyscrapy.core.downloader.handlers.pool}) an C{IAgent}:
+                             endpoints cached per host, the pool key carries the TLS
+                             policy, a hook when a request is sent
         CrawlPool            (L{tinyscrapy.core.downloader.handlers.pool}) twisted's
                              C{HTTPConnectionPool}: persistent, no automatic replays
 
@@ -34,39 +34,39 @@ misbehave:
       any other body the moment it crosses the limit, and bounds the decoded bytes too,
       while they are decoded (L{tinyscrapy.downloadermiddlewares.httpcompression});
       C{DOWNLOAD_WARNSIZE} logs once;
-    - TLS certificates are verified unless the crawl says otherwise (L{tinyscrapy.core.downloader.tls});
+    - TLS certificates are verified unless the crawl says otherwise
+      (L{tinyscrapy.core.downloader.tls});
     - a bad URL or host is an errback (L{InvalidUrl}), never an exception out of C{fetch};
-    - a request with C{meta["proxy"]} goes through L{tinyscrapy.core.downloader.handlers.tunnel.ProxyRouter}'s agent
+    - a request with C{meta["proxy"]} goes through
+      L{tinyscrapy.core.downloader.handlers.tunnel.ProxyRouter}'s agent
       (a forward proxy for http, a CONNECT tunnel for https), on the same pool, with the
       same timeouts, limits and send hook;
     - host names are looked up once per crawl, not once per new connection, each
       lookup bounded by C{DNS_TIMEOUT} (L{tinyscrapy.resolver}; C{DNSCACHE_ENABLED},
       C{DNSCACHE_SIZE});
     - no cookies (the cookies middleware does that).
-"""
 
-# MERGED-DOC from download.transfer:
-# """
-# L{Transfer}: one download of L{tinyscrapy.core.downloader.handlers.http11.HttpFetcher}, from the connection to the
-# L{HttpResponse}: its whole-download timer, its size limits, its decoding, its errors.
-# 
-#     cb_connected(connection)     the pool handed out a connection: the send hook
-#     cb_response(response)        status and headers: refuse a too-large declared body,
-#                                  send C{headers_received}, set up the bounded decoder
-#                                  (L{tinyscrapy.downloadermiddlewares.httpcompression})
-#       collect(chunk)             every read of the body (treq.collect): count, cut at
-#                                  C{DOWNLOAD_MAXSIZE}, decode, send C{bytes_received}
-#       cb_body(...)               the body is complete: the L{HttpResponse}
-#       eb_body(...)               a C{bytes_received} receiver raised L{StopDownload}, or a
-#                                  C{download_truncate} body crossed the limit: the partial
-#                                  L{HttpResponse}
-#     cb_done(outcome)             last: stop the timer, count the bytes, name the error,
-#                                  fire the caller's Deferred
-# 
-# C{time_out} (the timer), C{cancel} (the caller), the limits and L{StopDownload} end a
-# transfer the same way, through L{Transfer.abort}: the connection is closed and never goes
-# back to the pool. The two signals cost one dictionary lookup when nobody listens.
-# """
+L{Transfer}: one download of L{tinyscrapy.core.downloader.handlers.http11.HttpFetcher}, from the
+connection to the L{HttpResponse}: its whole-download timer, its size limits, its decoding, its
+errors.
+
+    cb_connected(connection)     the pool handed out a connection: the send hook
+    cb_response(response)        status and headers: refuse a too-large declared body,
+                                 send C{headers_received}, set up the bounded decoder
+                                 (L{tinyscrapy.downloadermiddlewares.httpcompression})
+      collect(chunk)             every read of the body (treq.collect): count, cut at
+                                 C{DOWNLOAD_MAXSIZE}, decode, send C{bytes_received}
+      cb_body(...)               the body is complete: the L{HttpResponse}
+      eb_body(...)               a C{bytes_received} receiver raised L{StopDownload}, or a
+                                 C{download_truncate} body crossed the limit: the partial
+                                 L{HttpResponse}
+    cb_done(outcome)             last: stop the timer, count the bytes, name the error,
+                                 fire the caller's Deferred
+
+C{time_out} (the timer), C{cancel} (the caller), the limits and L{StopDownload} end a
+transfer the same way, through L{Transfer.abort}: the connection is closed and never goes
+back to the pool. The two signals cost one dictionary lookup when nobody listens.
+"""
 
 import logging
 import re
@@ -135,8 +135,8 @@ class HttpFetcher:
         self.dns = DnsCache.from_settings(reactor, settings, stats)
         self.agent = CrawlAgent(reactor, self.pool, policy, policy_key(settings),
                                 connect_timeout, dns=self.dns)
-        # proxies: tinyscrapy.core.downloader.handlers.tunnel picks the agent for requests with meta["proxy"]; sites
-        # reached through a tunnel are checked with the crawl's TLS policy too
+        # proxies: tinyscrapy.core.downloader.handlers.tunnel picks the agent for requests with
+        # meta["proxy"]; sites reached through a tunnel are checked with the crawl's TLS policy too
         self.proxies = ProxyRouter(reactor, self.pool, connect_timeout, tls_policy=policy,
                                    dns=self.dns)
         self.wire_bytes = 0
@@ -198,9 +198,9 @@ class HttpFetcher:
 
     def _route(self, request, target, meta):
         """
-        The agent for C{request} (None: L{CrawlAgent}; else a proxy's) and its headers as
-        twisted sends them, with C{Host} added unless the request has its own (the
-        C{Accept-Encoding} is the compression middleware's). A C{Proxy-Authorization} header only ever reaches a proxy.
+        The agent for C{request} (None: L{CrawlAgent}; else a proxy's) and its headers as twisted
+        sends them, with C{Host} added unless the request has its own (the C{Accept-Encoding} is
+        the compression middleware's). A C{Proxy-Authorization} header only ever reaches a proxy.
 
         @raise InvalidUrl: a header twisted refuses.
         @raise ValueError: C{meta["proxy"]} is not a proxy URL.

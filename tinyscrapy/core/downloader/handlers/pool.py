@@ -11,9 +11,9 @@ L{CrawlAgent} (an C{IAgent} that knows each origin once).
       CrawlPool.getConnection    persistent, no automatic replays, never takes back a
                                  connection the fetcher aborted
 
-L{tinyscrapy.core.downloader.handlers.http11.HttpFetcher} drives both; treq's C{HTTPClient} runs on a C{CrawlAgent}
-too. The pool key carries the TLS policy, so agents with different certificate settings
-never share a connection, even on one pool.
+L{tinyscrapy.core.downloader.handlers.http11.HttpFetcher} drives both; treq's C{HTTPClient} runs on
+a C{CrawlAgent} too. The pool key carries the TLS policy, so agents with different certificate
+settings never share a connection, even on one pool.
 """
 
 import re

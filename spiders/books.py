@@ -1,16 +1,19 @@
 """
-A spider for the demo site's book catalogue: every listing page, then every book.
+The demo site's book catalogue, as a C{CrawlSpider}: rules say which links to follow and
+which pages are books; no C{parse} of ours.
 
-    python -m tinyscrapy run spiders.books.BooksSpider -o books.jsonl
+    python -m tinyscrapy run books -o books.jsonl        # from the repository root
 """
 
-from tinyscrapy import Request, Spider
+from tinyscrapy import Request
+from tinyscrapy.linkextractors import LinkExtractor
+from tinyscrapy.spiders import CrawlSpider, Rule
 
 # The word in <p class="star-rating Three"> as a number.
 RATINGS = {"One": 1, "Two": 2, "Three": 3, "Four": 4, "Five": 5}
 
 
-class BooksSpider(Spider):
+class BooksSpider(CrawlSpider):
     """
     Scrape all 200 books: title, price, availability, rating and URL.
 
@@ -22,21 +25,20 @@ class BooksSpider(Spider):
     uses_demo_site = True
     base_url = "http://127.0.0.1:8800"
 
-    def start_requests(self):
-        yield Request(self.base_url.rstrip("/") + "/books/", callback=self.parse)
+    rules = (
+        # the catalogue's "next" links: followed, no callback
+        Rule(LinkExtractor(restrict_css="li.next")),
+        # each book on a listing page: parsed, not followed further
+        Rule(LinkExtractor(restrict_css="article.product_pod h3"), callback="parse_book"),
+    )
 
-    def parse(self, response):
-        """A listing page: follow each book, then the next page."""
-        for href in response.css("article.product_pod h3 a::attr(href)").getall():
-            yield response.follow(href, callback=self.parse_book)
-        next_page = response.css("li.next a::attr(href)").get()
-        if next_page is not None:
-            yield response.follow(next_page, callback=self.parse)
+    def start_requests(self):
+        yield Request(self.base_url.rstrip("/") + "/books/")
 
     def parse_book(self, response):
         """A book page: one item."""
         rating = response.css("p.star-rating::attr(class)").re_first(r"star-rating (\w+)")
-        yield {
+        return {
             "title": response.css("h1::text").get(),
             "price": float(response.css("p.price::text").re_first(r"[\d.]+")),
             "availability": response.css("p.availability::text").get().strip(),

@@ -1,10 +1,20 @@
 """
-A spider for the demo site's quotes, as in Scrapy's tutorial: one item per quote.
+The demo site's quotes, as declared items filled by an C{ItemLoader}: each field says how
+its values are cleaned (here: the first one, for text and author; all of them, for tags).
 
-    python -m tinyscrapy run spiders.quotes.QuotesSpider -o quotes.json
+    python -m tinyscrapy run quotes -o quotes.json       # from the repository root
 """
 
-from tinyscrapy import Request, Spider
+from itemloaders.processors import TakeFirst
+
+from tinyscrapy import Field, Item, Request, Spider
+from tinyscrapy.loader import ItemLoader
+
+
+class Quote(Item):
+    text = Field(output_processor=TakeFirst())
+    author = Field(output_processor=TakeFirst())
+    tags = Field()
 
 
 class QuotesSpider(Spider):
@@ -25,11 +35,9 @@ class QuotesSpider(Spider):
     def parse(self, response):
         """A page of quotes: one item per quote, then the next page."""
         for quote in response.css("div.quote"):
-            yield {
-                "text": quote.css("span.text::text").get(),
-                "author": quote.css("small.author::text").get(),
-                "tags": quote.css("div.tags a.tag::text").getall(),
-            }
-        next_page = response.css("li.next a::attr(href)").get()
-        if next_page is not None:
-            yield response.follow(next_page, callback=self.parse)
+            loader = ItemLoader(item=Quote(), selector=quote)
+            loader.add_css("text", "span.text::text")
+            loader.add_css("author", "small.author::text")
+            loader.add_css("tags", "div.tags a.tag::text")
+            yield loader.load_item()
+        yield from response.follow_all(css="li.next a", callback=self.parse)

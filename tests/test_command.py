@@ -159,6 +159,8 @@ class CommandTests(unittest.TestCase):
         spider = self.write("pages.py", SPIDER_FILE)
         return self.assertUsageError(["runspider", spider, "-o", "items.xls"], "feed format")
 
-    def test_run_without_spiders_folder(self):
-        """run with no spider outside the repository says where it looked."""
-        return self.assertUsageError(["run"], "no spiders/ package in")
+    def test_run_in_an_empty_spiders_folder(self):
+        """run with no spider in a spiders/ package that holds none says so, one line."""
+        os.makedirs(os.path.join(self.tmp, "spiders"))
+        self.write(os.path.join("spiders", "__init__.py"), "")
+        return self.assertUsageError(["run"], "no spiders found here to run")

@@ -40,6 +40,25 @@ class RunDemoTests(unittest.TestCase):
         self.assertIn("serving the demo site on http://127.0.0.1:", err)
 
     @defer.inlineCallbacks
+    def test_run_from_an_empty_folder(self):
+        """From a folder with no project and no spiders/, run crawls the demo site with the
+        spiders the package ships, and list names them."""
+        folder = os.path.abspath(self.mktemp())
+        os.makedirs(folder)
+        out = os.path.join(folder, "items.jsonl")
+        code, _, err = yield run_command(reactor, ["run", "-O", out, "-L", "INFO"],
+                                         cwd=folder)
+        self.assertEqual(code, 0, err)
+        items = read_jsonl(out)
+        self.assertEqual(len([i for i in items if "price" in i]), BOOK_COUNT)
+        self.assertEqual(len([i for i in items if "author" in i]), QUOTE_COUNT)
+        self.assertEqual(sorted(os.listdir(folder)), ["items.jsonl"])
+        code, listed, err = yield run_command(reactor, ["list"], cwd=folder)
+        self.assertEqual((code, listed.split()), (0, [
+            "tinyscrapy.demo.spiders.books.BooksSpider",
+            "tinyscrapy.demo.spiders.quotes.QuotesSpider"]), err)
+
+    @defer.inlineCallbacks
     def test_list_and_version(self):
         """list names the example spiders; version prints the version."""
         code, out, err = yield run_command(reactor, ["list"], cwd=ROOT)

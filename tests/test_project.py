@@ -122,6 +122,19 @@ class ProjectTests(unittest.TestCase):
                          [self.server.url("/a"), self.server.url("/b")])
 
     @defer.inlineCallbacks
+    def test_run_without_names_runs_every_spider_of_the_project(self):
+        """Inside a project, run with no spider named runs all of the project's spiders."""
+        yield self.make_project()
+        out = os.path.join(self.tmp, "items.jsonl")
+        code, _, err = yield run_command(reactor, ["run", "-O", out], cwd=self.project)
+        self.assertEqual(code, 0, err)
+        with open(out) as f:
+            items = [json.loads(line) for line in f]
+        self.assertEqual(sorted(i["leaf"] for i in items[1:]),
+                         [self.server.url("/a"), self.server.url("/b")])
+        self.assertIn("spider <PagesSpider 'pages'> closed (finished)", err)
+
+    @defer.inlineCallbacks
     def test_crawl_name_runs_the_spider(self):
         """Inside a project, crawl NAME runs that spider, as Scrapy's crawl does."""
         yield self.make_project()

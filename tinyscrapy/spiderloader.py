@@ -97,14 +97,19 @@ def _import_file(name, path, filename):
     return module
 
 
+def has_spiders_folder():
+    """Whether the current directory holds a C{spiders/} package."""
+    return os.path.isfile(os.path.join(os.getcwd(), "spiders", "__init__.py"))
+
+
 def require_spiders_folder():
     """Put the current directory on C{sys.path}, which must hold a C{spiders/} package.
     @raise UsageError: it does not."""
-    folder = os.path.join(os.getcwd(), "spiders")
-    if not os.path.isfile(os.path.join(folder, "__init__.py")):
-        raise UsageError(f"no spiders/ package in {os.getcwd()}: run from the repository "
-                         "root, or name spider classes (run package.module.Class)")
-    sys.path.insert(0, os.getcwd())
+    if not has_spiders_folder():
+        raise UsageError(f"no spiders/ package in {os.getcwd()}: name spider classes by "
+                         "their dotted path (run package.module.Class)")
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
 
 
 def find_spiders():
@@ -207,7 +212,7 @@ def project_loader(settings):
     from tinyscrapy.utils.project import inside_project
     if inside_project():
         return SpiderLoader.from_settings(settings)
-    if os.path.isfile(os.path.join(os.getcwd(), "spiders", "__init__.py")):
+    if has_spiders_folder():
         if os.getcwd() not in sys.path:
             sys.path.insert(0, os.getcwd())
         return SpiderLoader(["spiders"])

@@ -1,10 +1,11 @@
 """C{list}: the spiders C{run} finds: by name in a project, else the classes in
-./spiders/ by dotted path."""
+./spiders/ by dotted path, else the demo spiders the package ships."""
 
 HELP = "list the spiders `run` can find"
 DESCRIPTION = """\
 Inside a project (tinyscrapy.cfg), print the name of every spider of SPIDER_MODULES;
-elsewhere, the dotted path of every spider class in ./spiders/. `run` takes either."""
+elsewhere, the dotted path of every spider class in ./spiders/, or, with no such folder,
+of the demo spiders the package ships. `run` takes either."""
 
 
 def add_arguments(parser):
@@ -12,12 +13,13 @@ def add_arguments(parser):
 
 
 def run(command):
-    from tinyscrapy.spiderloader import SpiderLoader, find_spiders
+    from tinyscrapy.commands.run import DEMO_SPIDERS
+    from tinyscrapy.spiderloader import SpiderLoader, find_spiders, has_spiders_folder
     from tinyscrapy.utils.project import inside_project
     if inside_project():
         for name in SpiderLoader.from_settings(command.settings).list():
             print(name)
         return 0
-    for path in find_spiders():
+    for path in find_spiders() if has_spiders_folder() else DEMO_SPIDERS:
         print(path)
     return 0

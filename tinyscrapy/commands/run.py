@@ -1,5 +1,10 @@
-"""C{run [SPIDER ...]}: run spiders by name (in a project, or from ./spiders/) or by
-dotted class path; none, outside a project: the demo spiders on the embedded demo site."""
+"""
+C{run [SPIDER ...]}: run spiders by name (in a project, or from ./spiders/) or by dotted
+class path, together in one process. With none named: every spider of the project inside
+a project, else every spider of ./spiders/, else the demo spiders the package ships
+(L{tinyscrapy.demo.spiders}); the ones that crawl the demo site get it served in the same
+reactor.
+"""
 
 import os
 import sys
@@ -7,12 +12,14 @@ import sys
 HELP = "run spiders by name or dotted class path (default: the demo spiders)"
 DESCRIPTION = """\
 Run spiders, named by their name (inside a project, or in ./spiders/: run books) or by
-dotted class path (spiders.books.BooksSpider), together in one process. With none named,
-outside a project, serve the embedded demo site in the same process and run the two
-example spiders of ./spiders/ against it. Exit 0 when the crawls ran to their end, 1 when
-one could not go on or fetched nothing at all, 2 for a usage error."""
+dotted class path (spiders.books.BooksSpider), together in one process. With none named:
+every spider of the project, else of ./spiders/, else the two demo spiders the package
+ships; spiders of the demo site get it served in the same process. Exit 0 when the crawls
+ran to their end, 1 when one could not go on or fetched nothing at all, 2 for a usage
+error."""
 
-DEFAULT_SPIDERS = ("spiders.books.BooksSpider", "spiders.quotes.QuotesSpider")
+DEMO_SPIDERS = ("tinyscrapy.demo.spiders.books.BooksSpider",
+                "tinyscrapy.demo.spiders.quotes.QuotesSpider")
 
 
 def add_arguments(parser):
@@ -24,19 +31,16 @@ def add_arguments(parser):
 
 def run(command):
     from tinyscrapy.exceptions import UsageError
-    from tinyscrapy.spiderloader import (
-        load_spider_class,
-        project_loader,
-        require_spiders_folder,
-        resolve_spider,
-    )
-    from tinyscrapy.utils.project import inside_project
-    if not command.args.spiders:
-        if inside_project():
-            raise UsageError("name the spiders to run: run NAME [NAME ...] (`list` shows "
-                             "this project's spiders)")
-        require_spiders_folder()
-        return command.crawl([load_spider_class(path) for path in DEFAULT_SPIDERS])
-    sys.path.insert(0, os.getcwd())
+    from tinyscrapy.spiderloader import load_spider_class, project_loader, resolve_spider
     loader = project_loader(command.settings)
+    if not command.args.spiders:
+        if loader is None:
+            return command.crawl([load_spider_class(path) for path in DEMO_SPIDERS])
+        names = loader.list()
+        if not names:
+            raise UsageError("no spiders found here to run (`list` shows them; name a "
+                             "spider class by its dotted path: run package.module.Class)")
+        return command.crawl([loader.load(name) for name in names])
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
     return command.crawl([resolve_spider(name, loader) for name in command.args.spiders])

@@ -180,7 +180,7 @@ class TutorialTraceTests(unittest.TestCase):
     def test_trace_in_causal_order(self):
         """Times never go back; each URL starts before it is done; never more than 4."""
         steps = [p for p in example_scripts() if p.startswith(os.path.join("docs", "tutorial"))]
-        self.assertEqual(len(steps), 5)
+        self.assertEqual(len(steps), 6)
         for step in steps:
             status, out, err = run_script(step, "--trace")
             self.assertEqual(status, 0, err)

@@ -1,5 +1,16 @@
 """
-Shared test helpers: an engine wired to fakes and a C{task.Clock}, and a real crawl.
+Shared test helpers: an engine wired to fakes and a C{task.Clock}, a real crawl (and one
+that collects its items), a test server that stops with its test, and the tiers.
+
+The suite has two tiers. The fast tier is every test that runs inside the trial process
+(C{task.Clock} and fakes, and twisted.web servers in the test's own reactor):
+
+    TINYSCRAPY_TEST_TIER=fast python -m twisted.trial -j2 tests
+
+The integration tier is every test that starts another process (the command line, a
+script, redis-server, a docs example, a tmpfs mount): in the fast tier each of them is
+skipped at the point it would start one (L{needs_processes}). The full suite
+(C{python -m twisted.trial tests}) runs both.
 """
 
 import os
@@ -8,6 +19,7 @@ import sys
 from twisted.internet import defer
 from twisted.internet.task import Clock
 
+from tinyscrapy import signals
 from tinyscrapy.core.engine import ExecutionEngine
 from tinyscrapy.core.scheduler import Scheduler
 from tinyscrapy.core.scraper import Scraper
@@ -111,8 +123,58 @@ def crawl(spidercls, settings=None, **spargs):
     return d
 
 
+def crawl_and_collect(spidercls, settings=None, **spargs):
+    """
+    Run a real crawl of C{spidercls} in the test's reactor, collecting the items it
+    scraped (as the C{item_scraped} signal gives them).
+
+    @return: a Deferred firing with C{(crawler, items)} once the crawl has closed.
+    """
+    base = {"LOG_LEVEL": "WARNING", "FEEDS": {}}
+    base.update(settings or {})
+    crawler = Crawler(spidercls, Settings(base))
+    items = []
+
+    def scraped(item):
+        items.append(item)
+
+    crawler.signals.connect(scraped, signals.item_scraped)
+    d = crawler.crawl(**spargs)
+    d.addCallback(_return, (crawler, items))
+    return d
+
+
+def serve(test, interface="127.0.0.1"):
+    """
+    A L{tests.servers.TestServer} on C{interface} (port 0), started, and stopped when
+    C{test} ends.
+
+    @param test: the running C{TestCase} (its C{addCleanup} stops the server).
+    @return: the started server.
+    """
+    from .servers import TestServer
+    server = TestServer(interface).start()
+    test.addCleanup(server.stop)
+    return server
+
+
 def _return(_, value):
     return value
+
+
+FAST = os.environ.get("TINYSCRAPY_TEST_TIER") == "fast"
+
+
+def needs_processes(what="another process"):
+    """
+    Called where a test starts another process: in the fast tier
+    (C{TINYSCRAPY_TEST_TIER=fast}) it skips the test there.
+
+    @raise unittest.SkipTest: in the fast tier.
+    """
+    if FAST:
+        from twisted.trial.unittest import SkipTest
+        raise SkipTest(f"integration tier: starts {what}")
 
 
 def subprocess_env():
@@ -140,6 +202,7 @@ def run_python(reactor, argv, cwd=ROOT, timeout=60, started=None):
     @return: a Deferred firing with C{(exit status, stdout, stderr)}.
     """
     from twisted.internet import protocol
+    needs_processes("python")
 
     class Collect(protocol.ProcessProtocol):
         def __init__(self):

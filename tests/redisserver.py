@@ -26,6 +26,8 @@ class RedisServer:
     def start(self):
         """Start on a free port (the first time) or on the same port (a restart: without
         the data, as it saves nothing). @return: self, once it answers PING."""
+        from .helpers import needs_processes
+        needs_processes("redis-server")
         if self.port is None:
             with socket.socket() as probe:
                 probe.bind(("127.0.0.1", 0))

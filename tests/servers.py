@@ -29,6 +29,7 @@ from html import escape
 from twisted.internet import defer
 from twisted.internet.interfaces import IPushProducer
 from twisted.protocols.policies import ProtocolWrapper, WrappingFactory
+from twisted.python.failure import Failure
 from twisted.web.resource import Resource
 from twisted.web.server import NOT_DONE_YET, Request, Site
 from zope.interface import implementer
@@ -86,6 +87,7 @@ class TestServer:
         self._factory.noisy = False
         self._port = None
         self._calls = []
+        self._stopping = None  # the Deferred of the first stop()
 
     def start(self):
         """
@@ -94,6 +96,7 @@ class TestServer:
         @return: C{self}, so C{server = TestServer().start()} reads well.
         """
         self._port = self.reactor.listenTCP(0, self._factory, interface=self.interface)
+        self._stopping = None
         return self
 
     @property
@@ -149,7 +152,7 @@ class TestServer:
         Cancel pending calls, stop listening and abort every open connection.
 
         @return: a L{Deferred} that fires with L{None} once the port and every
-            server-side connection are closed.
+            server-side connection are closed (a second call waits for the same).
         """
         for call in self._calls:
             if call.active():
@@ -157,11 +160,15 @@ class TestServer:
         self._calls = []
         if self._port is None:
             return defer.succeed(None)
-        closing = [defer.maybeDeferred(self._port.stopListening)]
-        for connection in list(self._factory.protocols):
-            closing.append(connection.closed)
-            connection.transport.abortConnection()
-        return defer.gatherResults(closing).addCallback(_none)
+        if self._stopping is None:
+            closing = [defer.maybeDeferred(self._port.stopListening)]
+            for connection in list(self._factory.protocols):
+                closing.append(connection.closed)
+                connection.transport.abortConnection()
+            self._stopping = defer.gatherResults(closing).addCallback(_none)
+        waiting = defer.Deferred()
+        self._stopping.addBoth(_relay, waiting)
+        return waiting
 
     def _arrived(self, request):
         """Record C{request}, which has been fully received."""
@@ -181,6 +188,15 @@ class TestServer:
     def _departed(self, request):
         """C{request} was finished, or its connection lost."""
         self.in_flight -= 1
+
+
+def _relay(result, waiting):
+    """Pass the stop's outcome on to one more caller, and keep it for the next."""
+    if isinstance(result, Failure):
+        waiting.errback(result)
+    else:
+        waiting.callback(None)
+    return result
 
 
 def _none(ignored):

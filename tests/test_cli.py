@@ -13,8 +13,7 @@ from twisted.trial import unittest
 from tinyscrapy.cmdline import build_parser
 from tinyscrapy.commands import NAMES
 
-from .helpers import run_command
-from .servers import TestServer
+from .helpers import run_command, serve
 
 
 def _subparsers(parser):
@@ -75,8 +74,7 @@ class CommandLineErrorTests(unittest.TestCase):
 
     def test_demo_port_busy(self):
         """demo --port N where N is taken: one line naming the port."""
-        busy = TestServer().start()
-        self.addCleanup(busy.stop)
+        busy = serve(self)
         return self.assertUsageError(["demo", "--port", str(busy.port)],
                                      f"cannot listen on 127.0.0.1:{busy.port}")
 

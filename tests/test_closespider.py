@@ -16,8 +16,8 @@ from tinyscrapy.exceptions import NotConfigured
 from tinyscrapy.extensions.closespider import CloseConditions
 from tinyscrapy.settings import Settings
 
-from .helpers import crawl
-from .servers import Delay, Drop, TestServer
+from .helpers import crawl, serve
+from .servers import Delay, Drop
 from .test_scope import LinkSpider
 
 
@@ -25,8 +25,7 @@ class CloseSpiderTests(unittest.TestCase):
     """Each close condition against a site larger than the limit."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
         self.pages = [f"/p{i}" for i in range(30)]
         self.start = self.server.add_page("/", links=self.pages)
         for path in self.pages:
@@ -61,7 +60,7 @@ class CloseSpiderTests(unittest.TestCase):
     @defer.inlineCallbacks
     def test_itemcount_with_feed_closed(self):
         """CLOSESPIDER_ITEMCOUNT=3: the crawl stops and the JSON feed is complete."""
-        path = os.path.abspath("closespider-items.json")
+        path = os.path.abspath(self.mktemp()) + ".json"
         settings = {"CLOSESPIDER_ITEMCOUNT": 3, "CONCURRENT_REQUESTS": 1,
                     "FEEDS": {path: {"format": "json", "overwrite": True}}}
         crawler = yield crawl(LinkSpider, settings, start_urls=[self.start])

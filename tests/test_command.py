@@ -9,8 +9,7 @@ import textwrap
 from twisted.internet import defer, reactor
 from twisted.trial import unittest
 
-from .helpers import run_command
-from .servers import TestServer
+from .helpers import run_command, serve
 
 SPIDER_FILE = """
 from tinyscrapy import Spider
@@ -34,8 +33,7 @@ class CommandTests(unittest.TestCase):
     """C{run} and C{runspider} against a local server, and the exit status 2 paths."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
         self.start = self.server.add_page("/", links=["/a", "/b"], title="home")
         self.server.add_page("/a", links=["/b"], title="a")
         self.server.add_page("/b", title="b")

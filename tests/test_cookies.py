@@ -9,9 +9,9 @@ from tinyscrapy import Request, Spider
 from tinyscrapy.downloadermiddlewares.cookies import CookiesMiddleware
 from tinyscrapy.http import HttpResponse
 
-from .helpers import crawl
+from .helpers import crawl, serve
 from .recording import Recorder
-from .servers import Echo, Redirect, TestServer, _Leaf, _respond
+from .servers import Echo, Redirect, _Leaf, _respond
 
 
 def cookies_seen(server, path):
@@ -23,10 +23,8 @@ class CookieCrawlTests(unittest.TestCase):
     """Whole crawls; the servers record what came back."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
-        self.other = TestServer("127.0.0.2").start()
-        self.addCleanup(self.other.stop)
+        self.server = serve(self)
+        self.other = serve(self, "127.0.0.2")
 
     @defer.inlineCallbacks
     def test_set_and_returned_to_the_same_host_only(self):
@@ -243,10 +241,8 @@ class RequestCookiesTests(unittest.TestCase):
     """Request(cookies=...) as Scrapy's cookies middleware handles it, in real crawls."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
-        self.other = TestServer("127.0.0.2").start()
-        self.addCleanup(self.other.stop)
+        self.server = serve(self)
+        self.other = serve(self, "127.0.0.2")
         for server in (self.server, self.other):
             server.add("/check", Echo())
             server.add("/private/check", Echo())
@@ -367,10 +363,8 @@ class CookieBoundsTests(unittest.TestCase):
     """A hostile server cannot make the jar (or the Cookie header) grow without bound."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
-        self.other = TestServer("127.0.0.2").start()
-        self.addCleanup(self.other.stop)
+        self.server = serve(self)
+        self.other = serve(self, "127.0.0.2")
         for server in (self.server, self.other):
             server.add("/check", Echo())
 

@@ -7,7 +7,7 @@ from twisted.trial import unittest
 
 from tinyscrapy import Request, Spider
 
-from .helpers import LinkSpider, crawl
+from .helpers import LinkSpider, crawl, serve
 from .servers import Delay, Drop, Status, TestServer
 
 
@@ -15,8 +15,7 @@ class CrawlTests(unittest.TestCase):
     """A whole crawl through treq, the engine and the scraper."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
 
     @defer.inlineCallbacks
     def test_concurrency_reaches_max_never_more(self):

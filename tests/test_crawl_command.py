@@ -15,7 +15,7 @@ from tinyscrapy.crawler import Crawler
 from tinyscrapy.exceptions import UsageError
 from tinyscrapy.settings import Settings
 
-from .helpers import ROOT, run_command
+from .helpers import ROOT, run_command, serve
 from .servers import Drop, Redirect, Robots, Status, TestServer
 
 
@@ -56,8 +56,7 @@ class SiteCrawlRedirectTests(unittest.TestCase):
     """Redirects are followed, the chain is in the item, and every status is a page."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
 
     @defer.inlineCallbacks
     def test_start_url_that_redirects(self):
@@ -130,8 +129,7 @@ class CrawlCommandLineTests(unittest.TestCase):
     """C{python -m tinyscrapy crawl ...} in a child: exit statuses and the one-line errors."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
         self.tmp = os.path.abspath(self.mktemp())
         os.makedirs(self.tmp)
 

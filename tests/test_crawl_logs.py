@@ -12,7 +12,7 @@ import textwrap
 from twisted.internet import defer, reactor
 from twisted.trial import unittest
 
-from .helpers import ROOT, LinkSpider, crawl, run_command
+from .helpers import ROOT, LinkSpider, crawl, run_command, serve
 from .logs import capture_logs
 from .servers import TestServer
 
@@ -28,8 +28,7 @@ class PageLogTests(unittest.TestCase):
     """The DEBUG lines of each response and item, and their absence above DEBUG."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
         self.start = self.server.add_page("/", links=["/a"])
         self.a = self.server.add_page("/a")
 
@@ -57,8 +56,7 @@ class StartAndEndTests(unittest.TestCase):
     """The start-up lines, the summary line and the stats' keys."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
         self.start = self.server.add_page("/", links=["/a", "/missing"])
         self.server.add_page("/a")
         self.server.add_page("/missing", status=404)
@@ -131,8 +129,7 @@ class SpiderLogLevelTests(unittest.TestCase):
     @defer.inlineCallbacks
     def test_custom_settings_log_level(self):
         """custom_settings LOG_LEVEL=WARNING: no start, summary or stats lines at all."""
-        server = TestServer().start()
-        self.addCleanup(server.stop)
+        server = serve(self)
         start = server.add_page("/")
         tmp = os.path.abspath(self.mktemp())
         os.makedirs(tmp)

@@ -18,8 +18,8 @@ from tinyscrapy.utils.misc import build_from_crawler
 from tinyscrapy.utils.request import RequestFingerprinter, fingerprint
 from tinyscrapy.utils.test import get_crawler
 
-from .helpers import crawl
-from .servers import Page, TestServer
+from .helpers import crawl, serve
+from .servers import Page
 
 
 class ByHeader:
@@ -63,8 +63,7 @@ class FingerprinterTests(unittest.TestCase):
     """crawler.request_fingerprinter."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
 
     def test_default(self):
         """The default returns fingerprint(request), bytes."""
@@ -94,8 +93,7 @@ class RunningComponentTests(unittest.TestCase):
     """get_downloader_middleware and its kin."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
 
     @defer.inlineCallbacks
     def test_found_while_crawling(self):

@@ -18,9 +18,9 @@ from tinyscrapy.http import HttpResponse
 from tinyscrapy.linkextractors.lxmlhtml import LinkExtractor
 from tinyscrapy.statscollectors import StatsCollector
 
-from .helpers import crawl
+from .helpers import crawl, serve
 from .logs import capture_logs
-from .servers import Page, TestServer
+from .servers import Page
 
 
 def _site(server):
@@ -138,8 +138,7 @@ class CrawlTests(unittest.TestCase):
     timeout = 20
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
         self.start = _site(self.server)
 
     def _crawl(self, spidercls, **spargs):

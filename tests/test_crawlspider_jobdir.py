@@ -10,8 +10,8 @@ import textwrap
 from twisted.internet import defer, reactor
 from twisted.trial import unittest
 
-from .helpers import run_and_interrupt
-from .servers import Delay, TestServer
+from .helpers import run_and_interrupt, serve
+from .servers import Delay
 
 SPIDER_FILE = """
 from tinyscrapy import CrawlSpider, Rule
@@ -37,8 +37,7 @@ class PauseResumeTests(unittest.TestCase):
     @defer.inlineCallbacks
     def test_pause_then_resume_fetches_every_page_once(self):
         """Ctrl-C pauses; the same command resumes; every page is fetched and scraped once."""
-        server = TestServer().start()
-        self.addCleanup(server.stop)
+        server = serve(self)
         half = PAGES // 2
         home = "".join(f'<a href="/p{i}">p{i}</a>' for i in range(half))
         server.add("/", Delay(0, home.encode()))

@@ -28,7 +28,8 @@ from tinyscrapy.http.request import Request
 from tinyscrapy.utils.test import get_crawler
 
 from .fetchutil import connections_closed, failure_of, get, make_fetcher
-from .servers import CheapGzipBomb, Echo, Gzip, GzipBomb, Page, TestServer
+from .helpers import serve
+from .servers import CheapGzipBomb, Echo, Gzip, GzipBomb, Page
 
 TEXT = b"".join(b"<p>line %d of a page that compresses well</p>\n" % i for i in range(2000))
 
@@ -256,8 +257,7 @@ class FetchDecodingTests(unittest.TestCase):
     """Through the fetcher, against a real server."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
 
     @defer.inlineCallbacks
     def test_gzip_page_decoded_and_counted(self):

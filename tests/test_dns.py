@@ -21,8 +21,8 @@ from tinyscrapy.settings import Settings
 from tinyscrapy.statscollectors import StatsCollector
 
 from .fetchutil import CapturedLogs, failure_of, get, make_fetcher
-from .helpers import crawl
-from .servers import Delay, TestServer
+from .helpers import crawl, serve
+from .servers import Delay
 
 
 @implementer(IHostnameResolver)
@@ -261,8 +261,7 @@ class EdgeTests(unittest.TestCase):
 
     @defer.inlineCallbacks
     def test_name_twisted_refuses_is_not_looked_up(self):
-        server = TestServer().start()
-        self.addCleanup(server.stop)
+        server = serve(self)
         server.add_page("/")
         resolver = use_resolver(self, FakeResolver(sync={"a_b.test": ["127.0.0.1"]}))
         fetcher = make_fetcher(self, {"RETRY_ENABLED": False})
@@ -275,8 +274,7 @@ class LocalhostTests(unittest.TestCase):
     """Fetches of http://localhost:PORT/, the reactor's own resolver counted."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
         self.resolver = use_resolver(self, CountingResolver(reactor.nameResolver))
 
     def localhost(self, path):
@@ -345,8 +343,7 @@ class CrawlTests(unittest.TestCase):
     """Whole crawls of a site on localhost."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
 
     @defer.inlineCallbacks
     def test_crawl_looks_localhost_up_once(self):

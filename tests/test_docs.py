@@ -18,7 +18,7 @@ from twisted.trial import unittest
 
 import tinyscrapy.core.engine
 
-from .helpers import ROOT, subprocess_env
+from .helpers import ROOT, needs_processes, subprocess_env
 
 MARKER = re.compile(r"<!-- quoted from: (\S+) (\S+) -->\n```python\n(.*?)```", re.S)
 EXAMPLE = re.compile(r"<!-- example: (\S+) -->\n```python\n(.*?)```", re.S)
@@ -58,6 +58,7 @@ def source_of(module_path, qualname):
 
 def run_script(path, *args):
     """Run a docs script as a reader would. @return: C{(status, stdout, stderr)}."""
+    needs_processes("a docs script")
     done = subprocess.run([sys.executable, path, *args], cwd=ROOT, env=subprocess_env(),
                           capture_output=True, text=True, timeout=120)
     return done.returncode, done.stdout, done.stderr

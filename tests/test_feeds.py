@@ -22,9 +22,8 @@ from tinyscrapy.extensions import feedexport as feeds
 from tinyscrapy.item import Field, Item
 from tinyscrapy.settings import Settings
 
-from .helpers import crawl, run_command
+from .helpers import crawl, run_command, serve
 from .logs import capture_logs
-from .servers import TestServer
 
 
 def read_items(path):
@@ -69,8 +68,7 @@ class FormatTests(unittest.TestCase):
     """Each format, written by a real crawl, parses back."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
         self.start = self.server.add_page("/")
         self.tmp = os.path.abspath(self.mktemp())
         os.makedirs(self.tmp)
@@ -337,8 +335,7 @@ class CommandFeedTests(unittest.TestCase):
     """-o appends and -O overwrites, as in Scrapy; custom_settings FEEDS are kept."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
         self.start = self.server.add_page("/")
         self.tmp = os.path.abspath(self.mktemp())
         os.makedirs(self.tmp)
@@ -493,8 +490,7 @@ class FeedPathAndFilterTests(unittest.TestCase):
     """%(time)s and spider attributes in paths; item_classes; the .xml extension."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
         self.start = self.server.add_page("/")
         self.tmp = os.path.abspath(self.mktemp())
         os.makedirs(self.tmp)

@@ -6,12 +6,10 @@ XMLFeedSpider and CSVFeedSpider, as Scrapy's: nodes and rows of real pages serve
 from twisted.internet import defer
 from twisted.trial import unittest
 
-from tinyscrapy import signals
-from tinyscrapy.crawler import Crawler
-from tinyscrapy.settings import Settings
 from tinyscrapy.spiders import CSVFeedSpider, XMLFeedSpider
 
-from .servers import Page, TestServer
+from .helpers import crawl_and_collect, serve
+from .servers import Page
 
 FEED = b"""<?xml version="1.0" encoding="UTF-8"?>
 <rss xmlns:dc="http://purl.org/dc/elements/1.1/"><channel><title>all</title>
@@ -26,14 +24,7 @@ CSV = b'id;name\n1;"a;b"\n2;c\nbroken\n'
 @defer.inlineCallbacks
 def crawl_items(spidercls, **spargs):
     """Crawl C{spidercls}; fire with the items it yielded."""
-    crawler = Crawler(spidercls, Settings({"LOG_LEVEL": "ERROR", "FEEDS": {}}))
-    items = []
-
-    def scraped(item):
-        items.append(item)
-
-    crawler.signals.connect(scraped, signal=signals.item_scraped)
-    yield crawler.crawl(**spargs)
+    _, items = yield crawl_and_collect(spidercls, {"LOG_LEVEL": "ERROR"}, **spargs)
     return items
 
 
@@ -67,8 +58,7 @@ class FeedSpiderTests(unittest.TestCase):
     """Nodes and rows reach their callbacks as in Scrapy."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
         self.feed = self.server.add("/feed.xml", Page(FEED, content_type="application/xml"))
         self.csv = self.server.add("/rows.csv", Page(CSV, content_type="text/csv"))
 

@@ -22,6 +22,7 @@ from .fetchutil import (
     open_connections,
     wait_until,
 )
+from .helpers import serve
 from .servers import (
     DeclaredLength,
     Delay,
@@ -32,7 +33,6 @@ from .servers import (
     Page,
     Partial,
     StallAfterHeaders,
-    TestServer,
     Trickle,
 )
 
@@ -41,8 +41,7 @@ class FetchTestCase(unittest.TestCase):
     """A server per test."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
 
 
 class ConnectionTests(FetchTestCase):

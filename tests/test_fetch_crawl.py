@@ -10,7 +10,7 @@ from tinyscrapy import Spider
 from tinyscrapy.downloadermiddlewares import httpcompression as brzstd
 
 from .fetchutil import CapturedLogs
-from .helpers import crawl
+from .helpers import crawl, serve
 from .servers import (
     CheapGzipBomb,
     DeclaredLength,
@@ -22,7 +22,6 @@ from .servers import (
     Partial,
     StallAfterHeaders,
     Status,
-    TestServer,
     Trickle,
 )
 
@@ -48,8 +47,7 @@ class HostileSiteTests(unittest.TestCase):
     """One crawl of a site where most links misbehave."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
 
     @defer.inlineCallbacks
     def test_every_failure_counted_and_logged_once(self):
@@ -131,8 +129,7 @@ class BrokenEncodingCrawlTests(unittest.TestCase):
     """A body whose encoding is broken, in a whole crawl."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
 
     @defer.inlineCallbacks
     def test_truncated_zstd_counted_and_logged_once(self):

@@ -15,6 +15,8 @@ from tinyscrapy.statscollectors import StatsCollector
 from tinyscrapy.utils.request import fingerprint, request_fingerprint, url_fingerprint
 from tinyscrapy.utils.url import _PLAIN_URL, _drop_default_port, canonical_url, url_origin
 
+from .helpers import serve
+
 TEN_SPELLINGS = [
     "http://example.com/a/b?x=1&y=2",
     "HTTP://EXAMPLE.COM/a/b?x=1&y=2",            # scheme and host case
@@ -181,9 +183,7 @@ class FingerprintCrawlTests(unittest.TestCase):
     """Requests that differ only in how URL and body split are both fetched."""
 
     def setUp(self):
-        from .servers import TestServer
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
 
     @defer.inlineCallbacks
     def test_url_and_body_do_not_collide(self):

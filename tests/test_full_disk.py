@@ -13,10 +13,12 @@ from twisted.internet import defer, reactor, task
 from twisted.trial import unittest
 
 from tests.helpers import crawl, run_command
-from tests.servers import Delay, TestServer
+from tests.servers import Delay
 from tinyscrapy.extensions import feedexport as feeds
 from tinyscrapy.frontier.disk import DiskScheduler
 from tinyscrapy.spiders import Spider
+
+from .helpers import needs_processes, serve
 
 PAGES = 40
 
@@ -24,6 +26,7 @@ PAGES = 40
 def mount_tmpfs(testcase, size="1m"):
     """A fresh tmpfs of C{size} on a new directory, unmounted at the test's end.
     @raise unittest.SkipTest: not root, or mounting failed."""
+    needs_processes("mount")
     if os.geteuid() != 0:
         raise unittest.SkipTest("mounting a small tmpfs needs root (CI runs as root)")
     path = os.path.abspath(testcase.mktemp())
@@ -77,8 +80,7 @@ class FullDiskTests(unittest.TestCase):
     delay = 0.1  # seconds a page
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
         home = "".join(f'<a href="/p{i}">p{i}</a>' for i in range(PAGES))
         self.server.add("/", Delay(0, f"<title>home</title>{home}".encode()))
         for i in range(PAGES):  # long titles: an item crosses a page of the tmpfs
@@ -210,8 +212,7 @@ class UnwritablePathTests(unittest.TestCase):
         blocker = os.path.abspath(self.mktemp())
         with open(blocker, "w") as f:
             f.write("a file, not a folder")
-        server = TestServer().start()
-        self.addCleanup(server.stop)
+        server = serve(self)
         server.add_page("/")
         for extra in (["--trace", os.path.join(blocker, "t.html")],
                       ["-s", f"STATS_FILE={os.path.join(blocker, 's.json')}"]):
@@ -226,8 +227,7 @@ class UnwritablePathTests(unittest.TestCase):
     @defer.inlineCallbacks
     def test_trace_dash_is_not_a_file(self):
         """--trace - prints the trace on stderr: no file named '-', items still on stdout."""
-        server = TestServer().start()
-        self.addCleanup(server.stop)
+        server = serve(self)
         server.add_page("/")
         cwd = os.path.abspath(self.mktemp())
         os.makedirs(cwd)
@@ -263,8 +263,7 @@ class CloseOrderTests(unittest.TestCase):
     def test_feeds_close_before_the_frontier_commits(self):
         """At the end of a crawl the feed files are closed before the frontier's last
         write (a page is never acknowledged with its items still in a buffer)."""
-        server = TestServer().start()
-        self.addCleanup(server.stop)
+        server = serve(self)
         server.add_page("/")
         feed = os.path.abspath(self.mktemp() + ".jsonl")
         _RecordingDisk.feeds_open_at_close.clear()

@@ -14,17 +14,16 @@ from tinyscrapy.http import Headers
 from tinyscrapy.settings import DEFAULTS
 from tinyscrapy.spidermiddlewares.referer import referrer_for
 
-from .helpers import ROOT, crawl
+from .helpers import ROOT, crawl, serve
 from .recording import Recorder
-from .servers import Echo, TestServer
+from .servers import Echo
 
 
 class HeaderCrawlTests(unittest.TestCase):
     """What the server receives."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
         self.echo = self.server.add("/echo", Echo())
 
     def received(self, path="/echo"):

@@ -9,18 +9,17 @@ from twisted.trial import unittest
 
 from tinyscrapy.core.downloader.handlers.http11 import HeaderLineTooLong
 
-from .helpers import crawl
+from .helpers import crawl, serve
 from .logs import capture_logs
 from .recording import Recorder
-from .servers import Page, TestServer
+from .servers import Page
 
 
 class LongHeaderLineTests(unittest.TestCase):
     """A response header line longer than twisted reads."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
 
     @defer.inlineCallbacks
     def test_named_and_not_retried(self):
@@ -48,8 +47,7 @@ class DeepNestingTests(unittest.TestCase):
     """A page nested deeper than libxml2 parses."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
 
     @defer.inlineCallbacks
     def test_cut_tree_is_said_once_per_page(self):

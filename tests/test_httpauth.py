@@ -11,9 +11,9 @@ from tinyscrapy import Request
 from tinyscrapy.downloadermiddlewares.httpauth import HttpAuthMiddleware, covers
 from tinyscrapy.exceptions import UsageError
 
-from .helpers import crawl
+from .helpers import crawl, serve
 from .recording import Recorder
-from .servers import Echo, Redirect, TestServer
+from .servers import Echo, Redirect
 
 
 def basic(user, password):
@@ -30,10 +30,8 @@ class HttpAuthCrawlTests(unittest.TestCase):
     """Whole crawls with credentials."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
-        self.other = TestServer("127.0.0.2").start()
-        self.addCleanup(self.other.stop)
+        self.server = serve(self)
+        self.other = serve(self, "127.0.0.2")
         for server in (self.server, self.other):
             server.add("/echo", Echo())
 

@@ -19,10 +19,10 @@ from tinyscrapy.settings import Settings
 from tinyscrapy.spiders import Spider
 from tinyscrapy.statscollectors import StatsCollector
 
-from .helpers import crawl
+from .helpers import crawl, serve
 from .logs import capture_logs
 from .recording import Recorder
-from .servers import Gzip, Redirect, Robots, Status, TestServer
+from .servers import Gzip, Redirect, Robots, Status
 
 
 class ItemSpider(Spider):
@@ -49,8 +49,7 @@ class CacheCrawlTests(unittest.TestCase):
     timeout = 30  # a crawl that never ends (a request left waiting) fails, not hangs
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
         self.directory = os.path.abspath(self.mktemp())
 
     def crawl(self, spidercls=Recorder, settings=None, **spider_args):
@@ -475,8 +474,7 @@ class CacheDirectoryErrorTests(unittest.TestCase):
     def test_unwritable_spider_directory_logs_once_per_kind(self):
         """A file where the spider's directory should be: reads are plain misses, and
         the store errors are logged once, then summed up once at close."""
-        server = TestServer().start()
-        self.addCleanup(server.stop)
+        server = serve(self)
         pages = [server.add_page(f"/{n}") for n in range(5)]
         os.makedirs(self.directory)
         with open(os.path.join(self.directory, "recorder"), "w") as f:

@@ -24,8 +24,7 @@ from tinyscrapy.http import HttpResponse
 from tinyscrapy.item import Field, Item, register_item_class
 from tinyscrapy.loader import ItemLoader
 
-from .helpers import crawl, run_command
-from .servers import TestServer
+from .helpers import crawl, run_command, serve
 
 
 class Quote(Item):
@@ -268,8 +267,7 @@ class CrawlTests(unittest.TestCase):
     """Items, a loader, two pipelines and the feeds, end to end."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
         self.start = self.server.add_page("/", body=quotes_page(
             [("  Be kind & brave ", "Ann", ["b", "a"]), ("Ignore me", "Nobody", [])],
             next_href="/page/2/"))
@@ -367,8 +365,7 @@ class CommandTests(unittest.TestCase):
     @defer.inlineCallbacks
     def test_runspider_into_an_xml_feed(self):
         """runspider FILE -O out.xml writes the loader's Items through the pipeline."""
-        server = TestServer().start()
-        self.addCleanup(server.stop)
+        server = serve(self)
         start = server.add_page("/", body=quotes_page([("One", "ann", []), ("Two", "bo", [])]))
         tmp = os.path.abspath(self.mktemp())
         os.makedirs(tmp)

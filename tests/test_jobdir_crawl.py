@@ -12,9 +12,11 @@ from twisted.trial import unittest
 
 from tests.helpers import crawl, run_and_interrupt
 from tests.logs import capture_logs
-from tests.servers import Delay, TestServer
+from tests.servers import Delay
 from tinyscrapy.frontier.disk import DiskScheduler
 from tinyscrapy.spiders import Spider
+
+from .helpers import serve
 
 
 class LambdaSpider(Spider):
@@ -36,8 +38,7 @@ class UnpersistableInACrawlTests(unittest.TestCase):
     def test_dropped_counted_and_the_ledger_balances(self):
         """In a crawl, a request with a lambda callback is dropped (UnserializableRequest),
         once."""
-        server = TestServer().start()
-        self.addCleanup(server.stop)
+        server = serve(self)
         for path in ("/", "/kept", "/lambda"):
             server.add_page(path)
         logs = capture_logs(self)
@@ -62,8 +63,7 @@ class PauseResumeTests(unittest.TestCase):
     timeout = 60
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
         self.jobdir = os.path.abspath(self.mktemp())
 
     def _slow_site(self):

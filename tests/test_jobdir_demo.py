@@ -12,8 +12,10 @@ from twisted.internet import defer, reactor, task
 from twisted.trial import unittest
 
 from tests.helpers import run_and_interrupt, run_command
-from tests.servers import Delay, TestServer
+from tests.servers import Delay
 from tinyscrapy.demo import BOOK_COUNT, QUOTE_COUNT
+
+from .helpers import serve
 
 _SERVING = re.compile(r"serving the demo site on http://127\.0\.0\.1:(\d+)")
 
@@ -99,8 +101,7 @@ class DemoResumeTests(unittest.TestCase):
     @defer.inlineCallbacks
     def test_saved_demo_port_taken(self):
         """The saved port is in use: one line naming it, exit 2, nothing crawled."""
-        server = TestServer().start()
-        self.addCleanup(server.stop)
+        server = serve(self)
         os.makedirs(self.jobdir)
         with open(os.path.join(self.jobdir, "demo_port"), "w") as f:
             f.write(f"{server.port}\n")
@@ -119,8 +120,7 @@ class SecondProcessTests(unittest.TestCase):
     def test_second_process_refused(self):
         """While a crawl runs with DIR, another gets one line naming DIR and the pid, and
         exits 2; the first pauses as usual."""
-        server = TestServer().start()
-        self.addCleanup(server.stop)
+        server = serve(self)
         links = "".join(f'<a href="/p{i}">p</a>' for i in range(20))
         server.add("/", Delay(0, f"<title>home</title>{links}".encode()))
         for i in range(20):

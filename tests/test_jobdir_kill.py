@@ -13,7 +13,9 @@ from twisted.internet import defer, reactor
 from twisted.trial import unittest
 
 from tests.helpers import run_command
-from tests.servers import Delay, TestServer
+from tests.servers import Delay
+
+from .helpers import serve
 
 HALF = 80  # the home page links 80: beyond the head of 64 a host, some wait on disk only
 IN_FLIGHT = 4  # CONCURRENT_REQUESTS
@@ -39,8 +41,7 @@ class KillTests(unittest.TestCase):
     timeout = 120
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
         home = "".join(f'<a href="/p{i}">p{i}</a>' for i in range(HALF))
         self.server.add("/", Delay(0, f"<title>home</title>{home}".encode()))
         for i in range(2 * HALF):

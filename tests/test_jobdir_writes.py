@@ -12,7 +12,6 @@ from twisted.trial import unittest
 
 from tests.helpers import crawl
 from tests.logs import capture_logs
-from tests.servers import TestServer
 from tinyscrapy.downloadermiddlewares.httpproxy import HttpProxyMiddleware
 from tinyscrapy.exceptions import UsageError
 from tinyscrapy.frontier import disk, diskstore
@@ -22,6 +21,8 @@ from tinyscrapy.frontier.jobdir import spider_jobdir
 from tinyscrapy.http import Request
 from tinyscrapy.spiders import Spider
 from tinyscrapy.statscollectors import StatsCollector
+
+from .helpers import serve
 
 
 class BookSpider(Spider):
@@ -214,8 +215,7 @@ class FinishedCrawlTests(unittest.TestCase):
         """A finished crawl run again with its directory fetches its dont_filter start URL
         again, and nothing else; the close says so. (The first run fetches it twice, as
         Scrapy does: the dont_filter request leaves no trace, so /a's link back is new.)"""
-        server = TestServer().start()
-        self.addCleanup(server.stop)
+        server = serve(self)
         server.add_page("/", links=["/a"])
         server.add_page("/a", links=["/"])
         jobdir = self.mktemp()

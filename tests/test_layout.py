@@ -13,7 +13,7 @@ import sys
 
 from twisted.trial import unittest
 
-from .helpers import ROOT, subprocess_env
+from .helpers import ROOT, needs_processes, subprocess_env
 
 PACKAGE = os.path.join(ROOT, "tinyscrapy")
 
@@ -244,6 +244,7 @@ class ImportGraphTests(unittest.TestCase):
         """C{import tinyscrapy.core.engine} loads at most 20 tinyscrapy modules, and no
         spider kind, middleware, extension, pipeline or frontier module, nor parsel, lxml,
         itemadapter or treq."""
+        needs_processes("python")
         code = ("import sys; import tinyscrapy.core.engine; "
                 "print(' '.join(sorted(m for m in sys.modules)))")
         loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -14,9 +14,9 @@ from tinyscrapy.core.scheduler import Scheduler
 from tinyscrapy.ledger import RequestLedger
 from tinyscrapy.statscollectors import StatsCollector
 
-from .helpers import crawl
+from .helpers import crawl, serve
 from .logs import capture_logs
-from .servers import Drop, Status, TestServer
+from .servers import Drop, Status
 
 
 class LinkSpider(Spider):
@@ -47,8 +47,7 @@ class LedgerCrawlTests(unittest.TestCase):
     """The books of real crawls."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
 
     @defer.inlineCallbacks
     def test_balances_with_duplicates_failures_and_drops(self):

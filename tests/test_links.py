@@ -13,8 +13,7 @@ from tinyscrapy.link import Link
 from tinyscrapy.linkextractors.lxmlhtml import IGNORED_EXTENSIONS, LinkExtractor
 from tinyscrapy.utils.url import canonical_url
 
-from .helpers import crawl
-from .servers import TestServer
+from .helpers import crawl, serve
 
 EVERY_KIND = """<!DOCTYPE html>
 <html><head><title>every kind of link</title></head>
@@ -268,8 +267,7 @@ class LinkCrawlTests(unittest.TestCase):
     """A crawl driven by a LinkExtractor."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
 
     @defer.inlineCallbacks
     def test_crawl_fetches_only_pages_worth_fetching(self):
@@ -350,8 +348,7 @@ class EncodedLinkCrawlTests(unittest.TestCase):
     """A LinkExtractor's encoded URLs, followed in a crawl."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
 
     @defer.inlineCallbacks
     def test_query_in_the_page_encoding_reaches_the_server(self):
@@ -393,8 +390,7 @@ class ScannedPagesTests(unittest.TestCase):
     """Tags, attributes, XHTML and ports, on pages fetched from a real server."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
 
     @defer.inlineCallbacks
     def fetch(self, path, body, content_type="text/html; charset=utf-8"):

@@ -10,9 +10,8 @@ from twisted.trial import unittest
 
 from tinyscrapy import Spider
 
-from .helpers import crawl
+from .helpers import crawl, serve
 from .logs import capture_logs
-from .servers import TestServer
 
 
 class OneErrorSpider(Spider):
@@ -32,8 +31,7 @@ class LogCountTests(unittest.TestCase):
     """A crawl counts its log records by level, and stops counting when it closes."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
         self.start = self.server.add_page("/")
         capture_logs(self, level=logging.DEBUG)
         capture_logs(self, name="one_error", level=logging.DEBUG)

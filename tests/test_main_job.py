@@ -130,7 +130,8 @@ class DemoCommandTests(unittest.TestCase):
 
         import sys
 
-        from .helpers import subprocess_env
+        from .helpers import needs_processes, subprocess_env
+        needs_processes("the demo command")
         child = Child()
         transport = reactor.spawnProcess(
             child, sys.executable, [sys.executable, "-m", "tinyscrapy", "demo", "--port", "0"],

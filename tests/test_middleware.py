@@ -13,8 +13,8 @@ from tinyscrapy.core.spidermw import SpiderMiddlewareChain
 from tinyscrapy.http import HttpResponse
 from tinyscrapy.middleware import MiddlewareError
 
-from .helpers import crawl, make_engine
-from .servers import Drop, TestServer
+from .helpers import crawl, make_engine, serve
+from .servers import Drop
 
 
 class Recording:
@@ -373,8 +373,7 @@ class MiddlewareCrawlTests(unittest.TestCase):
     """Middlewares in a real crawl against a local server."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
 
     @defer.inlineCallbacks
     def test_answers_redirects_retries_and_refusals(self):

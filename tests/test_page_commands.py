@@ -9,8 +9,8 @@ import sys
 from twisted.internet import defer, protocol, reactor
 from twisted.trial import unittest
 
-from .helpers import ROOT, subprocess_env
-from .servers import Redirect, Robots, TestServer
+from .helpers import ROOT, needs_processes, serve, subprocess_env
+from .servers import Redirect, Robots
 
 
 class _Collect(protocol.ProcessProtocol):
@@ -36,6 +36,7 @@ class _Collect(protocol.ProcessProtocol):
 def tinyscrapy(args, stdin=None, env=None):
     """Run C{python -m tinyscrapy ARGS} (spawnProcess: the server runs in this reactor).
     @return: a Deferred firing with C{(status, stdout bytes, stderr bytes)}."""
+    needs_processes("the command line")
     collect = _Collect(stdin)
     environment = subprocess_env()
     environment.update(env or {})
@@ -56,8 +57,7 @@ class PageCommandTests(unittest.TestCase):
     """The page commands against a small site."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
         self.page = self.server.add_page("/page", links=["/other"], title="The page",
                                          headers={"X-Demo": "yes"})
         self.server.add_page("/other", title="Other")

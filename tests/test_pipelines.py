@@ -11,8 +11,7 @@ from twisted.trial import unittest
 
 from tinyscrapy import DropItem, Request, Spider, signals
 
-from .helpers import crawl, make_engine
-from .servers import TestServer
+from .helpers import crawl, make_engine, serve
 
 
 class ItemsSpider(Spider):
@@ -340,8 +339,7 @@ class BackPressureCrawlTests(unittest.TestCase):
     """The same, in a real crawl against a local server."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
 
     @defer.inlineCallbacks
     def test_slow_pipeline_bounds_a_real_crawl(self):

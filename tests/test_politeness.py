@@ -12,8 +12,8 @@ from twisted.trial import unittest
 from tinyscrapy import Request, Spider
 from tinyscrapy.exceptions import UsageError
 
-from .helpers import crawl, run_command
-from .servers import Delay, Status, TestServer
+from .helpers import crawl, run_command, serve
+from .servers import Delay, Status
 
 SLOW = b"<html>slow</html>"
 
@@ -43,8 +43,7 @@ class PolitenessTests(unittest.TestCase):
     def setUp(self):
         self.servers = {}
         for last in (1, 2, 3):
-            server = TestServer(interface=f"127.0.0.{last}").start()
-            self.addCleanup(server.stop)
+            server = serve(self, interface=f"127.0.0.{last}")
             self.servers[last] = server
 
     def site(self, last, pages, resource=None):

@@ -27,7 +27,7 @@ from tinyscrapy.http import FormRequest
 from tinyscrapy.settings import Settings
 from tinyscrapy.spiders import Spider
 
-from .helpers import run_command
+from .helpers import needs_processes, run_command
 from .portcheck import EXPECTED, PORTS, canonical
 from .replicas import localize, port_imports, start_replicas
 
@@ -250,6 +250,7 @@ class PortedSpiderTests(unittest.TestCase):
                     timer.cancel()
                 self.done.callback((reason.value.exitCode, b"".join(self.err).decode()))
 
+        needs_processes("python")
         collect = Collect()
         transport = reactor.spawnProcess(collect, sys.executable, [sys.executable, *args],
                                          env=subprocess_env(), path=self.tmp)

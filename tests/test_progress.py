@@ -11,9 +11,9 @@ from twisted.trial import unittest
 from tinyscrapy.exceptions import UsageError
 from tinyscrapy.extensions.logstats import Progress, live_wanted
 
-from .helpers import LinkSpider, crawl
+from .helpers import LinkSpider, crawl, serve
 from .logs import capture_logs
-from .servers import Delay, TestServer
+from .servers import Delay
 
 
 class FakeStream(io.StringIO):
@@ -54,8 +54,7 @@ class ProgressTests(unittest.TestCase):
     """A slow site: four pages of 0.15 s, one at a time."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
         pages = [f"/p{i}" for i in range(4)]
         self.start = self.server.add_page("/", links=pages)
         for path in pages:

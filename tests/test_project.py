@@ -15,8 +15,7 @@ from tinyscrapy.exceptions import UsageError
 from tinyscrapy.utils.conf import find_config
 from tinyscrapy.utils.project import get_project_settings
 
-from .helpers import run_command
-from .servers import TestServer
+from .helpers import run_command, serve
 
 SPIDER = """
 import tinyscrapy
@@ -44,8 +43,7 @@ class ProjectTests(unittest.TestCase):
     """A project written by startproject runs its spiders by name, with its settings."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
         self.start = self.server.add_page("/", links=["/a", "/b"], title="home")
         self.server.add_page("/a", title="a")
         self.server.add_page("/b", title="b")

@@ -16,10 +16,10 @@ from tinyscrapy.downloadermiddlewares.httpproxy import HttpProxyMiddleware
 from tinyscrapy.exceptions import CertificateError, TunnelError
 from tinyscrapy.settings import Settings
 
-from .helpers import crawl
+from .helpers import crawl, serve
 from .proxies import ConnectProxy, ForwardProxy, TLSTestServer
 from .recording import Recorder
-from .servers import Echo, TestServer
+from .servers import Echo
 
 BASIC = "Basic " + base64.b64encode(b"user:pass").decode()
 
@@ -65,8 +65,7 @@ class ForwardProxyTests(unittest.TestCase):
         no_proxy = {name: None for name in ("http_proxy", "https_proxy", "no_proxy",
                                             "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY")}
         set_environment(self, **no_proxy)
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
         self.proxy = ForwardProxy()
         self.addCleanup(self.proxy.stop)
         self.echo = self.server.add("/echo", Echo())
@@ -131,8 +130,7 @@ class ProxyAsWrittenTests(unittest.TestCase):
         no_proxy = {name: None for name in ("http_proxy", "https_proxy", "no_proxy",
                                             "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY")}
         set_environment(self, **no_proxy)
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
         self.proxy = ForwardProxy()
         self.addCleanup(self.proxy.stop)
         self.echo = self.server.add("/echo", Echo())

@@ -16,9 +16,9 @@ from tinyscrapy.settings import Settings
 from tinyscrapy.spiders import Spider
 from tinyscrapy.statscollectors import StatsCollector
 
-from .helpers import crawl
+from .helpers import crawl, serve
 from .recording import Recorder
-from .servers import Echo, MetaRefresh, Page, Redirect, Sequence, TestServer, _Leaf, _respond
+from .servers import Echo, MetaRefresh, Page, Redirect, Sequence, _Leaf, _respond
 
 REDIRECTING = Spider("redirecting")
 
@@ -43,8 +43,7 @@ class RedirectCrawlTests(unittest.TestCase):
     """Whole crawls through redirects."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
 
     def crawl(self, settings=None, **spider_args):
         return crawl(Recorder, settings, **spider_args)
@@ -163,8 +162,7 @@ class RedirectCrawlTests(unittest.TestCase):
     @defer.inlineCallbacks
     def test_offsite_target_is_dropped(self):
         """A redirect to a host outside allowed_domains is never fetched."""
-        other = TestServer("127.0.0.2").start()
-        self.addCleanup(other.stop)
+        other = serve(self, "127.0.0.2")
         other.add_page("/page")
         start = self.server.add("/out", Redirect(other.url("/page")))
         crawler = yield self.crawl(start_urls=[start], allowed_domains=["127.0.0.1"])
@@ -210,8 +208,7 @@ class RedirectCrawlTests(unittest.TestCase):
     @defer.inlineCallbacks
     def test_credentials_and_cookies_dropped_when_the_host_changes(self):
         """Authorization and Cookie follow a same-host hop, not a hop to another host."""
-        other = TestServer("127.0.0.2").start()
-        self.addCleanup(other.stop)
+        other = serve(self, "127.0.0.2")
         other.add("/echo", Echo())
         self.server.add("/here", Redirect("/echo"))
         self.server.add("/echo", Echo())
@@ -412,8 +409,7 @@ class LocationCrawlTests(unittest.TestCase):
     """How a Location header is read, as Scrapy reads it, in whole crawls."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
 
     @defer.inlineCallbacks
     def test_latin1_location_is_sent_as_its_bytes(self):
@@ -458,8 +454,7 @@ class MetaRefreshCrawlTests(unittest.TestCase):
     """Meta refresh edge cases, in whole crawls."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
 
     @defer.inlineCallbacks
     def test_refresh_to_file_keeps_the_page(self):

@@ -16,17 +16,16 @@ from tinyscrapy.http import HtmlResponse, HttpResponse
 from tinyscrapy.settings import Settings
 from tinyscrapy.statscollectors import StatsCollector
 
-from .helpers import crawl
+from .helpers import crawl, serve
 from .recording import Recorder
-from .servers import Echo, Redirect, TestServer
+from .servers import Echo, Redirect
 
 
 class RedirectScrapyCrawlTests(unittest.TestCase):
     """What a server sees on a hop, in whole crawls."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
         self.server.add("/echo", Echo())
 
     def echoes(self, crawler):

@@ -13,9 +13,9 @@ from twisted.trial import unittest
 
 from tinyscrapy.commands.crawl import SiteCrawler
 
-from .helpers import run_command
+from .helpers import run_command, serve
 from .redisserver import NO_REDIS, RedisServer
-from .servers import Delay, TestServer
+from .servers import Delay
 from .test_redis_frontier import START_URL
 
 PASSWORD = "hunter2-secret"
@@ -68,8 +68,7 @@ class CrawlKeyTests(unittest.TestCase):
         self.addCleanup(redis.stop)
         servers, starts, feeds = [], [], []
         for _ in range(2):
-            server = TestServer().start()
-            self.addCleanup(server.stop)
+            server = serve(self)
             servers.append(server)
             starts.append(add_site(server, 20, delay=0.02))
             feeds.append(os.path.abspath(self.mktemp() + ".jsonl"))
@@ -127,8 +126,7 @@ class ConnectErrorTests(unittest.TestCase):
     @defer.inlineCallbacks
     def test_not_a_redis_server(self):
         """An HTTP server at the URL: a usage error, not a hang or a traceback."""
-        server = TestServer().start()
-        self.addCleanup(server.stop)
+        server = serve(self)
         code, _out, err = yield crawl(START_URL, f"redis://127.0.0.1:{server.port}/0",
                                       "-L", "WARNING", "-s", "SCHEDULER_REDIS_TIMEOUT=3")
         self.assertEqual(code, 2, err)
@@ -138,8 +136,7 @@ class ConnectErrorTests(unittest.TestCase):
     @defer.inlineCallbacks
     def test_password_never_logged(self):
         """A crawl with the right password logs the URL redacted (INFO and up)."""
-        server = TestServer().start()
-        self.addCleanup(server.stop)
+        server = serve(self)
         start = add_site(server, 3)
         url = f"redis://:{PASSWORD}@127.0.0.1:{self.redis.port}/0"
         code, out, err = yield crawl(start, url, "-L", "INFO",

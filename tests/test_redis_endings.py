@@ -12,8 +12,8 @@ import time
 from twisted.internet import defer
 from twisted.trial import unittest
 
+from .helpers import serve
 from .redisserver import NO_REDIS, RedisServer, wait_for
-from .servers import TestServer
 from .test_redis_command import add_site, crawl
 
 
@@ -27,8 +27,7 @@ class EndingTests(unittest.TestCase):
     def setUp(self):
         self.redis = RedisServer().start()
         self.addCleanup(self.redis.stop)
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
         self.start_url = add_site(self.server, self.PAGES, delay=0.1)
         self.runs = []  # (feed, stats) of each worker started
 

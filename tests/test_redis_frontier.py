@@ -18,9 +18,9 @@ from tinyscrapy.http import FormRequest, Request
 from tinyscrapy.settings import Settings
 from tinyscrapy.spiders import Spider
 
-from .helpers import run_command
+from .helpers import run_command, serve
 from .redisserver import NO_REDIS, RedisServer
-from .servers import Delay, TestServer
+from .servers import Delay
 
 START_URL = "http://127.0.0.1:9/"  # never fetched: the crawl does not start
 
@@ -273,8 +273,7 @@ class SharedCrawlTests(unittest.TestCase):
     def setUp(self):
         self.redis = RedisServer().start()  # each test its own (it starts in ~30 ms)
         self.addCleanup(self.redis.stop)
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
         others = [f"/p{i}" for i in range(1, self.PAGES)]
         self.start_url = self.server.add_page("/", links=others)
         for i, path in enumerate(others):  # each page links on, and home: duplicates

@@ -14,8 +14,9 @@ from twisted.trial import unittest
 
 from tinyscrapy.http import Request
 
+from .helpers import serve
 from .redisserver import NO_REDIS, RedisServer, wait_for
-from .servers import Robots, TestServer
+from .servers import Robots
 from .test_redis_command import add_site, crawl
 from .test_redis_frontier import SchedulerTestCase
 
@@ -67,8 +68,7 @@ class ClusterPolitenessTests(unittest.TestCase):
     def setUp(self):
         self.redis = RedisServer().start()
         self.addCleanup(self.redis.stop)
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
         self.feeds = []
 
     def workers(self, count, *extra):

@@ -14,8 +14,8 @@ import time
 from twisted.internet import defer, reactor, task
 from twisted.trial import unittest
 
+from .helpers import serve
 from .redisserver import NO_REDIS, RedisServer, wait_for
-from .servers import TestServer
 from .test_redis_command import add_site, crawl
 
 PASSWORD = "stall-secret"
@@ -37,8 +37,7 @@ class FaultCase(unittest.TestCase):
     def setUp(self):
         self.redis = RedisServer("--requirepass", PASSWORD, *self.redis_options()).start()
         self.addCleanup(self.redis.stop)
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
         self.start_url = add_site(self.server, self.PAGES, delay=0.1)
         self.url = f"redis://:{PASSWORD}@127.0.0.1:{self.redis.port}/0"
         self.runs = []

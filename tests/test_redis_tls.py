@@ -10,8 +10,9 @@ import os
 from twisted.internet import defer
 from twisted.trial import unittest
 
+from .helpers import serve
 from .redisserver import NO_REDIS, RedisServer
-from .servers import TestServer, make_certificate
+from .servers import make_certificate
 from .test_redis_command import add_site, crawl
 
 
@@ -33,8 +34,7 @@ class RedisTLSTests(unittest.TestCase):
             f.write(key_pem)
         self.redis = RedisServer(tls=(self.cert, key)).start()
         self.addCleanup(self.redis.stop)
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
         self.start_url = add_site(self.server, 10)
 
     @defer.inlineCallbacks

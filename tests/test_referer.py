@@ -16,9 +16,9 @@ from tinyscrapy.spidermiddlewares.referer import (
     referrer_for,
 )
 
-from .helpers import crawl
+from .helpers import crawl, serve
 from .recording import Recorder
-from .servers import Echo, TestServer
+from .servers import Echo
 
 
 class MetaFollower(Recorder):
@@ -36,8 +36,7 @@ class RefererPolicyCrawlTests(unittest.TestCase):
     """The policy a followed link is sent under."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
         self.server.add("/echo", Echo())
 
     def referer(self, path="/echo"):
@@ -118,8 +117,7 @@ class PolicyClassCrawlTests(unittest.TestCase):
     """REFERRER_POLICY as a class or a dotted path, as Scrapy allows."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
         self.server.add("/echo", Echo())
 
     def referer(self):
@@ -275,8 +273,7 @@ class RefererPoliciesCrawlTests(unittest.TestCase):
     """REFERRER_POLICIES in a real crawl."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
         self.server.add("/echo", Echo())
 
     @defer.inlineCallbacks

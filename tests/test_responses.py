@@ -26,7 +26,8 @@ from tinyscrapy.http import (
 from tinyscrapy.link import Link
 
 from .fetchutil import make_fetcher
-from .servers import Echo, Page, TestServer
+from .helpers import serve
+from .servers import Echo, Page
 
 PAGE = (b'<html><head><title>T</title></head><body><a href="a.html">A</a><a>none</a>'
         b'<a href=" b.html ">B</a><link href="/l"><img src="i.png"></body></html>')
@@ -41,8 +42,7 @@ class ResponseClassTests(unittest.TestCase):
     """The class comes from the Content-Type, over a real socket."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
         self.fetcher = make_fetcher(self)
 
     @defer.inlineCallbacks
@@ -217,8 +217,7 @@ class SubmitTests(unittest.TestCase):
     """Requests built from a downloaded page reach a real server as a browser sends them."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
         self.fetcher = make_fetcher(self)
         self.echo = self.server.add("/echo", Echo())
 

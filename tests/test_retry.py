@@ -32,7 +32,7 @@ from tinyscrapy.http import HttpResponse
 from tinyscrapy.settings import Settings
 from tinyscrapy.statscollectors import StatsCollector
 
-from .helpers import crawl, make_engine
+from .helpers import crawl, make_engine, serve
 from .recording import Recorder
 from .servers import (
     Delay,
@@ -41,7 +41,6 @@ from .servers import (
     Sequence,
     StallAfterHeaders,
     Status,
-    TestServer,
     _Leaf,
     _respond,
 )
@@ -70,8 +69,7 @@ class RetryCrawlTests(unittest.TestCase):
     """Whole crawls against servers that fail."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
 
     @defer.inlineCallbacks
     def test_500_then_200(self):

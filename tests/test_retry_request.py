@@ -15,9 +15,9 @@ from tinyscrapy.exceptions import IgnoreRequest
 from tinyscrapy.http import HttpResponse
 from tinyscrapy.settings import Settings
 
-from .helpers import crawl
+from .helpers import crawl, serve
 from .logs import capture_logs
-from .servers import Page, Sequence, Status, TestServer
+from .servers import Page, Sequence, Status
 
 
 class EmptyRetrier(Spider):
@@ -48,8 +48,7 @@ class GetRetryRequestCrawlTests(unittest.TestCase):
     """A callback's retry in a real crawl."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
 
     @defer.inlineCallbacks
     def test_empty_page_fetched_again(self):
@@ -156,8 +155,7 @@ class GiveUpCrawlTests(unittest.TestCase):
     """The default give-up level keeps one ERROR line per failure."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
 
     @defer.inlineCallbacks
     def test_default_is_debug(self):

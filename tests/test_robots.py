@@ -16,9 +16,9 @@ from tinyscrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from tinyscrapy.exceptions import RobotsDisallowed
 from tinyscrapy.settings import Settings
 
-from .helpers import crawl
+from .helpers import crawl, serve
 from .logs import capture_logs
-from .servers import Delay, Drop, NoAnswer, Redirect, Robots, Status, TestServer
+from .servers import Delay, Drop, NoAnswer, Redirect, Robots, Status
 from .test_scope import REDIRECTS, LinkSpider
 
 OBEY = {"ROBOTSTXT_OBEY": True}
@@ -84,8 +84,7 @@ class RobotsTests(unittest.TestCase):
     """ROBOTSTXT_OBEY against real servers."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
 
     @defer.inlineCallbacks
     def test_disallowed_pages_never_fetched(self):
@@ -120,8 +119,7 @@ class RobotsTests(unittest.TestCase):
     @defer.inlineCallbacks
     def test_fetched_once_per_origin_by_concurrent_requests(self):
         """Sixteen requests at once to two new origins: one robots.txt fetch each."""
-        other = TestServer().start()
-        self.addCleanup(other.stop)
+        other = serve(self)
         urls = []
         for server in (self.server, other):
             server.add("/robots.txt", Delay(0.2, b"User-agent: *\nDisallow: /x\n"))
@@ -138,8 +136,7 @@ class RobotsTests(unittest.TestCase):
     def test_other_hosts_not_held_up(self):
         """While one host's robots.txt is unanswered, another host's pages are fetched:
         the slow robots.txt answers only once the fast host's pages have all arrived."""
-        slow = TestServer(interface="127.0.0.2").start()
-        self.addCleanup(slow.stop)
+        slow = serve(self, interface="127.0.0.2")
         fast_pages_in = _Countdown(3)
         slow.add("/robots.txt", _AnswerWhen(fast_pages_in.done, b"User-agent: *\nAllow: /\n"))
         slow_page = slow.add_page("/")
@@ -159,8 +156,7 @@ class RobotsTests(unittest.TestCase):
         answers = [Status(404), Status(500), Drop(), NoAnswer(), Redirect("/robots.txt")]
         servers = []
         for answer in answers:
-            server = TestServer().start()
-            self.addCleanup(server.stop)
+            server = serve(self)
             server.add("/robots.txt", answer)
             server.add_page("/", links=["/page"])
             server.add_page("/page")
@@ -264,8 +260,7 @@ class LargeRobotsTests(unittest.TestCase):
                 + "Disallow: /late\n" + "# more\n" * 200000)
         servers = []
         for resource in (Robots(text), ChunkedRobots(text)):
-            server = TestServer().start()
-            self.addCleanup(server.stop)
+            server = serve(self)
             server.add("/robots.txt", resource)
             server.add_page("/", links=["/private/x", "/late", "/open"])
             for path in ("/private/x", "/late", "/open"):
@@ -286,8 +281,7 @@ class LargeRobotsTests(unittest.TestCase):
         head = "User-agent: *\nDisallow: /private\n"
         tail = "Disallow: /last\n"
         padding = "#" * (500 * 1024 - len(head) - len(tail) - 1) + "\n"
-        server = TestServer().start()
-        self.addCleanup(server.stop)
+        server = serve(self)
         server.add("/robots.txt", Robots(head + padding + tail))
         server.add_page("/", links=["/last", "/open"])
         server.add_page("/last")

@@ -11,8 +11,7 @@ import textwrap
 from twisted.internet import defer, reactor
 from twisted.trial import unittest
 
-from .helpers import run_command
-from .servers import TestServer
+from .helpers import run_command, serve
 
 SPIDER_FILE = """
 import os
@@ -47,8 +46,7 @@ class RunspiderModuleTests(unittest.TestCase):
     """The module a spider file becomes under C{runspider}."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
         self.start = self.server.add_page("/", title="home")
         self.tmp = os.path.abspath(self.mktemp())
         os.makedirs(self.tmp)

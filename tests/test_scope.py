@@ -19,8 +19,8 @@ from tinyscrapy.spidermiddlewares.depth import DepthMiddleware
 from tinyscrapy.spidermiddlewares.urllength import UrlLengthMiddleware
 from tinyscrapy.statscollectors import StatsCollector
 
-from .helpers import LinkSpider, crawl
-from .servers import Page, Redirect, Robots, TestServer
+from .helpers import LinkSpider, crawl, serve
+from .servers import Page, Redirect, Robots
 
 
 class FollowAllSpider(LinkSpider):
@@ -58,8 +58,7 @@ class DedupTests(unittest.TestCase):
     """Each canonical page is fetched once."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
 
     @defer.inlineCallbacks
     def _crawl_ten_spellings(self, spidercls):
@@ -104,8 +103,7 @@ class DepthTests(unittest.TestCase):
     """DEPTH_LIMIT, depth through redirects, DEPTH_PRIORITY and the depth stats."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
 
     def _calendar(self, months=200):
         """An endless calendar, as far as a crawler can tell: each month links the next."""
@@ -178,10 +176,8 @@ class OffsiteTests(unittest.TestCase):
     """allowed_domains against links and redirects, on two loopback hosts."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
-        self.other = TestServer(interface="127.0.0.2").start()
-        self.addCleanup(self.other.stop)
+        self.server = serve(self)
+        self.other = serve(self, interface="127.0.0.2")
 
     @defer.inlineCallbacks
     def test_offsite_links_and_redirects_dropped(self):
@@ -284,8 +280,7 @@ class NonHttpLinkTests(unittest.TestCase):
     """Links that are not http(s) never become downloads, and never stop the crawl."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
 
     @defer.inlineCallbacks
     def test_naive_spider_keeps_going(self):
@@ -442,8 +437,7 @@ class LongUrlTests(unittest.TestCase):
     """URLLENGTH_LIMIT."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
 
     @defer.inlineCallbacks
     def test_growing_urls_stop_at_the_limit(self):
@@ -467,10 +461,8 @@ class SiteCrawlCommandTests(unittest.TestCase):
     """C{python -m tinyscrapy crawl URL} on a small hostile site: the scope as a whole."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
-        self.other = TestServer(interface="127.0.0.2").start()
-        self.addCleanup(self.other.stop)
+        self.server = serve(self)
+        self.other = serve(self, interface="127.0.0.2")
 
     @defer.inlineCallbacks
     def test_hostile_site(self):
@@ -494,7 +486,7 @@ class SiteCrawlCommandTests(unittest.TestCase):
         for n in range(200):
             self.server.add_page(f"/cal/{n}", links=[f"/cal/{n + 1}"])
         self.other.add_page("/off")
-        out = os.path.abspath("hostile.jsonl")
+        out = os.path.abspath(self.mktemp()) + ".jsonl"
         code, _, err = yield run_command(reactor, ["crawl", start, "-O", out, "-L", "INFO"])
         self.assertEqual(code, 0, err)
         self.assertEqual(self.other.hits, {})

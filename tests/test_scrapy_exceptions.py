@@ -20,17 +20,16 @@ from tinyscrapy.exceptions import (
     scrapy_download_error,
 )
 
-from .helpers import crawl
+from .helpers import crawl, serve
 from .recording import Recorder
-from .servers import Delay, Drop, TestServer
+from .servers import Delay, Drop
 
 
 class DownloadExceptionCrawlTests(unittest.TestCase):
     """Real downloads fail with Scrapy 2.19's classes."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
 
     @defer.inlineCallbacks
     def test_refused_connection(self):

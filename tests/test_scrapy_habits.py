@@ -9,8 +9,7 @@ from twisted.trial import unittest
 
 from tinyscrapy import Request, Spider
 
-from .helpers import crawl
-from .servers import TestServer
+from .helpers import crawl, serve
 
 
 class UrlRecorder(Spider):
@@ -28,8 +27,7 @@ class UrlRecorder(Spider):
 
 class ScrapyHabitsTests(unittest.TestCase):
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
         self.server.add_page("/a")
         self.server.add_page("/b")
 

@@ -15,9 +15,8 @@ from tinyscrapy.downloadermiddlewares.redirect import (
 from tinyscrapy.exceptions import ContractFail, NotConfigured
 from tinyscrapy.utils.test import get_crawler
 
-from .helpers import crawl
+from .helpers import crawl, serve
 from .logs import capture_logs
-from .servers import TestServer
 
 
 class HeaderRedirect(BaseRedirectMiddleware):
@@ -54,8 +53,7 @@ class BaseRedirectMiddlewareTests(unittest.TestCase):
     @defer.inlineCallbacks
     def test_user_subclass_redirects(self):
         """The hop is fetched once, with a Referer, and counted in redirect/count."""
-        server = TestServer().start()
-        self.addCleanup(server.stop)
+        server = serve(self)
         start = server.add_page("/", headers={"X-Go": "/there"})
         server.add_page("/there")
         capture_logs(self)

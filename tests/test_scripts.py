@@ -11,8 +11,7 @@ import textwrap
 from twisted.internet import defer, reactor
 from twisted.trial import unittest
 
-from .helpers import run_command, run_python
-from .servers import TestServer
+from .helpers import run_command, run_python, serve
 
 SPIDER = """
 import tinyscrapy as scrapy
@@ -199,8 +198,7 @@ class ScriptTests(unittest.TestCase):
     """Scripts written the way Scrapy's docs write them."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
         self.server.add_page("/a")
         self.base = self.server.url("/")
         self.tmp = os.path.abspath(self.mktemp())

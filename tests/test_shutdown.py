@@ -11,7 +11,9 @@ from twisted.internet import defer, reactor
 from twisted.trial import unittest
 
 from tests.helpers import run_and_interrupt, run_command
-from tests.servers import Delay, Page, TestServer
+from tests.servers import Delay, Page
+
+from .helpers import serve
 
 PAGES = 40
 
@@ -20,8 +22,7 @@ class GracefulShutdownTests(unittest.TestCase):
     timeout = 60
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
         links = "".join(f'<a href="/p{i}">p{i}</a>' for i in range(PAGES))
         self.start_url = self.server.add("/", Page(f"<title>home</title>{links}"))
         for i in range(PAGES):
@@ -128,8 +129,7 @@ class StartingAndOpeningTests(unittest.TestCase):
 
     @defer.inlineCallbacks
     def test_interrupt_while_opening_closes_once_open(self):
-        server = TestServer().start()
-        self.addCleanup(server.stop)
+        server = serve(self)
         url = server.add("/", Page("<title>home</title>"))
         mark = os.path.abspath(self.mktemp())
         stats = os.path.abspath(self.mktemp() + ".json")
@@ -164,8 +164,7 @@ class ErrorReasonTests(unittest.TestCase):
 
     @defer.inlineCallbacks
     def test_finish_reason_ending_in_error_exits_1(self):
-        server = TestServer().start()
-        self.addCleanup(server.stop)
+        server = serve(self)
         url = server.add("/", Page("<title>home</title>"))
         path = os.path.abspath(self.mktemp() + ".py")
         with open(path, "w") as f:

@@ -11,8 +11,8 @@ from tinyscrapy.exceptions import DontCloseSpider, StopDownload
 from tinyscrapy.settings import Settings
 from tinyscrapy.signalmanager import SignalBus
 
+from .helpers import serve
 from .logs import capture_logs
-from .servers import TestServer
 
 ALL = ("engine_started", "request_scheduled", "request_dropped", "response_received",
        "item_scraped", "item_dropped", "spider_error", "spider_idle", "spider_closed")
@@ -143,8 +143,7 @@ class CrawlOrderTests(unittest.TestCase):
     """Signals of a real crawl arrive in the order things happen."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
 
     @defer.inlineCallbacks
     def test_signals_in_order(self):
@@ -286,8 +285,7 @@ class LifecycleTests(unittest.TestCase):
     """The signals Scrapy users connect to arrive, at Scrapy's moments."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
 
     @defer.inlineCallbacks
     def test_lifecycle_signals_in_order(self):
@@ -342,8 +340,7 @@ class StopDownloadTests(unittest.TestCase):
     """A receiver of headers_received or bytes_received raises StopDownload."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
         self.body = b"x" * 300000
         self.start = self.server.add_page("/big", body=self.body)
 
@@ -399,8 +396,7 @@ class IdleCloseTests(unittest.TestCase):
     @defer.inlineCallbacks
     def test_close_spider_from_idle(self):
         """The crawl ends with CloseSpider's reason, and nothing is logged as an error."""
-        server = TestServer().start()
-        self.addCleanup(server.stop)
+        server = serve(self)
         logs = capture_logs(self, "tinyscrapy.signalmanager")
         crawler = Crawler(IdleCloser, Settings({"LOG_LEVEL": "WARNING"}), reactor)
         reason = yield crawler.crawl(start=server.add_page("/"))
@@ -440,8 +436,7 @@ class SchedulerEmptyTests(unittest.TestCase):
     @defer.inlineCallbacks
     def test_receiver_schedules_more(self):
         """A request scheduled from scheduler_empty is crawled before the crawl ends."""
-        server = TestServer().start()
-        self.addCleanup(server.stop)
+        server = serve(self)
         crawler = Crawler(Refiller, Settings({"LOG_LEVEL": "WARNING"}), reactor)
         yield crawler.crawl(start=server.add_page("/"), second=server.add_page("/2"))
         self.assertEqual(crawler.stats.get_value("item_scraped_count"), 2)

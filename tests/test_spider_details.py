@@ -9,33 +9,15 @@ import logging
 from twisted.internet import defer
 from twisted.trial import unittest
 
-from tinyscrapy import Request, Spider, signals
+from tinyscrapy import Request, Spider
 from tinyscrapy.crawler import Crawler
 from tinyscrapy.exceptions import UsageError
 from tinyscrapy.middleware import ordered_paths
 from tinyscrapy.settings import Settings
 
+from .helpers import crawl_and_collect as run
+from .helpers import serve
 from .logs import capture_logs
-from .servers import TestServer
-
-
-def run(spidercls, settings=None, **spargs):
-    """Crawl in the test's reactor. @return: a Deferred firing with (crawler, items)."""
-    base = {"LOG_LEVEL": "WARNING", "FEEDS": {}}
-    base.update(settings or {})
-    crawler = Crawler(spidercls, Settings(base))
-    items = []
-
-    def scraped(item, response, spider):
-        items.append(item)
-    crawler.signals.connect(scraped, signals.item_scraped)
-    d = crawler.crawl(**spargs)
-    d.addCallback(_pair, crawler, items)
-    return d
-
-
-def _pair(_, crawler, items):
-    return crawler, items
 
 
 class Depths(Spider):
@@ -103,8 +85,7 @@ class SpiderTests(unittest.TestCase):
     @defer.inlineCallbacks
     def test_settings_writable_in_from_crawler(self):
         """from_crawler may still set settings; the crawl uses them, then they freeze."""
-        server = TestServer().start()
-        self.addCleanup(server.stop)
+        server = serve(self)
         server.add_page("/a")
         seen = []
 
@@ -128,8 +109,7 @@ class SpiderTests(unittest.TestCase):
     @defer.inlineCallbacks
     def test_response_meta_depth(self):
         """meta['depth']: 0 on a start page, one more a link, also for Request(meta=...)."""
-        server = TestServer().start()
-        self.addCleanup(server.stop)
+        server = serve(self)
         start = server.add_page("/start", links=["/one"])
         server.add_page("/one", links=["/by-hand"])
         server.add_page("/by-hand")
@@ -155,8 +135,7 @@ class ScrapyComponentPathTests(unittest.TestCase):
     @defer.inlineCallbacks
     def test_switched_off_in_a_crawl(self):
         """In a crawl, the server sees no User-Agent of ours once it is switched off."""
-        server = TestServer().start()
-        self.addCleanup(server.stop)
+        server = serve(self)
         start = server.add_page("/a")
         crawler, _ = yield run(Depths, {"DOWNLOADER_MIDDLEWARES": {
             "scrapy.downloadermiddlewares.useragent.UserAgentMiddleware": None}},

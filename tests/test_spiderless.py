@@ -21,7 +21,7 @@ from tinyscrapy.settings import Settings
 from tinyscrapy.spidermiddlewares.referer import RefererMiddleware
 from tinyscrapy.utils.misc import build
 
-from .helpers import crawl
+from .helpers import crawl, serve
 
 
 class Polite(Spider):
@@ -89,9 +89,8 @@ class UserAgentCrawlTests(unittest.TestCase):
     """The User-Agent a server sees, as Scrapy decides it."""
 
     def setUp(self):
-        from .servers import Echo, TestServer
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        from .servers import Echo
+        self.server = serve(self)
         self.echo = self.server.add("/echo", Echo())
 
     def seen(self):

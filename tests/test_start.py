@@ -9,36 +9,12 @@ import logging
 from twisted.internet import defer, reactor, task
 from twisted.trial import unittest
 
-from tinyscrapy import Request, Spider, signals
-from tinyscrapy.crawler import Crawler
+from tinyscrapy import Request, Spider
 from tinyscrapy.settings import Settings
 
-from .helpers import make_engine
+from .helpers import crawl_and_collect as run
+from .helpers import make_engine, serve
 from .logs import capture_logs
-from .servers import TestServer
-
-
-def run(spidercls, settings=None, **spargs):
-    """
-    Crawl C{spidercls} in the test's reactor, collecting the items.
-
-    @return: a Deferred firing with C{(crawler, items)}.
-    """
-    base = {"LOG_LEVEL": "WARNING", "FEEDS": {}}
-    base.update(settings or {})
-    crawler = Crawler(spidercls, Settings(base))
-    items = []
-
-    def scraped(item, response, spider):
-        items.append(item)
-    crawler.signals.connect(scraped, signals.item_scraped)
-    d = crawler.crawl(**spargs)
-    d.addCallback(_with_items, crawler, items)
-    return d
-
-
-def _with_items(_, crawler, items):
-    return crawler, items
 
 
 class Pages(Spider):
@@ -122,8 +98,7 @@ class StartTests(unittest.TestCase):
     """start() is driven as Scrapy drives it, against a real server."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
         for path in ("a", "b", "old", "new"):
             self.server.add_page("/" + path)
         self.base = self.server.url("/")

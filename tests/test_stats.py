@@ -15,9 +15,9 @@ from tinyscrapy.crawler import Crawler
 from tinyscrapy.settings import Settings
 from tinyscrapy.statscollectors import crawl_statistics
 
-from .helpers import crawl
+from .helpers import crawl, serve
 from .logs import capture_logs
-from .servers import Delay, Drop, Status, TestServer
+from .servers import Delay, Drop, Status
 
 
 class LinkSpider(Spider):
@@ -47,8 +47,7 @@ class SummaryTests(unittest.TestCase):
     """What the stats say at the end of a crawl."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
         self.tmp = os.path.abspath(self.mktemp())
         os.makedirs(self.tmp)
 
@@ -104,8 +103,7 @@ class StatisticsTests(unittest.TestCase):
     """statistics() on each stateful part: frozen records that say what is going on."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
 
     @defer.inlineCallbacks
     def test_records_during_and_after_a_crawl(self):
@@ -150,8 +148,7 @@ class CloseSpiderTests(unittest.TestCase):
     """CLOSESPIDER_* limits close the crawl with a reason that names them."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
         links = [f"/{i}" for i in range(6)]
         self.start = self.server.add_page("/", links=links + ["/boom"])
         for path in links:

@@ -15,8 +15,8 @@ from tinyscrapy.http.response.text import decode
 from tinyscrapy.responsetypes import is_html, is_text
 
 from .fetchutil import get, make_fetcher
-from .helpers import crawl
-from .servers import Page, TestServer
+from .helpers import crawl, serve
+from .servers import Page
 
 SAMPLES = {
     "windows-1251": "Съешь же ещё этих мягких французских булок, да выпей чаю",
@@ -77,8 +77,7 @@ class CharsetTests(unittest.TestCase):
     """Each charset, each declaration, over a real socket."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
         self.fetcher = make_fetcher(self)
 
     @defer.inlineCallbacks
@@ -131,8 +130,7 @@ class TypeTests(unittest.TestCase):
     """The type decides what is text; binary is never parsed."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
         self.fetcher = make_fetcher(self)
 
     @defer.inlineCallbacks
@@ -227,8 +225,7 @@ class BinaryCrawlTests(unittest.TestCase):
     """In a crawl, binary pages yield no links and no items."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
         trap = b'<html><head><title>bait</title></head><body><a href="/trap">x</a></body></html>'
         self.server.add("/doc.pdf", Page(trap, content_type="application/pdf"))
         self.server.add("/pixel.png", Page(PNG, content_type="image/png"))

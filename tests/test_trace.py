@@ -16,9 +16,9 @@ from tinyscrapy.downloadermiddlewares.retry import get_retry_request
 from tinyscrapy.settings import Settings
 from tinyscrapy.trace import Trace, claim_path
 
-from .helpers import LinkSpider, crawl, run_command
+from .helpers import LinkSpider, crawl, run_command, serve
 from .logs import capture_logs
-from .servers import Delay, Drop, Redirect, TestServer
+from .servers import Delay, Drop, Redirect
 
 # the bars of the lanes, and the in-flight line of the counts (the legends draw samples)
 BARS = "//*[local-name()='svg'][@class='timeline']//*[local-name()='rect']"
@@ -34,8 +34,7 @@ class TraceTests(unittest.TestCase):
     """A crawl of a small site with TRACE_FILE set, and without."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
         self.tmp = tempfile.mkdtemp()
         self.path = os.path.join(self.tmp, "trace.html")
         self.query = "/q?a=1&b=<2>"
@@ -160,8 +159,7 @@ class ContinuedKindTests(unittest.TestCase):
     @defer.inlineCallbacks
     def test_retry_redirect_and_other(self):
         """get_retry_request in process_response: retry; a 302: redirect; else: continued."""
-        server = TestServer().start()
-        self.addCleanup(server.stop)
+        server = serve(self)
         start = server.add_page("/", links=["/again", "/moved", "/swap"])
         server.add_page("/again", title="again")
         server.add("/moved", Redirect("/a"))
@@ -189,8 +187,7 @@ class NewSignalsTests(unittest.TestCase):
     @defer.inlineCallbacks
     def test_order_for_one_page(self):
         """Per page: scheduled, reached, left (with the response), done; a turn after."""
-        server = TestServer().start()
-        self.addCleanup(server.stop)
+        server = serve(self)
         start = server.add_page("/")
         crawler = Crawler(LinkSpider, Settings({"LOG_LEVEL": "WARNING", "FEEDS": {}}), reactor)
         events = []
@@ -238,8 +235,7 @@ class TraceCommandTests(unittest.TestCase):
     @defer.inlineCallbacks
     def test_crawl_writes_the_trace(self):
         """The command exits 0 and writes the timeline, with the URLs in it."""
-        server = TestServer().start()
-        self.addCleanup(server.stop)
+        server = serve(self)
         start = server.add_page("/", links=["/a"])
         server.add_page("/a")
         tmp = tempfile.mkdtemp()

@@ -16,9 +16,9 @@ from tinyscrapy.trace import Trace
 from tinyscrapy.trace.charts import LABEL_W, PLOT_W, series_svg
 from tinyscrapy.trace.timeline import downloads_of, element_ids
 
-from .helpers import LinkSpider, crawl, run_command
+from .helpers import LinkSpider, crawl, run_command, serve
 from .logs import capture_logs
-from .servers import Delay, Redirect, Sequence, Status, TestServer
+from .servers import Delay, Redirect, Sequence, Status
 from .test_trace import extension
 
 TIMELINE = "//*[local-name()='svg'][@class='timeline']"
@@ -29,8 +29,7 @@ class LoopTraceTests(unittest.TestCase):
     """The recorded trace of a small crawl with a redirect, a retry and slow pages."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
         links = [f"/p{n}" for n in range(8)] + ["/moved", "/flaky"]
         self.start = self.server.add_page("/", links=links)
         for n in range(8):
@@ -106,8 +105,7 @@ class SlotReferenceTests(unittest.TestCase):
     @defer.inlineCallbacks
     def test_delay_windows_and_parallelism(self):
         """With DOWNLOAD_DELAY each send's window is shaded; the slot shows its max."""
-        server = TestServer().start()
-        self.addCleanup(server.stop)
+        server = serve(self)
         start = server.add_page("/", links=["/a", "/b"])
         server.add_page("/a")
         server.add_page("/b")
@@ -183,8 +181,7 @@ class SharedPageTests(unittest.TestCase):
     @defer.inlineCallbacks
     def test_one_page_one_time_axis(self):
         """Both spiders are drawn on one page, written once both have closed."""
-        server = TestServer().start()
-        self.addCleanup(server.stop)
+        server = serve(self)
         start = server.add_page("/", links=["/a"])
         server.add("/a", Delay(0.05, b"<html>a</html>"))
         path = os.path.join(self.mktemp(), "both.html")
@@ -206,8 +203,7 @@ class SharedPageTests(unittest.TestCase):
     @defer.inlineCallbacks
     def test_ids_unique_and_references_resolve(self):
         """On a two-spider page every id is unique and every #reference names one."""
-        server = TestServer().start()
-        self.addCleanup(server.stop)
+        server = serve(self)
         start = server.add_page("/", links=["/a"])
         server.add_page("/a")
         path = os.path.join(self.mktemp(), "both.html")
@@ -247,8 +243,7 @@ class TextTraceTests(unittest.TestCase):
     @defer.inlineCallbacks
     def test_lines_on_stderr_in_order(self):
         """One line per event on stderr, in order; items alone on stdout; no file "-"."""
-        server = TestServer().start()
-        self.addCleanup(server.stop)
+        server = serve(self)
         start = server.add_page("/", links=["/a", "/b"])
         server.add_page("/a")
         server.add_page("/b")

@@ -11,8 +11,7 @@ from twisted.web import xmlrpc as txmlrpc
 from tinyscrapy import Spider
 from tinyscrapy.http import XmlRpcRequest
 
-from .helpers import crawl
-from .servers import TestServer
+from .helpers import crawl, serve
 
 
 class Calculator(txmlrpc.XMLRPC):
@@ -80,8 +79,7 @@ class XmlRpcCrawlTests(unittest.TestCase):
     """Calls to a real XML-RPC server."""
 
     def setUp(self):
-        self.server = TestServer().start()
-        self.addCleanup(self.server.stop)
+        self.server = serve(self)
 
     @defer.inlineCallbacks
     def test_calls_answered(self):

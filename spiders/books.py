@@ -36,12 +36,15 @@ class BooksSpider(CrawlSpider):
         yield Request(self.base_url.rstrip("/") + "/books/")
 
     def parse_book(self, response):
-        """A book page: one item."""
-        rating = response.css("p.star-rating::attr(class)").re_first(r"star-rating (\w+)")
+        """A book page: one item, read with XPath this time (the package's own demo spider
+        reads the same page with CSS selectors)."""
+        page = response.xpath("//article[contains(@class, 'product_page')]")
+        rating = page.xpath(".//p[contains(@class, 'star-rating')]/@class").re_first(
+            r"star-rating (\w+)")
         return {
-            "title": response.css("h1::text").get(),
-            "price": float(response.css("p.price::text").re_first(r"[\d.]+")),
-            "availability": response.css("p.availability::text").get().strip(),
-            "rating": RATINGS[rating],
+            "title": page.xpath("normalize-space(.//h1)").get(),
+            "price": float(page.xpath(".//p[@class='price']/text()").re_first(r"[\d.]+")),
+            "availability": page.xpath("normalize-space(.//p[@class='availability'])").get(),
+            "rating": RATINGS.get(rating),
             "url": response.url,
         }

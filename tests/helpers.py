@@ -102,8 +102,8 @@ def make_engine(spidercls, settings=None, scheduler=None, **spargs):
     scraper = Scraper(crawler)
     if scheduler is None:
         scheduler = Scheduler()
-    engine = ExecutionEngine(crawler, clock, scheduler, downloader, scraper)
-    scraper.engine = engine
+    engine = ExecutionEngine(crawler, reactor=clock, scheduler=scheduler, downloader=downloader,
+                             scraper=scraper)
     crawler.engine = engine
     engine.open_spider(crawler.spider, start_of(crawler.spider, scraper.spidermw))
     return engine, clock, downloader, crawler

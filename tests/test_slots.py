@@ -550,9 +550,9 @@ def slot_engine(rules, settings=None, default=DEFAULT, **spargs):
     slots = Slots(parse_limit_rules(rules, default), default, clock)
     downloader = SlotDownloader(slots)
     scraper = Scraper(crawler)
-    engine = ExecutionEngine(crawler, clock, Scheduler(slots=slots, clock=clock), downloader,
-                             scraper)
-    scraper.engine = crawler.engine = engine
+    engine = crawler.engine = ExecutionEngine(
+        crawler, reactor=clock, scheduler=Scheduler(slots=slots, clock=clock),
+        downloader=downloader, scraper=scraper)
     engine.open_spider(crawler.spider, crawler.spider.start_requests())
     return engine, clock, downloader
 

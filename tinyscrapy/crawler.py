@@ -50,7 +50,7 @@ from tinyscrapy.signalmanager import SignalBus
 from tinyscrapy.utils.defer import deferred_to_future
 from tinyscrapy.utils.gc import tune_for_crawl
 from tinyscrapy.utils.log import configure_logging, log_start, update_root_handler
-from tinyscrapy.utils.misc import build, build_from_crawler, load_object
+from tinyscrapy.utils.misc import build, load_object
 from tinyscrapy.utils.reactor import (
     ASYNCIO_REACTOR,
     apply_reactor_setting,
@@ -158,22 +158,20 @@ class Crawler:
         return self.engine.close_spider(reason)
 
     def _create_engine(self):
-        """Build the parts the engine drives, each from this crawler's settings."""
+        """The engine, which builds the parts it drives from this crawler's settings (the
+        downloader first: robots.txt downloads through it, and the scheduler consults its
+        slots), then the extensions, which only listen to signals: each connects its own
+        in C{from_crawler}."""
         from tinyscrapy.core.engine import ExecutionEngine
-        from tinyscrapy.core.scraper import Scraper
-        from tinyscrapy.frontier import scheduler_class  # SCHEDULER, or --jobdir's, ...
-
-        # made first: robots.txt downloads through it, the scheduler consults its slots
-        downloader = build_from_crawler(load_object(self.settings["DOWNLOADER"]), self)
-        self.downloader = downloader
-        self.slots = downloader.slots
-        scheduler = build(scheduler_class(self.settings), self)
-        scraper = Scraper(self)
-        engine = ExecutionEngine(self, self.reactor, scheduler, downloader, scraper)
-        scraper.engine = engine
-        # extensions only listen to signals: each connects its own in from_crawler
+        engine = self.engine = ExecutionEngine(self)
         self.extensions = build_ordered(self, "EXTENSIONS")
         return engine
+
+    def scheduler_class(self):
+        """The frontier's class: C{SCHEDULER} when the user set it, else the one C{JOBDIR}
+        (on disk) or C{SCHEDULER_URL} (shared) asks for, else C{SCHEDULER}'s default."""
+        from tinyscrapy.frontier import scheduler_class
+        return scheduler_class(self.settings)
 
     @property
     def request_fingerprinter(self):

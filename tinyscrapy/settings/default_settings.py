@@ -239,3 +239,54 @@ KINDS = {
 # Scrapy's module holds each default as a module-level name
 # (C{from scrapy.settings.default_settings import RETRY_EXCEPTIONS}): so does this one.
 globals().update(DEFAULTS)
+
+# Scrapy's settings that tinyscrapy does not act on: set one and the crawl warns, naming it
+# and the reason (docs/differences.md has the row). Never taken for a typo of another.
+_NETWORK_STORES = ("needs a network service the project does not test against (S3, GCS, "
+                   "FTP): docs/differences.md, 'modules'")
+_HTTP2 = "http and https go over HTTP/1.1 only: docs/differences.md, 'modules'"
+_TLS_CLIENT = ("the TLS client is Twisted's with the crawl's policy "
+               "(DOWNLOAD_VERIFY_CERTIFICATES, DOWNLOAD_CA_BUNDLE): docs/differences.md, "
+               "'downloads'")
+UNSUPPORTED = {
+    **{name: _NETWORK_STORES for name in (
+        "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_ENDPOINT_URL",
+        "AWS_MAX_POOL_CONNECTIONS", "AWS_REGION_NAME", "AWS_SESSION_TOKEN", "AWS_USE_SSL",
+        "AWS_VERIFY", "FTP_PASSIVE_MODE", "FTP_USER", "FTP_PASSWORD", "GCS_PROJECT_ID",
+        "FEED_STORAGE_FTP_ACTIVE", "FEED_STORAGE_GCS_ACL", "FEED_STORAGE_S3_ACL",
+        "FILES_STORE_GCS_ACL", "FILES_STORE_S3_ACL", "IMAGES_STORE_GCS_ACL",
+        "IMAGES_STORE_S3_ACL")},
+    "HTTP2_MAX_FRAME_SIZE": _HTTP2,
+    "HTTPX_HTTP2_ENABLED": _HTTP2,
+    **{name: _TLS_CLIENT for name in (
+        "DOWNLOADER_CLIENTCONTEXTFACTORY", "DOWNLOADER_CLIENT_TLS_CIPHERS",
+        "DOWNLOADER_CLIENT_TLS_METHOD", "DOWNLOADER_CLIENT_TLS_VERBOSE_LOGGING",
+        "DOWNLOAD_TLS_MAX_VERSION", "DOWNLOAD_TLS_MIN_VERSION")},
+    "DNS_RESOLVER": "host names go through the crawl's DNS cache on Twisted's resolver "
+                    "(DNSCACHE_ENABLED, DNS_TIMEOUT): docs/differences.md, 'downloads'",
+    "TWISTED_DNS_RESOLVER": "host names go through the crawl's DNS cache on Twisted's "
+                            "resolver (DNSCACHE_ENABLED, DNS_TIMEOUT): docs/differences.md, "
+                            "'downloads'",
+    "DOWNLOAD_BIND_ADDRESS": "connections leave from the default address: "
+                             "docs/differences.md, 'downloads'",
+    "REMOTE_CONTROL_ENABLED": "no remote control: docs/differences.md, 'modules'",
+    "REMOTE_CONTROL_JOBS_DIR": "no remote control: docs/differences.md, 'modules'",
+    "REMOTE_CONTROL_TIMEOUT_DEFAULT": "no remote control: docs/differences.md, 'modules'",
+    "REMOTE_CONTROL_TIMEOUT_MAX": "no remote control: docs/differences.md, 'modules'",
+    "REMOTE_CONTROL_OUTPUT_MAX_BYTES": "no remote control: docs/differences.md, 'modules'",
+    "REMOTE_CONTROL_TRACEBACK_MAX_BYTES": "no remote control: docs/differences.md, 'modules'",
+    "SCRAPER_SLOT_MAX_ACTIVE_SIZE": "the scraper's back-pressure is the engine's max (a page "
+                                    "is in flight until its items left the pipelines): "
+                                    "docs/differences.md, 'engine'",
+    "TWISTED_REACTOR_ENABLED": "the crawl always runs on a Twisted reactor "
+                               "(TWISTED_REACTOR names which): docs/differences.md, "
+                               "'reactor'",
+    "FORCE_CRAWLER_PROCESS": "the commands always run one CrawlerProcess: "
+                             "docs/differences.md, 'commands'",
+    "LOG_SHORT_NAMES": "log lines name the logger in full: docs/differences.md, 'logging'",
+    "LOG_STDOUT": "print() in a spider is not redirected into the log: docs/differences.md, "
+                  "'logging'",
+    "LOG_COLOR": "log lines are not coloured: docs/differences.md, 'logging'",
+    "WARN_ON_GENERATOR_RETURN_VALUE": "a callback's return value after yields is not "
+                                      "checked: docs/differences.md, 'spiders'",
+}

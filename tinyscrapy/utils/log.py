@@ -143,6 +143,9 @@ def log_start(crawler):
     if overridden and logger.isEnabledFor(logging.INFO):
         logger.info("%s: settings: %s", name, ", ".join(
             f"{key}={_show(value)}" for key, value in sorted(overridden.items())))
+    for setting, reason in getattr(settings, "unsupported_set", list)():
+        logger.warning("%s: setting %s is Scrapy's, and tinyscrapy does not act on it: %s",
+                       name, setting, reason)
     unread = settings.unread_unknown()
     # a name close to a known one is likely a typo; any other may be the project's own
     # (an API key a callback reads later), so it is only mentioned at DEBUG

@@ -228,9 +228,11 @@ SCRAPY_PATHS = {
     # under another name until the extensions take Scrapy's
     _EXT + "closespider.CloseSpider": "tinyscrapy.extensions.closespider.CloseConditions",
     _EXT + "logstats.LogStats": "tinyscrapy.extensions.logstats.Progress",
-    # Scrapy's spider-side offsite middleware (before 2.11) is the downloader's here
-    _SMW + "offsite.OffsiteMiddleware":
-        "tinyscrapy.downloadermiddlewares.offsite.OffsiteMiddleware",
+    # Scrapy's spider-side offsite middleware is gone from Scrapy 2.19: the downloader's
+    _SMW + "offsite.OffsiteMiddleware": Absent(
+        "offsite requests are dropped by the downloader middleware "
+        "scrapy.downloadermiddlewares.offsite.OffsiteMiddleware: switch that one off in "
+        "DOWNLOADER_MIDDLEWARES"),
     _SMW + "start.StartSpiderMiddleware": BuiltIn("start requests are handled by the engine"),
     _DMW + "ajaxcrawl.AjaxCrawlMiddleware": Absent("no AJAX crawlable pages support"),
     _SMW + "metacopy.MetaCopyDetectionMiddleware": Absent("no meta copy detection"),

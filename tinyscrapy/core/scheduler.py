@@ -59,6 +59,7 @@ class Scheduler:
             queue = load_object(default_settings.SCHEDULER_PRIORITY_QUEUE)(slots, clock)
         self.dupefilter = dupefilter
         self.queue = queue
+        self.spider = None
         if clock is not None:
             self.clock = clock
         self._pending = 0
@@ -103,6 +104,7 @@ class Scheduler:
 
     def open(self, spider):
         """Called once before the crawl; may return a Deferred (remote backends)."""
+        self.spider = spider
         return self.dupefilter.open()
 
     def close(self, reason):
@@ -121,6 +123,7 @@ class Scheduler:
         """
         if not request.dont_filter and self.dupefilter.request_seen(request):
             self._duplicates += 1
+            self.dupefilter.log(request, self.spider)
             return False
         self._pending += 1
         self._enqueued += 1

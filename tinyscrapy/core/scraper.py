@@ -65,7 +65,7 @@ class Scraper:
         downloader = getattr(crawler, "downloader", None)
         downloadermw = downloader.middleware.middlewares if downloader is not None else ()
         self.scope = Scope(crawler.stats, [*downloadermw, *self.spidermw.middlewares])
-        self._status_allowed = _status_rule(self.spidermw.middlewares)
+        self._input_hooks = self.spidermw.has_input_hooks
         self.pipelines = build_from_crawler(
             load_object(crawler.settings["ITEM_PROCESSOR"]), crawler)
         # asked once: a crawl at INFO pays nothing for the DEBUG line of each page
@@ -93,9 +93,13 @@ class Scraper:
             _log_crawled(response, request)
         self.signals.send(signals.response_received, response=response, request=request,
                           spider=spider)
-        if self._status_allowed is not None and \
-                not self._status_allowed(response, request, spider):
-            return self.scrape_failure(Failure(HttpError(response)), request, spider)
+        if response.request is None:
+            response.request = request
+        if self._input_hooks:  # the HTTP-error rule, and any process_spider_input
+            try:
+                self.spidermw.process_input(response, spider)
+            except Exception:
+                return self._input_refused(Failure(), response, request, spider)
         self.ledger.close(request, "handled")
         response._seen = self._early_dedup()
         request.meta["depth"] = request.depth  # where Scrapy's DepthMiddleware keeps it
@@ -109,6 +113,21 @@ class Scraper:
             from tinyscrapy.dupefilters import SeenUrls  # with the frontier's seen set
             self._seen_urls = SeenUrls.of(self.engine.scheduler, self.stats) or False
         return self._seen_urls or None
+
+    def _input_refused(self, failure, response, request, spider):
+        """
+        A C{process_spider_input} raised: an L{HttpError} (the status rule) is a refused
+        page, as L{scrape_failure} counts it; anything else goes to the request's errback,
+        or, without one, to the spider middlewares' C{process_spider_exception} (Scrapy's
+        order). @return: a Deferred firing with None.
+        """
+        if failure.check(HttpError):
+            return self.scrape_failure(failure, request, spider)
+        self.ledger.close(request, "failed", failure.type.__name__)
+        if request.errback is not None:
+            failure.request = request
+            return self._call(request.errback, response, request, spider, failure)
+        return self._spider_error(failure, response, request, spider)
 
     def scrape_failure(self, failure, request, spider):
         """
@@ -252,8 +271,7 @@ class Scraper:
     def count_dropped(self, request, decision):
         """A rule or the duplicate filter refused C{request}: ledger, stats, signal."""
         if isinstance(decision, DuplicateRequest):
-            self.ledger.close(request, "duplicate")
-            self.stats.inc_value("dupefilter/filtered")
+            self.ledger.close(request, "duplicate")  # the dupefilter counted it
         else:
             reason = type(decision).__name__
             self.ledger.close(request, "dropped", reason)
@@ -369,13 +387,3 @@ def _split_authority(authority):
     if not host:
         return f"no valid host in {authority[:200]!r}"
     return host, port
-
-
-def _status_rule(middlewares):
-    """The C{status_allowed} of the first spider middleware that has one (Scrapy's
-    C{HttpErrorMiddleware}), or None: every status reaches the callback."""
-    for _, component in middlewares:
-        rule = getattr(component, "status_allowed", None)
-        if rule is not None:
-            return rule
-    return None

@@ -19,11 +19,16 @@ def load_object(path):
     """
     Import the object a dotted path names.
 
+    A path under Scrapy's package (C{"scrapy.dupefilters.RFPDupeFilter"}, in a project's
+    settings) names tinyscrapy's module at the same place (C{tinyscrapy.dupefilters}).
+
     @param path: C{"package.module.Name"}, or an object, which is returned as it is.
     @raise UsageError: the path is malformed or does not import.
     """
     if not isinstance(path, str):
         return path
+    if path.startswith("scrapy."):
+        path = "tinyscrapy" + path[len("scrapy"):]
     module_name, _, name = path.rpartition(".")
     if not module_name:
         raise UsageError(f"{path!r} is not a dotted path (expected package.module.Name)")

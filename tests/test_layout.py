@@ -39,7 +39,6 @@ PLANNED = {
     "scrapy.extensions.statsmailer": "Extensions",
     "scrapy.extensions.telnet": "Extensions",
     "scrapy.interfaces": "As Scrapy",
-    "scrapy.logformatter": "The crawl's API",
     "scrapy.mail": "Extensions",
     "scrapy.pipelines.files": "Items out",
     "scrapy.pipelines.images": "Items out",
@@ -75,11 +74,11 @@ FACES = {"tinyscrapy", "tinyscrapy.http", "tinyscrapy.selector", "tinyscrapy.lin
          "tinyscrapy.__main__", "tinyscrapy.demo"}
 
 # what the kernel (core/) may import at module level: itself, the objects of a crawl, the
-# vocabulary, the helpers, and the base of its two middleware chains (as Scrapy's core
-# imports scrapy.middleware)
+# vocabulary (the log's words included), the helpers, and the base of its two middleware
+# chains (as Scrapy's core imports scrapy.middleware)
 KERNEL_MAY_IMPORT = ("tinyscrapy.core", "tinyscrapy.http", "tinyscrapy.signals",
                      "tinyscrapy.exceptions", "tinyscrapy.settings", "tinyscrapy.utils",
-                     "tinyscrapy.middleware")
+                     "tinyscrapy.middleware", "tinyscrapy.logformatter")
 
 # the one sys.modules assignment: importlib's recipe for running a file as a module
 # (runspider FILE.py), not an alias of one module under another name

@@ -50,7 +50,7 @@ from tinyscrapy.signalmanager import SignalBus
 from tinyscrapy.utils.defer import deferred_to_future
 from tinyscrapy.utils.gc import tune_for_crawl
 from tinyscrapy.utils.log import configure_logging, log_start, update_root_handler
-from tinyscrapy.utils.misc import build, load_object
+from tinyscrapy.utils.misc import build, build_from_crawler, load_object
 from tinyscrapy.utils.reactor import (
     ASYNCIO_REACTOR,
     apply_reactor_setting,
@@ -104,6 +104,7 @@ class Crawler:
         self.slots = None
         self.extensions = []
         self._fingerprinter = None
+        self._logformatter = None
         self._opened = False
         self._stop_reason = None
 
@@ -172,6 +173,15 @@ class Crawler:
         (on disk) or C{SCHEDULER_URL} (shared) asks for, else C{SCHEDULER}'s default."""
         from tinyscrapy.frontier import scheduler_class
         return scheduler_class(self.settings)
+
+    @property
+    def logformatter(self):
+        """The crawl's L{tinyscrapy.logformatter.LogFormatter} (C{LOG_FORMATTER}), built on
+        first use."""
+        if self._logformatter is None:
+            self._logformatter = build_from_crawler(
+                load_object(self.settings["LOG_FORMATTER"]), self)
+        return self._logformatter
 
     @property
     def request_fingerprinter(self):

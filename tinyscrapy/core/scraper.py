@@ -37,6 +37,7 @@ from tinyscrapy.exceptions import (
     describe_failure,
 )
 from tinyscrapy.http.request import Request
+from tinyscrapy.logformatter import LogFormatter, log_line
 from tinyscrapy.middleware import build_ordered
 from tinyscrapy.utils.defer import deferred_from_coro
 from tinyscrapy.utils.misc import build_from_crawler, load_object
@@ -68,8 +69,11 @@ class Scraper:
         self._input_hooks = self.spidermw.has_input_hooks
         self.pipelines = build_from_crawler(
             load_object(crawler.settings["ITEM_PROCESSOR"]), crawler)
-        # asked once: a crawl at INFO pays nothing for the DEBUG line of each page
-        self._log_pages = logger.isEnabledFor(logging.DEBUG)
+        self.logformatter = crawler.logformatter
+        # asked once: a crawl at INFO pays nothing for the DEBUG line of each page (unless
+        # a LOG_FORMATTER of the project's own may log it at another level)
+        self._log_pages = logger.isEnabledFor(logging.DEBUG) \
+            or type(self.logformatter) is not LogFormatter
 
     def open_spider(self, spider):
         """@return: a Deferred fired once every pipeline's C{open_spider} finished."""
@@ -90,7 +94,7 @@ class Scraper:
         """
         self.stats.inc_value("response_received_count")
         if self._log_pages:
-            _log_crawled(response, request)
+            log_line(logger, self.logformatter.crawled(request, response, spider))
         self.signals.send(signals.response_received, response=response, request=request,
                           spider=spider)
         if response.request is None:
@@ -150,7 +154,8 @@ class Scraper:
             self.count_dropped(request, failure.value)
         else:
             self.ledger.close(request, "failed", failure.type.__name__)
-            logger.error("Error downloading %r: %s", request, describe_failure(failure))
+            log_line(logger, self.logformatter.download_error(
+                failure, request, spider, describe_failure(failure)))
             self.signals.send(signals.download_error, failure=failure, request=request,
                               spider=spider)
         failure.request = request
@@ -254,8 +259,8 @@ class Scraper:
             self.engine.close_spider(failure.value.reason)
             return succeed(None)
         self.stats.inc_value(f"spider_exceptions/{failure.type.__name__}")
-        logger.error("Spider error processing %r", request, exc_info=(
-            failure.type, failure.value, failure.getTracebackObject()))
+        log_line(logger, self.logformatter.spider_error(failure, request, response, spider),
+                 exc_info=(failure.type, failure.value, failure.getTracebackObject()))
         if self.signals.listened(signals.spider_error):
             self.signals.send(signals.spider_error, failure=failure, response=response,
                               spider=spider)
@@ -285,17 +290,6 @@ class Scraper:
         self.stats.inc_value(f"engine/unexpected_errors/{failure.type.__name__}")
         logger.error("Unexpected error while handling %r", request, exc_info=(
             failure.type, failure.value, failure.getTracebackObject()))
-
-
-def _log_crawled(response, request):
-    """Scrapy's DEBUG line for a page: C{Crawled (200) <GET url> (referer: None)}, with
-    the response's flags (C{['cached']}) when it has some."""
-    flags = getattr(response, "flags", None)
-    referer = request.headers.get("Referer")
-    if isinstance(referer, bytes):
-        referer = referer.decode("latin-1")
-    logger.debug("Crawled (%d) %r (referer: %s)%s", response.status, request, referer,
-                 f" {flags!r}" if flags else "")
 
 
 def _is_item(value):

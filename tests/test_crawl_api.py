@@ -230,6 +230,30 @@ class _CountingFilter(RFPDupeFilter):
         return request.url.endswith("/q3") or super().request_seen(request)
 
 
+class _ListScheduler:
+    """A scheduler of Scrapy's interface only: no base class, no len(), no size()."""
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        return cls()
+
+    def __init__(self):
+        self.waiting, self.urls = [], set()
+
+    def has_pending_requests(self):
+        return bool(self.waiting)
+
+    def enqueue_request(self, request):
+        if request.url in self.urls:
+            return False
+        self.urls.add(request.url)
+        self.waiting.append(request)
+        return True
+
+    def next_request(self):
+        return self.waiting.pop(0) if self.waiting else None
+
+
 class ComponentSettingsTests(unittest.TestCase):
     """Components named by Scrapy's settings are the ones the crawl uses."""
 
@@ -274,6 +298,27 @@ class ComponentSettingsTests(unittest.TestCase):
                               start_urls=[self.start])
         self.assertEqual(self.server.hits["/q3"], 0)
         self.assertGreater(crawler.engine.scheduler.dupefilter.calls, 0)
+
+    @defer.inlineCallbacks
+    def test_scheduler_of_scrapys_interface(self):
+        """SCHEDULER may name a class with only Scrapy's three methods: it counts as a
+        BaseScheduler, and the crawl runs to its close through it (stats and the
+        close-time ledger ask it no more than it has)."""
+        from tinyscrapy.core.scheduler import BaseScheduler
+        self.assertIsInstance(_ListScheduler(), BaseScheduler)
+
+        class Links(Spider):
+            name = "links"
+
+            def parse(self, response):
+                yield from response.follow_all(css="a")
+
+        crawler = yield crawl(Links, {"SCHEDULER": _ListScheduler, "LOGSTATS_INTERVAL": 0.01},
+                              start_urls=[self.start])
+        self.assertIsInstance(crawler.engine.scheduler, _ListScheduler)
+        self.assertEqual(crawler.stats.get_value("finish_reason"), "finished")
+        self.assertEqual(sorted(self.server.hits), ["/", "/a", "/b", "/q3"])
+        self.assertTrue(all(count == 1 for count in self.server.hits.values()))
 
     def test_scrapy_paths_in_class_settings(self):
         """A scrapy.* path in a class setting names tinyscrapy's class at that place."""

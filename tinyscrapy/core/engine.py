@@ -50,7 +50,7 @@ docs/walkthrough.md follows it with you):
 import logging
 from dataclasses import dataclass
 
-from twisted.internet.defer import Deferred, maybeDeferred
+from twisted.internet.defer import Deferred, maybeDeferred, succeed
 from twisted.internet.task import LoopingCall
 
 from tinyscrapy import signals
@@ -129,7 +129,8 @@ class ExecutionEngine:
         """
         self.spider = spider
         self._start_requests = StartRequests(start_requests, self)
-        d = maybeDeferred(self.scheduler.open, spider)
+        open_scheduler = getattr(self.scheduler, "open", None)  # optional in Scrapy's interface
+        d = maybeDeferred(open_scheduler, spider) if open_scheduler else succeed(None)
         d.addCallback(self._cb_scheduler_opened)
         return d
 
@@ -327,7 +328,7 @@ class ExecutionEngine:
         if self._closing_started:
             return
         self._closing_started = True
-        self.crawler.ledger.reconcile(len(self.scheduler), len(self.in_flight))
+        self.crawler.ledger.reconcile(pending_count(self.scheduler), len(self.in_flight))
         d = close_parts(self)
         d.addCallback(self._cb_closed)
 
@@ -487,3 +488,15 @@ def _parts(crawler, downloader, scheduler, scraper):
         from tinyscrapy.core.scraper import Scraper
         scraper = Scraper(crawler)
     return downloader, scheduler, scraper
+
+
+def pending_count(scheduler):
+    """
+    How many requests a scheduler holds, asked the way it can answer: C{len()}, then
+    Scrapy 1.x's C{size()}, else 1 or 0 from C{has_pending_requests()} (a scheduler of
+    Scrapy's interface need not count).
+    """
+    for ask in (getattr(scheduler, "__len__", None), getattr(scheduler, "size", None)):
+        if ask is not None:
+            return ask()
+    return 1 if scheduler.has_pending_requests() else 0

@@ -30,6 +30,7 @@ from collections import deque
 from twisted.internet.task import LoopingCall
 
 from tinyscrapy import signals
+from tinyscrapy.core.engine import pending_count
 from tinyscrapy.exceptions import NotConfigured, UsageError
 from tinyscrapy.statscollectors import crawl_statistics
 
@@ -129,7 +130,7 @@ class Progress:
         engine, scheduler = records.get("engine"), records.get("scheduler")
         queued = getattr(scheduler, "pending", None)
         if queued is None and self.crawler.engine is not None:
-            queued = self.crawler.engine.scheduler.size()
+            queued = pending_count(self.crawler.engine.scheduler)
         ledger = records.get("ledger")
         exceptions = sum(value for key, value in stats.get_stats().items()
                          if key.startswith("spider_exceptions/"))

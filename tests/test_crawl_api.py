@@ -4,17 +4,24 @@ crawler's methods, the middleware hooks, and the components named by Scrapy's se
 """
 
 import json
+import logging
 import os
 import warnings
 
-from twisted.internet import defer
+from twisted.internet import defer, reactor
 from twisted.trial import unittest
 
 from tinyscrapy import Request, Spider, signals
 from tinyscrapy.core.engine import ExecutionEngine
-from tinyscrapy.crawler import Crawler
+from tinyscrapy.crawler import Crawler, CrawlerRunner
 from tinyscrapy.dupefilters import RFPDupeFilter
-from tinyscrapy.exceptions import IgnoreRequest, ScrapyDeprecationWarning
+from tinyscrapy.exceptions import (
+    DontCloseSpider,
+    IgnoreRequest,
+    NotConfigured,
+    ScrapyDeprecationWarning,
+    UsageError,
+)
 from tinyscrapy.settings import SETTINGS_PRIORITIES, BaseSettings, Settings, SettingValueError
 
 from .helpers import crawl, crawl_and_collect, serve
@@ -439,3 +446,278 @@ class _StatusSpider(Spider):
 def _json(path):
     with open(path, encoding="utf-8") as f:
         return json.load(f)
+
+
+class Tagger:
+    """An item pipeline an add-on enables."""
+
+    def process_item(self, item):
+        item["tagged_by"] = "addon"
+        return item
+
+
+class TaggingAddon:
+    """An add-on: enables L{Tagger}, gives DOWNLOAD_TIMEOUT a default the project can
+    still override, and says where the spiders are before any crawler exists."""
+
+    def update_settings(self, settings):
+        settings["ITEM_PIPELINES"][Tagger] = 500
+        settings.set("DOWNLOAD_TIMEOUT", 7.0, "addon")
+        settings.set("RETRY_TIMES", 9, "addon")
+
+    @classmethod
+    def update_pre_crawler_settings(cls, settings):
+        settings.set("SPIDER_MODULES", ["tests.test_crawl_api"], "addon")
+
+
+class SwitchedOffAddon:
+    def __init__(self):
+        raise NotConfigured("no key given")
+
+
+class _OneItem(Spider):
+    name = "one_item"
+
+    def parse(self, response):
+        yield {"url": response.url}
+
+
+class AddonTests(unittest.TestCase):
+    """ADDONS: each add-on's update_settings runs before anything is built."""
+
+    def setUp(self):
+        self.server = serve(self)
+        self.start = self.server.add_page("/")
+
+    @defer.inlineCallbacks
+    def test_addon_settings_under_the_project(self):
+        """An add-on's values apply at the addon priority: the project's own win; its
+        pipeline runs; get_addon finds it; one that raises NotConfigured is left out,
+        with one warning naming it and its reason."""
+        logs = capture_logs(self, "tinyscrapy.addons")
+        crawler, items = yield crawl_and_collect(_OneItem, {
+            "ADDONS": {TaggingAddon: 10, SwitchedOffAddon: 20},
+            "RETRY_TIMES": 1}, start_urls=[self.start])
+        self.assertEqual(items, [{"url": self.start, "tagged_by": "addon"}])
+        self.assertEqual(crawler.settings.getfloat("DOWNLOAD_TIMEOUT"), 7.0)
+        self.assertEqual(crawler.settings.getint("RETRY_TIMES"), 1)
+        self.assertIsInstance(crawler.get_addon(TaggingAddon), TaggingAddon)
+        self.assertIsNone(crawler.get_addon(SwitchedOffAddon))
+        warned = logs.messages(logging.WARNING)
+        self.assertEqual(len(warned), 1, warned)
+        self.assertIn("SwitchedOffAddon: no key given", warned[0])
+
+    def test_pre_crawler_settings_find_the_spiders(self):
+        """A runner applies update_pre_crawler_settings first: its spider loader finds a
+        spider by name in the modules the add-on named."""
+        runner = CrawlerRunner({"ADDONS": {TaggingAddon: 1}})
+        self.assertEqual(runner.settings.getlist("SPIDER_MODULES"), ["tests.test_crawl_api"])
+        self.assertIs(runner.create_crawler("one_item").spidercls, _OneItem)
+
+    def test_bad_addon_path_is_one_clear_error(self):
+        """An add-on path that does not import stops the start with a UsageError."""
+        with self.assertRaises(UsageError) as caught:
+            Crawler(_OneItem, Settings({"ADDONS": {"no.such.Addon": 1}}))
+        self.assertIn("no.such.Addon", str(caught.exception))
+
+
+class CrawlerLifecycleTests(unittest.TestCase):
+    """The crawler's Scrapy API: crawling, once only, the coroutine forms."""
+
+    def setUp(self):
+        self.server = serve(self)
+        self.start = self.server.add_page("/")
+
+    @defer.inlineCallbacks
+    def test_crawl_once_and_crawling(self):
+        """crawling is True while the crawl runs; a second crawl() is refused."""
+        seen = []
+
+        class Watch(_OneItem):
+            def parse(self, response):
+                seen.append(self.crawler.crawling)
+                yield from super().parse(response)
+
+        crawler = Crawler(Watch, Settings({"LOG_LEVEL": "WARNING", "FEEDS": {}}))
+        yield crawler.crawl(start_urls=[self.start])
+        self.assertEqual(seen, [True])
+        self.assertFalse(crawler.crawling)
+        yield self.assertFailure(crawler.crawl(), RuntimeError)
+
+    @defer.inlineCallbacks
+    def test_coroutine_forms(self):
+        """crawl_async completes with the crawl; stop_async closes a crawl that would run
+        forever (close_if_idle off) with the reason shutdown."""
+        crawler = Crawler(_OneItem, Settings({"LOG_LEVEL": "WARNING", "FEEDS": {}}))
+        yield defer.ensureDeferred(crawler.crawl_async(start_urls=[self.start]))
+        self.assertEqual(crawler.stats.get_value("finish_reason"), "finished")
+
+        class Forever(_OneItem):
+            stopping = False
+
+            def parse(self, response):
+                self.crawler.signals.connect(self.keep_open, signals.spider_idle)
+                yield from super().parse(response)
+
+            def keep_open(self):
+                if not self.stopping:  # the first idle: stop from outside, once
+                    self.stopping = True
+                    reactor.callLater(0, defer.ensureDeferred, self.crawler.stop_async())
+                raise DontCloseSpider
+
+        crawler = Crawler(Forever, Settings({"LOG_LEVEL": "WARNING", "FEEDS": {}}))
+        yield crawler.crawl(start_urls=[self.start])
+        self.assertEqual(crawler.stats.get_value("finish_reason"), "shutdown")
+
+    def test_arguments(self):
+        """A spider instance is refused; Scrapy's init_reactor flag is accepted."""
+        self.assertRaises(ValueError, Crawler, _OneItem())
+        crawler = Crawler(_OneItem, {"LOG_LEVEL": "WARNING"}, True)
+        self.assertIs(crawler.spidercls, _OneItem)
+
+
+class RunnerTests(unittest.TestCase):
+    """CrawlerRunner and CrawlerProcess as Scrapy's."""
+
+    def setUp(self):
+        self.server = serve(self)
+        self.start = self.server.add_page("/")
+
+    def test_process_is_a_runner(self):
+        """CrawlerProcess is a CrawlerRunner; create_crawler takes a class, a spider's
+        name (SPIDER_MODULES), a dotted path or a crawler, and refuses a spider."""
+        from tinyscrapy.crawler import CrawlerProcess
+        self.assertTrue(issubclass(CrawlerProcess, CrawlerRunner))
+        runner = CrawlerRunner({"SPIDER_MODULES": ["tests.test_crawl_api"]})
+        self.assertIs(runner.create_crawler("one_item").spidercls, _OneItem)
+        self.assertIs(runner.create_crawler("tests.test_crawl_api._OneItem").spidercls,
+                      _OneItem)
+        crawler = runner.create_crawler(_OneItem)
+        self.assertIs(runner.create_crawler(crawler), crawler)
+        self.assertRaises(ValueError, runner.create_crawler, _OneItem())
+        self.assertRaises(KeyError, runner.create_crawler, "no_such_spider")
+
+    @defer.inlineCallbacks
+    def test_crawlers_and_bootstrap_failed(self):
+        """crawlers holds the running crawls; bootstrap_failed tells a crawl whose spider
+        could not be made."""
+
+        class Broken(_OneItem):
+            def __init__(self, *args, **kwargs):
+                raise ValueError("bad argument")
+
+        runner = CrawlerRunner({"LOG_LEVEL": "WARNING", "FEEDS": {}})
+        d = runner.crawl(_OneItem, start_urls=[self.start])
+        self.assertEqual(len(runner.crawlers), 1)
+        yield d
+        self.assertEqual(runner.crawlers, set())
+        self.assertFalse(runner.bootstrap_failed)
+        yield self.assertFailure(runner.crawl(Broken), ValueError)
+        self.assertTrue(runner.bootstrap_failed)
+
+
+class _NamedLoader:
+    """A SPIDER_LOADER_CLASS of Scrapy's protocol only (no .spiders attribute)."""
+
+    @classmethod
+    def from_settings(cls, settings):
+        return cls()
+
+    def load(self, name):
+        if name != "one":
+            raise KeyError(f"Spider not found: {name}")
+        return _OneItem
+
+    def list(self):
+        return ["one"]
+
+    def find_by_request(self, request):
+        return ["one"]
+
+
+class SpiderLoaderTests(unittest.TestCase):
+    """SPIDER_LOADER_CLASS and SPIDER_LOADER_WARN_ONLY."""
+
+    def test_loader_class_from_the_settings(self):
+        """get_spider_loader builds SPIDER_LOADER_CLASS; resolve_spider asks it by name."""
+        from tinyscrapy.spiderloader import get_spider_loader, resolve_spider
+        loader = get_spider_loader(Settings({"SPIDER_LOADER_CLASS": _NamedLoader}))
+        self.assertIsInstance(loader, _NamedLoader)
+        self.assertIs(resolve_spider("one", loader), _OneItem)
+        self.assertRaises(UsageError, resolve_spider, "two", loader)
+
+    def test_warn_only(self):
+        """A spider module that does not import stops the loader, or with
+        SPIDER_LOADER_WARN_ONLY is warned about and skipped."""
+        from tinyscrapy.spiderloader import SpiderLoader
+        modules = ["tests.no_such_spiders", "tests.test_crawl_api"]
+        self.assertRaises(UsageError, SpiderLoader.from_settings,
+                          Settings({"SPIDER_MODULES": modules}))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            loader = SpiderLoader.from_settings(Settings({"SPIDER_MODULES": modules,
+                                                          "SPIDER_LOADER_WARN_ONLY": True}))
+        self.assertIn("one_item", loader.list())
+        self.assertEqual([w.category for w in caught], [RuntimeWarning])
+        self.assertIn("tests.no_such_spiders", str(caught[0].message))
+        with self.assertRaises(KeyError) as missing:
+            loader.load("nope")
+        self.assertIn("Spider not found: nope", str(missing.exception))
+
+
+ADDON_PROJECT = {
+    "tinyscrapy.cfg": "[settings]\ndefault = shop.settings\n",
+    "shop/__init__.py": "",
+    "shop/settings.py": 'BOT_NAME = "shop"\nADDONS = {"shop.addons.Where": 1}\n',
+    "shop/addons.py": '''\
+class Stamp:
+    def process_item(self, item):
+        item["stamped"] = True
+        return item
+
+
+class Where:
+    """Says where the spiders are, and stamps every item."""
+
+    @classmethod
+    def update_pre_crawler_settings(cls, settings):
+        settings.set("SPIDER_MODULES", ["shop.hidden"], "addon")
+
+    def update_settings(self, settings):
+        settings["ITEM_PIPELINES"]["shop.addons.Stamp"] = 100
+''',
+    "shop/hidden/__init__.py": '''\
+from tinyscrapy import Spider
+
+
+class Pages(Spider):
+    name = "pages"
+
+    def parse(self, response):
+        yield {"url": response.url}
+''',
+}
+
+
+class AddonCommandTests(unittest.TestCase):
+    """An add-on of a project's settings, from the command line."""
+
+    @defer.inlineCallbacks
+    def test_crawl_by_name_where_an_addon_says(self):
+        """crawl NAME finds the spider in the modules the add-on's
+        update_pre_crawler_settings named, and the pipeline it enabled runs."""
+        from .helpers import run_command
+        server = serve(self)
+        start = server.add_page("/")
+        root = os.path.abspath(self.mktemp())
+        for path, text in ADDON_PROJECT.items():
+            os.makedirs(os.path.dirname(os.path.join(root, path)), exist_ok=True)
+            with open(os.path.join(root, path), "w") as f:
+                f.write(text)
+        out = os.path.join(root, "items.jsonl")
+        code, _, err = yield run_command(
+            reactor, ["crawl", "pages", "-a", f"start_urls={start}", "-O", out], cwd=root)
+        self.assertEqual(code, 0, err)
+        with open(out) as f:
+            self.assertEqual([json.loads(line) for line in f],
+                             [{"url": start, "stamped": True}])

@@ -20,7 +20,6 @@ PACKAGE = os.path.join(ROOT, "tinyscrapy")
 # Scrapy 2.19's public module paths (tests/scrapy-modules.txt): each is a real module here,
 # comes with the issue named, or has a row in docs/differences.md
 PLANNED = {
-    "scrapy.addons": "The crawl's API",
     "scrapy.commands.check": "Scrapy's commands",
     "scrapy.commands.edit": "Scrapy's commands",
     "scrapy.contracts": "Scrapy's commands",

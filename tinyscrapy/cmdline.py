@@ -102,6 +102,9 @@ class Command:
         from tinyscrapy.utils.project import project_values
         # inside a project (tinyscrapy.cfg), its settings module is the "project" layer
         self.settings = Settings(project_values(), "project")
+        if self.settings["ADDONS"]:  # where the spiders are may be an add-on's to say
+            from tinyscrapy.addons import AddonManager
+            AddonManager.load_pre_crawler_settings(self.settings)
 
     def run(self):
         """Dispatch to the command's module. @return: the exit status."""
@@ -121,17 +124,19 @@ class Command:
         install_for(self.settings, spider_classes)  # TWISTED_REACTOR, before the demo site
         demo_url = self._serve_demo_if_needed(spider_classes, spargs)
         process = CrawlerProcess(self.settings)
+        crawlers = []
         for spidercls in spider_classes:
             kwargs = dict(spargs)
             if demo_url and getattr(spidercls, "uses_demo_site", False):
                 kwargs["base_url"] = demo_url
-            process.crawl(spidercls, **kwargs)
+            crawlers.append(process.create_crawler(spidercls))
+            process.crawl(crawlers[-1], **kwargs)
         process.start()
         if process.usage_error is not None:  # e.g. a shared frontier that cannot connect
             raise process.usage_error
         status = 1 if process.failed or process.forced else 0
         from tinyscrapy.utils.log import nothing_fetched
-        for crawler in process.crawlers:
+        for crawler in crawlers:
             message = nothing_fetched(crawler)
             if message is not None:  # every start request was refused, timed out, ...
                 logging.getLogger("tinyscrapy.crawler").error("%s", message)

@@ -4,7 +4,7 @@ L{ExecutionEngine}: TinyScrapy's loop, read top to bottom in the order things ha
 The map of every Deferred hop of one request (tests/test_docs.py checks each name;
 docs/walkthrough.md follows it with you):
 
-    0. L{tinyscrapy.crawler.Crawler.crawl} (C{inlineCallbacks}) opens the pipelines, sends
+    0. L{tinyscrapy.crawler.Crawler._crawl} (C{inlineCallbacks}) opens the pipelines, sends
        C{spider_opened} and waits for its receivers' Deferreds, then
        L{ExecutionEngine.open_spider}, then waits on L{ExecutionEngine.start}: C{_close}.
     1. L{ExecutionEngine.open_spider} opens the scheduler (C{maybeDeferred}: a remote one
@@ -58,6 +58,7 @@ from tinyscrapy.core.closing import close_parts
 from tinyscrapy.core.startrequests import StartRequests, start_of
 from tinyscrapy.exceptions import CloseSpider, DontCloseSpider, DuplicateRequest, IgnoreRequest
 from tinyscrapy.http.request import Request
+from tinyscrapy.utils.defer import maybe_deferred_to_future
 
 logger = logging.getLogger(__name__)
 
@@ -414,11 +415,11 @@ class ExecutionEngine:
 
     async def download_async(self, request):
         """L{download} as a coroutine. @return: the response."""
-        return await self.download(request)
+        return await maybe_deferred_to_future(self.download(request))
 
     async def close_spider_async(self, *, reason="cancelled"):
         """L{close_spider} as a coroutine: returns once the crawl has closed."""
-        await self.close_spider(reason)
+        await maybe_deferred_to_future(self.close_spider(reason))
 
     async def open_spider_async(self, *, close_if_idle=True):
         """Open the crawler's spider, with its start requests (through the spider
@@ -426,24 +427,25 @@ class ExecutionEngine:
         requests (until L{close_spider})."""
         spider = self.crawler.spider
         self._close_if_idle = close_if_idle
-        await self.open_spider(spider, start_of(spider, self.scraper.spidermw))
+        await maybe_deferred_to_future(
+            self.open_spider(spider, start_of(spider, self.scraper.spidermw)))
 
     async def start_async(self):
         """Returns once the crawl has closed (the C{_close} Deferred, awaited)."""
-        await self._close
+        await maybe_deferred_to_future(self._close)
 
     async def stop_async(self):
         """Close the crawl gracefully (reason C{shutdown}); returns once it has closed."""
         if self.spider is None:
             raise RuntimeError("Engine not running")
-        await self.close_spider("shutdown")
+        await maybe_deferred_to_future(self.close_spider("shutdown"))
 
     async def close_async(self, *, reason="shutdown"):
         """Close the crawl if it runs, else the downloader."""
         if self.spider is not None and not self._close.called:
-            await self.close_spider(reason)
+            await maybe_deferred_to_future(self.close_spider(reason))
         elif self.spider is None:
-            await self.downloader.close()
+            await maybe_deferred_to_future(self.downloader.close())
 
 
 _MAX_HOPS = 50  # redirects and retries of one download outside the scheduler

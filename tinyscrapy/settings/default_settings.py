@@ -17,6 +17,8 @@ DEFAULTS = {
     "CONCURRENT_REQUESTS_PER_DOMAIN": 8,
     "DOWNLOAD_DELAY": 0.0,
     "RANDOMIZE_DOWNLOAD_DELAY": True,
+    "DOWNLOAD_DELAY_JITTER": 0.5,
+    "DOWNLOAD_SLOTS": {},
     "LIMIT_RULES": [],
     "AUTOTHROTTLE_ENABLED": False,
     "AUTOTHROTTLE_START_DELAY": 5.0,
@@ -146,6 +148,7 @@ DEFAULTS = {
     "DEPTH_LIMIT": 0,
     "URLLENGTH_LIMIT": 2083,
     "DEPTH_PRIORITY": 0,
+    "DEPTH_STATS_VERBOSE": False,
     "ROBOTSTXT_OBEY": False,
     "ROBOTSTXT_PARSER": "tinyscrapy.robotstxt.ProtegoRobotParser",
     "ROBOTSTXT_USER_AGENT": None,
@@ -187,17 +190,24 @@ DEFAULTS = {
     "LOG_FILE": None,
     "LOG_FILE_APPEND": True,
     "LOG_ENCODING": "utf-8",
+    "LOG_INSTALL_ROOT_HANDLER": True,
     # the reactor (tinyscrapy.utils.reactor)
     "TWISTED_REACTOR": None,
     "ASYNCIO_EVENT_LOOP": None,
+    "REACTOR_THREADPOOL_MAXSIZE": 10,
     # closing
     "CLOSESPIDER_PAGECOUNT": 0,
     "CLOSESPIDER_ITEMCOUNT": 0,
     "CLOSESPIDER_TIMEOUT": 0.0,
     "CLOSESPIDER_ERRORCOUNT": 0,
+    # add-ons (tinyscrapy.addons): {"dotted.path.Addon": order}
+    "ADDONS": {},
     # a project (tinyscrapy.cfg; docs/projects.md)
     "BOT_NAME": "tinyscrapy",
     "SPIDER_MODULES": [],
+    "CRAWLSPIDER_FOLLOW_LINKS": True,
+    "SPIDER_LOADER_CLASS": "tinyscrapy.spiderloader.SpiderLoader",
+    "SPIDER_LOADER_WARN_ONLY": False,
     "NEWSPIDER_MODULE": "",
 }
 
@@ -230,6 +240,7 @@ KINDS = {
     "PROGRESS": None,  # "auto" or a boolean: checked by tinyscrapy.extensions.logstats
     "REFERRER_POLICY": None,  # a name, a class or its path: checked by the referer middleware
     "STATS_CLASS": PATH,
+    "SPIDER_LOADER_CLASS": PATH,
     "FEED_EXPORT_FIELDS": None,  # a list, or a dict of field to column name
     "FEED_EXPORT_ENCODING": str,
     "STATS_FILE": str,
@@ -294,4 +305,7 @@ UNSUPPORTED = {
     "LOG_COLOR": "log lines are not coloured: docs/differences.md, 'logging'",
     "WARN_ON_GENERATOR_RETURN_VALUE": "a callback's return value after yields is not "
                                       "checked: docs/differences.md, 'spiders'",
+    "CONCURRENT_ITEMS": "the items of one page go through the pipelines one after "
+                        "another; pages in flight (CONCURRENT_REQUESTS) run side by side: "
+                        "docs/differences.md, 'engine'",
 }

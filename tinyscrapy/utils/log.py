@@ -34,19 +34,22 @@ _root_config = None
 _twisted_routed = False
 
 
-def configure_logging(settings=None, install_root_handler=True):
+def configure_logging(settings=None, install_root_handler=None):
     """
     Route Twisted's log to Python's logging and, optionally, install the root handler.
 
     @param settings: a L{tinyscrapy.settings.Settings}, a dict of settings, or None (the
         defaults): C{LOG_ENABLED}, C{LOG_LEVEL}, C{LOG_FORMAT}, C{LOG_DATEFORMAT},
         C{LOG_FILE}, C{LOG_FILE_APPEND}, C{LOG_ENCODING}.
-    @param install_root_handler: install (or replace) the root handler.
+    @param install_root_handler: install (or replace) the root handler; None: as
+        C{LOG_INSTALL_ROOT_HANDLER} says (True by default).
     @raise UsageError: C{LOG_LEVEL} is not a level name.
     """
     from tinyscrapy.settings import Settings
     if not isinstance(settings, Settings):
         settings = Settings(settings or {})
+    if install_root_handler is None:
+        install_root_handler = settings.getbool("LOG_INSTALL_ROOT_HANDLER", True)
     _route_twisted()
     if not install_root_handler:
         return

@@ -184,6 +184,15 @@ class SpiderLoader:
         return found
 
 
+def get_spider_loader(settings):
+    """
+    The project's spider loader, as Scrapy's C{get_spider_loader}: the class
+    C{SPIDER_LOADER_CLASS} names (L{SpiderLoader} when unset), built from C{settings}.
+    """
+    cls = load_object(settings.get("SPIDER_LOADER_CLASS") or SpiderLoader)
+    return cls.from_settings(settings)
+
+
 def _walk_modules(name):
     """The module C{name} and, for a package, every module below it.
     @raise UsageError: one of them does not import."""

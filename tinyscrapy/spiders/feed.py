@@ -23,6 +23,7 @@ themselves.
 from tinyscrapy.exceptions import NotConfigured
 from tinyscrapy.spiders import Spider
 
+
 def _as_iterable(output):
     """A callback's output as an iterable (None is nothing, one object is one)."""
     if output is None:

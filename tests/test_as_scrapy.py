@@ -181,6 +181,44 @@ class ProjectTests(unittest.TestCase):
         self.assertEqual(server.requests, [])
 
 
+SCRIPT_SPIDER = """
+import scrapy
+
+
+class TitleSpider(scrapy.Spider):
+    name = "titles"
+
+    def parse(self, response):
+        yield {"title": response.css("title::text").get()}
+"""
+
+
+class RunspiderTests(unittest.TestCase):
+    """A spider file written for Scrapy, outside any project."""
+
+    @defer.inlineCallbacks
+    def test_runspider_says_to_serve_scrapy(self):
+        """Without the switch the file cannot import scrapy: one line that names
+        --as-scrapy (exit 2); with it, the spider runs."""
+        server = serve(self)
+        server.add_page("/", title="Home")
+        folder = os.path.abspath(self.mktemp())
+        os.makedirs(folder)
+        with open(os.path.join(folder, "titles.py"), "w", encoding="utf-8") as f:
+            f.write(SCRIPT_SPIDER)
+        args = ["runspider", "titles.py", "-a", f"start_urls={server.url('/')}", "-o", "-"]
+        code, _, err = yield run_command(reactor, args, cwd=folder,
+                                         env={"TINYSCRAPY_AS_SCRAPY": None})
+        self.assertEqual(code, 2, err)
+        self.assertIn("No module named 'scrapy' (code written for Scrapy: run it with "
+                      "--as-scrapy", err)
+        code, out, err = yield run_command(reactor, [*args, "--as-scrapy"], cwd=folder,
+                                           env={"TINYSCRAPY_AS_SCRAPY": None})
+        self.assertEqual(code, 0, err)
+        self.assertIn("`import scrapy` is served by tinyscrapy", err)
+        self.assertEqual(json.loads(out), {"title": "Home"})
+
+
 # a child process: serve scrapy, import in the given order, then report what it sees
 ORDER_SCRIPT = """
 import importlib, json, sys

@@ -176,6 +176,9 @@ class Command:
         if getattr(args, "logfile", None):
             self.settings.set("LOG_FILE", args.logfile, "cmdline")
         configure_logging(self.settings)
+        if getattr(self, "as_scrapy", False):
+            logging.getLogger("tinyscrapy.scrapyfinder").info(
+                "`import scrapy` is served by tinyscrapy (docs/porting.md)")
         feeds = {}
         for value, overwrite in [(p, False) for p in args.append] + \
                 [(p, True) for p in args.overwrite]:

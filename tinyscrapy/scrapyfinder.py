@@ -237,3 +237,16 @@ def install_for_command(switch=None, start=None):
         return False
     install_as_scrapy()
     return True
+
+
+def missing_scrapy_hint(error):
+    """
+    What to add to the message of C{error} when it is code asking for Scrapy while
+    C{import scrapy} is not served here: C{" (... --as-scrapy ...)"}, else C{""}.
+    """
+    name = getattr(error, "name", None) or ""
+    if not isinstance(error, ModuleNotFoundError) or is_installed() or \
+            (name != "scrapy" and not name.startswith("scrapy.")):
+        return ""
+    return (" (code written for Scrapy: run it with --as-scrapy, or TINYSCRAPY_AS_SCRAPY=1, "
+            "to serve `import scrapy` from tinyscrapy)")

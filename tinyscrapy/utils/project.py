@@ -72,10 +72,12 @@ def project_values(start=None):
     try:
         module = importlib.import_module(name)
     except Exception as e:
+        from tinyscrapy.scrapyfinder import missing_scrapy_hint
         source = next((variable for variable in ("TINYSCRAPY_SETTINGS_MODULE", ENVVAR)
                        if os.environ.get(variable)), None) or find_config(start)
         raise UsageError(f"cannot import the project's settings module {name!r} (named by "
-                         f"{source}): {type(e).__name__}: {e}") from None
+                         f"{source}): {type(e).__name__}: {e}{missing_scrapy_hint(e)}"
+                         ) from None
     return {key: getattr(module, key) for key in dir(module) if key.isupper()}
 
 

@@ -130,6 +130,7 @@ DEFAULTS = {
         "tinyscrapy.spidermiddlewares.urllength.UrlLengthMiddleware": 800,
         "tinyscrapy.spidermiddlewares.depth.DepthMiddleware": 900,
     },
+    "META_COPY_WARN_SKIP_KEYS": [],
     "ITEM_PIPELINES": {},
     "ITEM_PIPELINES_BASE": {},
     "EXTENSIONS": {},

@@ -6,12 +6,14 @@ reactor: L{tinyscrapy.shell}.)
 """
 
 import code
+from functools import wraps
 
 
-def _ipython(namespace=None, banner=""):
+def _embed_ipython_shell(namespace=None, banner=""):
     from IPython.terminal.embed import InteractiveShellEmbed
     from IPython.terminal.ipapp import load_default_config
 
+    @wraps(_embed_ipython_shell)
     def embed(namespace=namespace or {}, banner=""):
         InteractiveShellEmbed.clear_instance()
         InteractiveShellEmbed.instance(banner1=banner, user_ns=namespace,
@@ -19,24 +21,26 @@ def _ipython(namespace=None, banner=""):
     return embed
 
 
-def _bpython(namespace=None, banner=""):
+def _embed_bpython_shell(namespace=None, banner=""):
     import bpython
 
+    @wraps(_embed_bpython_shell)
     def embed(namespace=namespace or {}, banner=""):
         bpython.embed(locals_=namespace, banner=banner)
     return embed
 
 
-def _ptpython(namespace=None, banner=""):
+def _embed_ptpython_shell(namespace=None, banner=""):
     import ptpython.repl
 
+    @wraps(_embed_ptpython_shell)
     def embed(namespace=namespace or {}, banner=""):
         print(banner)
         ptpython.repl.embed(locals=namespace)
     return embed
 
 
-def _python(namespace=None, banner=""):
+def _embed_standard_shell(namespace=None, banner=""):
     try:
         import readline
         import rlcompleter  # noqa: F401 (tab completion, once imported)
@@ -45,13 +49,14 @@ def _python(namespace=None, banner=""):
     else:
         readline.parse_and_bind("tab:complete")
 
+    @wraps(_embed_standard_shell)
     def embed(namespace=namespace or {}, banner=""):
         code.interact(banner=banner, local=namespace)
     return embed
 
 
-DEFAULT_PYTHON_SHELLS = {"ptpython": _ptpython, "ipython": _ipython, "bpython": _bpython,
-                         "python": _python}
+DEFAULT_PYTHON_SHELLS = {"ptpython": _embed_ptpython_shell, "ipython": _embed_ipython_shell,
+                         "bpython": _embed_bpython_shell, "python": _embed_standard_shell}
 
 
 def get_shell_embed_func(shells=None, known_shells=None):

@@ -235,7 +235,6 @@ SCRAPY_PATHS = {
         "DOWNLOADER_MIDDLEWARES"),
     _SMW + "start.StartSpiderMiddleware": BuiltIn("start requests are handled by the engine"),
     _DMW + "ajaxcrawl.AjaxCrawlMiddleware": Absent("no AJAX crawlable pages support"),
-    _SMW + "metacopy.MetaCopyDetectionMiddleware": Absent("no meta copy detection"),
     _EXT + "telnet.TelnetConsole": Absent("no telnet console (try: python -m tinyscrapy "
                                           "shell URL)"),
     _EXT + "memusage.MemoryUsage": Absent("no memory usage extension"),

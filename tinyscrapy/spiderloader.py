@@ -91,7 +91,9 @@ def _import_file(name, path, filename):
         spec.loader.exec_module(module)
     except Exception as e:
         sys.modules.pop(name, None)
-        raise UsageError(f"cannot import {filename}: {type(e).__name__}: {e}") from None
+        from tinyscrapy.scrapyfinder import missing_scrapy_hint
+        raise UsageError(f"cannot import {filename}: {type(e).__name__}: {e}"
+                         f"{missing_scrapy_hint(e)}") from None
     finally:
         sys.path.remove(folder)
     return module
@@ -233,15 +235,18 @@ def _walk_modules(name):
     try:
         module = importlib.import_module(name)
     except Exception as e:
+        from tinyscrapy.scrapyfinder import missing_scrapy_hint
         raise UsageError(f"cannot import the spider module {name!r} (SPIDER_MODULES): "
-                         f"{type(e).__name__}: {e}") from None
+                         f"{type(e).__name__}: {e}{missing_scrapy_hint(e)}") from None
     modules = [module]
     for info in pkgutil.walk_packages(getattr(module, "__path__", []), name + "."):
         try:
             modules.append(importlib.import_module(info.name))
         except Exception as e:
+            from tinyscrapy.scrapyfinder import missing_scrapy_hint
             raise UsageError(f"cannot import the spider module {info.name!r} "
-                             f"(SPIDER_MODULES): {type(e).__name__}: {e}") from None
+                             f"(SPIDER_MODULES): {type(e).__name__}: {e}"
+                             f"{missing_scrapy_hint(e)}") from None
     return modules
 
 

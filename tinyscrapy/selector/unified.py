@@ -8,8 +8,12 @@ It imports parsel, which costs some 25 ms of start-up: the responses import this
 only when a callback first selects.
 """
 
+from typing import Literal
+
 from parsel import Selector as _ParselSelector
 from parsel import SelectorList
+
+SelectorType = Literal["html", "xml", "json", "text"]  # Scrapy's name for the kinds
 
 _NOT_SET = object()
 

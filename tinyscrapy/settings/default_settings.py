@@ -132,6 +132,7 @@ DEFAULTS = {
         "tinyscrapy.spidermiddlewares.urllength.UrlLengthMiddleware": 800,
         "tinyscrapy.spidermiddlewares.depth.DepthMiddleware": 900,
     },
+    "META_COPY_WARN_SKIP_KEYS": [],
     "ITEM_PIPELINES": {},
     "ITEM_PIPELINES_BASE": {},
     "EXTENSIONS": {},
@@ -191,6 +192,7 @@ DEFAULTS = {
     "LOG_FILE_APPEND": True,
     "LOG_ENCODING": "utf-8",
     "LOG_INSTALL_ROOT_HANDLER": True,
+    "LOG_VERSIONS": [],  # Scrapy lists lxml, Twisted, ...: log_scrapy_info logs them
     # the reactor (tinyscrapy.utils.reactor)
     "TWISTED_REACTOR": None,
     "ASYNCIO_EVENT_LOOP": None,

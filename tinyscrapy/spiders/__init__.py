@@ -70,7 +70,8 @@ class Spider:
     def logger(self):
         """A logger named after the spider (as Scrapy names it), whose records carry
         C{spider} in their extra."""
-        return logging.LoggerAdapter(logging.getLogger(self.name), {"spider": self})
+        from tinyscrapy.utils.log import SpiderLoggerAdapter
+        return SpiderLoggerAdapter(logging.getLogger(self.name), {"spider": self})
 
     def log(self, message, level=logging.DEBUG, **kwargs):
         """Log C{message} at C{level} with L{logger} (Scrapy's older helper)."""

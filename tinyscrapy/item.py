@@ -30,6 +30,8 @@ from types import MappingProxyType
 from itemadapter import ItemAdapter
 from itemadapter.adapter import AdapterInterface
 
+from tinyscrapy.utils.trackref import object_ref
+
 # "module.QualName" -> class, for every Item subclass and every registered class
 _CLASSES = {}
 
@@ -74,7 +76,7 @@ class ItemMeta(type(MutableMapping)):
         return cls
 
 
-class Item(MutableMapping, metaclass=ItemMeta):
+class Item(MutableMapping, object_ref, metaclass=ItemMeta):
     """
     A scraped item whose fields are declared with L{Field} class attributes.
 

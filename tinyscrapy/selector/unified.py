@@ -11,10 +11,12 @@ only when a callback first selects.
 from parsel import Selector as _ParselSelector
 from parsel import SelectorList
 
+from tinyscrapy.utils.trackref import object_ref
+
 _NOT_SET = object()
 
 
-class Selector(_ParselSelector):
+class Selector(_ParselSelector, object_ref):
     """A parsel C{Selector} that may be built from a response (and remembers it)."""
 
     __slots__ = ("response",)

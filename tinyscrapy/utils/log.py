@@ -142,7 +142,7 @@ def log_start(crawler):
     overridden = settings.overridden()
     if overridden and logger.isEnabledFor(logging.INFO):
         logger.info("%s: settings: %s", name, ", ".join(
-            f"{key}={_show(value)}" for key, value in sorted(overridden.items())))
+            f"{key}={_show(value, key)}" for key, value in sorted(overridden.items())))
     unread = settings.unread_unknown()
     # a name close to a known one is likely a typo; any other may be the project's own
     # (an API key a callback reads later), so it is only mentioned at DEBUG
@@ -165,7 +165,11 @@ def log_start(crawler):
     logger.info("%s: extensions: %s", name, _names(crawler.extensions))
 
 
-def _show(value):
+def _show(value, name=""):
+    """A setting's value for the log: a password (C{HTTPAUTH_PASS}, C{MAIL_PASS},
+    C{TELNETCONSOLE_PASSWORD}, ...) as C{***}, and the one in a URL too."""
+    if value and name.endswith(("_PASS", "_PASSWORD")):
+        return "'***'"
     if isinstance(value, str):
         value = _CREDENTIALS.sub(r"\1***@", value)
     return repr(value)

@@ -82,14 +82,22 @@ class _SessionFactory(protocol.ClientFactory):
         return TelnetTransport(Session, self.connected)
 
 
-@defer.inlineCallbacks
-def open_session(port):
-    """@return: a Deferred firing with the L{Session} connected to C{port}, and its
-    connector (C{disconnect()} ends it)."""
+async def in_session(console, username, password, talk):
+    """
+    Open a telnet session to C{console}, answer its prompts with C{username} and
+    C{password}, then run C{talk(session)}; the session ends with it.
+    """
     factory = _SessionFactory()
-    connector = reactor.connectTCP("127.0.0.1", port, factory)
-    session = yield factory.connected
-    return session, connector
+    connector = reactor.connectTCP("127.0.0.1", console.port.getHost().port, factory)
+    try:
+        session = await factory.connected
+        await session.expect(b"Username: ")
+        session.send(username)
+        await session.expect(b"Password: ")
+        session.send(password)
+        await talk(session)
+    finally:
+        connector.disconnect()
 
 
 class ConsoleSpider(Spider):
@@ -148,24 +156,19 @@ class TelnetConsoleTests(unittest.TestCase):
     def test_session_runs_code_in_the_crawl(self):
         """Log in with the user and the generated password; the console's names are the
         running crawl's."""
+        async def talk(session):
+            await session.expect(b">>> ")
+            session.send("print('spider=' + spider.name)")
+            await session.expect(b"spider=console")
+            session.send("print('pages=%d' % stats.get_value('response_received_count'))")
+            await session.expect(b"pages=1")
+            session.send("est()")
+            await session.expect(b"Execution engine status")
+            session.send("prefs()")
+            await session.expect(b"Live References")
+
         async def steps(console):
-            session, connector = await open_session(console.port.getHost().port)
-            try:
-                await session.expect(b"Username: ")
-                session.send("scrapy")
-                await session.expect(b"Password: ")
-                session.send(console.password)
-                await session.expect(b">>> ")
-                session.send("print('spider=' + spider.name)")
-                await session.expect(b"spider=console")
-                session.send("print('pages=%d' % stats.get_value('response_received_count'))")
-                await session.expect(b"pages=1")
-                session.send("est()")
-                await session.expect(b"Execution engine status")
-                session.send("prefs()")
-                await session.expect(b"Live References")
-            finally:
-                connector.disconnect()
+            await in_session(console, "scrapy", console.password, talk)
 
         stderr = io.StringIO()
         self.patch(sys, "stderr", stderr)
@@ -185,18 +188,13 @@ class TelnetConsoleTests(unittest.TestCase):
     @defer.inlineCallbacks
     def test_wrong_password_is_refused(self):
         """A wrong password: "Authentication failed" and no prompt; a warning, once."""
+        async def talk(session):
+            await session.expect(b"Authentication failed")
+            await session.expect(b"Username: ")
+            self.assertNotIn(b">>> ", session.received)
+
         async def steps(console):
-            session, connector = await open_session(console.port.getHost().port)
-            try:
-                await session.expect(b"Username: ")
-                session.send("scrapy")
-                await session.expect(b"Password: ")
-                session.send("not-the-password")
-                await session.expect(b"Authentication failed")
-                await session.expect(b"Username: ")
-                self.assertNotIn(b">>> ", session.received)
-            finally:
-                connector.disconnect()
+            await in_session(console, "scrapy", "not-the-password", talk)
 
         yield self.run_with_session(steps, TELNETCONSOLE_PASSWORD="right")
         self.assertEqual(self.logs.messages().count("Telnet console: a login failed"), 1)
@@ -205,19 +203,14 @@ class TelnetConsoleTests(unittest.TestCase):
     def test_custom_credentials_and_extra_names(self):
         """TELNETCONSOLE_USERNAME/PASSWORD log in; an update_telnet_vars receiver adds a
         name to the console."""
+        async def talk(session):
+            await session.expect(b">>> ")
+            session.send("print(answer * 2)")
+            await session.expect(b"84")
+
         async def steps(console):
             console.crawler.signals.connect(_add_answer, update_telnet_vars)
-            session, connector = await open_session(console.port.getHost().port)
-            try:
-                await session.expect(b"Username: ")
-                session.send("me")
-                await session.expect(b"Password: ")
-                session.send("secret")
-                await session.expect(b">>> ")
-                session.send("print(answer * 2)")
-                await session.expect(b"84")
-            finally:
-                connector.disconnect()
+            await in_session(console, "me", "secret", talk)
 
         yield self.run_with_session(steps, TELNETCONSOLE_USERNAME="me",
                                     TELNETCONSOLE_PASSWORD="secret")

@@ -2,7 +2,7 @@
 Debugging a running crawl from outside, as Scrapy's extensions, on the signals Scrapy uses
 (POSIX only; neither is in C{EXTENSIONS_BASE}: enable them in C{EXTENSIONS}):
 
-    - L{StackTraceDump}: C{kill -USR2 <pid>} (or C{-QUIT}, Ctrl-\\\\ in a terminal) logs, at
+    - L{StackTraceDump}: C{kill -USR2 <pid>} (or C{-QUIT}, Ctrl-\\ in a terminal) logs, at
       INFO, the engine's status (L{format_engine_status}), the live references
       (L{tinyscrapy.utils.trackref}, switched on when it is built) and every thread's
       stack;

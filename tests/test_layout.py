@@ -28,19 +28,10 @@ PLANNED = {
     "scrapy.core.downloader.handlers.base": "The crawl's API",
     "scrapy.core.downloader.handlers.datauri": "The crawl's API",
     "scrapy.core.downloader.handlers.file": "The crawl's API",
-    "scrapy.extensions.debug": "Extensions",
-    "scrapy.extensions.memdebug": "Extensions",
-    "scrapy.extensions.memusage": "Extensions",
-    "scrapy.extensions.periodic_log": "Extensions",
     "scrapy.extensions.postprocessing": "Items out",
-    "scrapy.extensions.spiderstate": "Extensions",
-    "scrapy.extensions.statsmailer": "Extensions",
-    "scrapy.extensions.telnet": "Extensions",
-    "scrapy.mail": "Extensions",
     "scrapy.pipelines.files": "Items out",
     "scrapy.pipelines.images": "Items out",
     "scrapy.pipelines.media": "Items out",
-    "scrapy.utils.trackref": "Extensions",
 }
 
 # modules that only re-export, where Scrapy's own module at that path re-exports too

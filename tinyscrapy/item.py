@@ -32,6 +32,8 @@ import sys
 from collections.abc import MutableMapping
 from types import MappingProxyType
 
+from tinyscrapy.utils.trackref import object_ref
+
 # "module.QualName" -> class, for every Item subclass and every registered class
 _CLASSES = {}
 
@@ -76,7 +78,7 @@ class ItemMeta(type(MutableMapping)):
         return cls
 
 
-class Item(MutableMapping, metaclass=ItemMeta):
+class Item(MutableMapping, object_ref, metaclass=ItemMeta):
     """
     A scraped item whose fields are declared with L{Field} class attributes.
 

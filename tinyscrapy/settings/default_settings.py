@@ -136,14 +136,22 @@ DEFAULTS = {
     "ITEM_PIPELINES": {},
     "ITEM_PIPELINES_BASE": {},
     "EXTENSIONS": {},
+    # Scrapy's, in Scrapy's order (its remote control is absent: docs/differences.md),
+    # then tinyscrapy's own
     "EXTENSIONS_BASE": {
         "tinyscrapy.extensions.corestats.CoreStats": 0,
+        "tinyscrapy.extensions.logcount.LogCount": 0,
+        "tinyscrapy.extensions.telnet.TelnetConsole": 0,
+        "tinyscrapy.extensions.memusage.MemoryUsage": 0,
+        "tinyscrapy.extensions.memdebug.MemoryDebugger": 0,
+        "tinyscrapy.extensions.closespider.CloseSpider": 0,
         "tinyscrapy.extensions.feedexport.FeedExporter": 0,
-        "tinyscrapy.extensions.closespider.CloseConditions": 0,
+        "tinyscrapy.extensions.logstats.LogStats": 0,
+        "tinyscrapy.extensions.spiderstate.SpiderState": 0,
+        "tinyscrapy.extensions.throttle.AutoThrottle": 0,
+        # tinyscrapy's own: the live progress line, --trace
         "tinyscrapy.extensions.logstats.Progress": 0,
         "tinyscrapy.trace.Trace": 0,
-        "tinyscrapy.extensions.logcount.LogCount": 0,
-        "tinyscrapy.extensions.throttle.AutoThrottle": 0,
     },
     # scope
     "DEPTH_LIMIT": 0,
@@ -202,6 +210,32 @@ DEFAULTS = {
     "CLOSESPIDER_ITEMCOUNT": 0,
     "CLOSESPIDER_TIMEOUT": 0.0,
     "CLOSESPIDER_ERRORCOUNT": 0,
+    "CLOSESPIDER_TIMEOUT_NO_ITEM": 0,
+    "CLOSESPIDER_PAGECOUNT_NO_ITEM": 0,
+    # the other extensions (docs/extending.md)
+    "MEMUSAGE_ENABLED": True,
+    "MEMUSAGE_LIMIT_MB": 0,
+    "MEMUSAGE_WARNING_MB": 0,
+    "MEMUSAGE_CHECK_INTERVAL_SECONDS": 60.0,
+    "MEMUSAGE_NOTIFY_MAIL": [],
+    "MEMDEBUG_ENABLED": False,
+    "PERIODIC_LOG_STATS": None,
+    "PERIODIC_LOG_DELTA": None,
+    "PERIODIC_LOG_TIMING_ENABLED": False,
+    "STATSMAILER_RCPTS": [],
+    "TELNETCONSOLE_ENABLED": False,
+    "TELNETCONSOLE_PORT": [6023, 6073],
+    "TELNETCONSOLE_HOST": "127.0.0.1",
+    "TELNETCONSOLE_USERNAME": "scrapy",
+    "TELNETCONSOLE_PASSWORD": None,
+    # mail (tinyscrapy.mail.MailSender: the stats mailer, MEMUSAGE_NOTIFY_MAIL)
+    "MAIL_HOST": "localhost",
+    "MAIL_PORT": 25,
+    "MAIL_FROM": "scrapy@localhost",
+    "MAIL_USER": None,
+    "MAIL_PASS": None,
+    "MAIL_TLS": False,
+    "MAIL_SSL": False,
     # add-ons (tinyscrapy.addons): {"dotted.path.Addon": order}
     "ADDONS": {},
     # a project (tinyscrapy.cfg; docs/projects.md)
@@ -252,6 +286,12 @@ KINDS = {
     "LOG_FILE": str,
     "TWISTED_REACTOR": str,
     "ASYNCIO_EVENT_LOOP": str,
+    "PERIODIC_LOG_STATS": None,  # a dict (include, exclude) or a boolean: PeriodicLog checks
+    "PERIODIC_LOG_DELTA": None,  # the same
+    "TELNETCONSOLE_PORT": None,  # a port, or a [first, last] range: the console checks it
+    "TELNETCONSOLE_PASSWORD": str,
+    "MAIL_USER": str,
+    "MAIL_PASS": str,
 }
 
 # Scrapy's module holds each default as a module-level name

@@ -14,9 +14,10 @@ import logging
 
 from tinyscrapy.exceptions import SpiderWithoutName
 from tinyscrapy.http.request import Request, unchecked_request
+from tinyscrapy.utils.trackref import object_ref
 
 
-class Spider:
+class Spider(object_ref):
     """
     Subclass this. Class attributes are the spider's configuration.
 

@@ -284,7 +284,7 @@ def log_start(crawler):
     overridden = settings.overridden()
     if overridden and logger.isEnabledFor(logging.INFO):
         logger.info("%s: settings: %s", name, ", ".join(
-            f"{key}={_show(value)}" for key, value in sorted(overridden.items())))
+            f"{key}={_show(value, key)}" for key, value in sorted(overridden.items())))
     for setting, reason in getattr(settings, "unsupported_set", list)():
         logger.warning("%s: setting %s is Scrapy's, and tinyscrapy does not act on it: %s",
                        name, setting, reason)
@@ -310,7 +310,11 @@ def log_start(crawler):
     logger.info("%s: extensions: %s", name, _names(crawler.extensions))
 
 
-def _show(value):
+def _show(value, name=""):
+    """A setting's value for the log: a password (C{HTTPAUTH_PASS}, C{MAIL_PASS},
+    C{TELNETCONSOLE_PASSWORD}, ...) as C{***}, and the one in a URL too."""
+    if value and name.endswith(("_PASS", "_PASSWORD")):
+        return "'***'"
     if isinstance(value, str):
         value = _CREDENTIALS.sub(r"\1***@", value)
     return repr(value)

@@ -140,14 +140,24 @@ def build(objcls, crawler):
     Make one component: C{objcls.from_crawler(crawler)} when it exists, else C{objcls()}.
 
     @return: the component, or None when it raised L{NotConfigured}.
+    @raise UsageError: a L{NotConfigured} that is also a L{UsageError} (a bad value,
+        refused the way Scrapy refuses it), or C{from_crawler} returned None (a missing
+        C{return}).
     """
     try:
         if hasattr(objcls, "from_crawler"):
-            return objcls.from_crawler(crawler)
-        return objcls()
+            component = objcls.from_crawler(crawler)
+        else:
+            component = objcls()
     except NotConfigured as e:
+        if isinstance(e, UsageError):
+            raise
         logger.debug("%s is not configured: %s", getattr(objcls, "__name__", objcls), e)
         return None
+    if component is None:
+        raise UsageError(f"{getattr(objcls, '__qualname__', objcls)}.from_crawler returned "
+                         "None: it must return the component (or raise NotConfigured)")
+    return component
 
 
 def build_from_crawler(objcls, crawler, /, *args, **kwargs):

@@ -245,6 +245,11 @@ class Slots:
             slot = self._slots[key] = self._new_slot(key)
         return slot
 
+    def get(self, key, default=None):
+        """The L{Slot} called C{key} if it exists, else C{default} (as Scrapy's
+        downloader's dict of slots answers)."""
+        return self._slots.get(key, default)
+
     def can_start(self, key, now):
         """Whether slot C{key} can take one more request at C{now}."""
         return self.slot(key).can_start(now)

@@ -114,7 +114,7 @@ class ExecutionEngine:
         self._start_batch = crawler.settings.getint("START_REQUESTS_BATCH")
         self._wakeup = None
         self._ready_call = None
-        self.wake_causes = None  # a set while someone traces the turns (observe/trace.py)
+        self.wake_causes = None  # a set while someone traces the turns (tinyscrapy.trace)
         self._heartbeat = LoopingCall(self.wake, "heartbeat")
         self._heartbeat.clock = self.reactor
         self._heartbeat_interval = crawler.settings.getfloat("ENGINE_HEARTBEAT")

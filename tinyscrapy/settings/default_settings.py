@@ -285,7 +285,7 @@ KINDS = {
     "FEED_EXPORT_FIELDS": None,  # a list, or a dict of field to column name
     "FEED_EXPORT_ENCODING": str,
     "STATS_FILE": str,
-    "LOG_LEVEL": None,  # a level name or number (logging.INFO): observe/logconfig.py checks it
+    "LOG_LEVEL": None,  # a level name or number (logging.INFO): utils/log.py checks it
     "LOG_FORMAT": str,
     "LOG_DATEFORMAT": str,
     "LOG_FILE": str,

@@ -182,7 +182,7 @@ class Command:
             self.settings.set("LOG_FILE", args.logfile, "cmdline")
         configure_logging(self.settings)
         if getattr(self, "as_scrapy", False):
-            logging.getLogger("tinyscrapy.scrapyfinder").info(
+            logging.getLogger("tinyscrapy.scrapyfinder").debug(
                 "`import scrapy` is served by tinyscrapy (docs/porting.md)")
         feeds = {}
         for value, overwrite in [(p, False) for p in args.append] + \

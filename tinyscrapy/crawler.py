@@ -52,7 +52,7 @@ from tinyscrapy.spiders import Spider
 from tinyscrapy.utils.defer import deferred_to_future, maybe_deferred_to_future
 from tinyscrapy.utils.gc import tune_for_crawl
 from tinyscrapy.utils.log import configure_logging, log_start, update_root_handler
-from tinyscrapy.utils.misc import build, build_from_crawler, load_object
+from tinyscrapy.utils.misc import ReturnedNone, build, build_from_crawler, load_object
 from tinyscrapy.utils.reactor import (
     ASYNCIO_REACTOR,
     apply_reactor_setting,
@@ -185,8 +185,16 @@ class Crawler:
     def _create_spider(self, *args, **kwargs):
         """The spider, from C{spidercls.from_crawler}, as L{crawl} makes it (Scrapy's name for
         that step, which a component's tests call on a
-        L{tinyscrapy.utils.test.get_crawler} crawler)."""
-        return self.spidercls.from_crawler(self, *args, **kwargs)
+        L{tinyscrapy.utils.test.get_crawler} crawler).
+
+        @raise ReturnedNone: the spider's C{from_crawler} returned None (a usage error).
+        """
+        spider = self.spidercls.from_crawler(self, *args, **kwargs)
+        if spider is None:
+            raise ReturnedNone(f"{self.spidercls.__qualname__}.from_crawler returned None: "
+                               f"it must return the spider (return super().from_crawler("
+                               f"crawler, *args, **kwargs))")
+        return spider
 
     def _apply_settings(self):
         """The spider is made (its C{from_crawler} may have set settings): check them,
@@ -473,7 +481,7 @@ class CrawlerProcess(CrawlerRunner):
         self.failed = True
         logger.error("crawl of %s failed", crawler.spidercls.__name__, exc_info=(
             failure.type, failure.value, failure.getTracebackObject()))
-        return failure
+        return None  # logged once, here: not again as an unhandled error in the Deferred
 
     def start(self, stop_after_crawl=True, install_signal_handlers=True):
         """

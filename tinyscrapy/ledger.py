@@ -93,9 +93,13 @@ class RequestLedger:
         Check the books at close.
 
         @param pending: requests still in the frontier; counted as C{cancelled} (or
-            C{saved}, see L{keep_pending}).
+            C{saved}, see L{keep_pending}); None when the frontier cannot count (a
+            scheduler of Scrapy's bare interface): every request neither ended nor in
+            flight is taken to be in it.
         @return: how many requests went missing (0 when the books balance).
         """
+        if pending is None:
+            pending = max(0, self.opened - sum(self.closed.values()) - in_flight)
         if pending:
             self.closed[self.pending_state] += pending
             self.stats.inc_value("ledger/" + self.pending_state, pending)

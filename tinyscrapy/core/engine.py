@@ -495,10 +495,12 @@ def _parts(crawler, downloader, scheduler, scraper):
 def pending_count(scheduler):
     """
     How many requests a scheduler holds, asked the way it can answer: C{len()}, then
-    Scrapy 1.x's C{size()}, else 1 or 0 from C{has_pending_requests()} (a scheduler of
-    Scrapy's interface need not count).
+    Scrapy 1.x's C{size()}.
+
+    @return: the count, or None for a scheduler of Scrapy's bare interface, which need
+        not count.
     """
     for ask in (getattr(scheduler, "__len__", None), getattr(scheduler, "size", None)):
         if ask is not None:
             return ask()
-    return 1 if scheduler.has_pending_requests() else 0
+    return None

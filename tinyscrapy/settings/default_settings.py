@@ -362,3 +362,9 @@ UNSUPPORTED = {
                         "another; pages in flight (CONCURRENT_REQUESTS) run side by side: "
                         "docs/differences.md, 'engine'",
 }
+
+# Settings older Scrapy releases read and Scrapy 2.19 no longer does (a project generated
+# by Scrapy 2.7 to 2.11 sets the first): accepted without a word, as Scrapy 2.19 does.
+OBSOLETE = frozenset({
+    "REQUEST_FINGERPRINTER_IMPLEMENTATION",
+})

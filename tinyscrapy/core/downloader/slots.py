@@ -536,6 +536,10 @@ def parse_download_slots(value, default):
         if unknown:
             raise UsageError(f"{where}: unknown key {unknown[0]!r} (known: "
                              f"{', '.join(_SLOT_KEYS)})")
+        for key, kind, least in (("concurrency", int, 1), ("delay", float, 0),
+                                 ("jitter", float, 0)):
+            if key in slot_settings:  # checked under the user's own names
+                _number(slot_settings, key, None, kind, least, where)
         entry = {_SLOT_KEYS[key]: v for key, v in slot_settings.items()}
         entry["domain_regexp"] = r"\A" + re.escape(str(name)) + r"\Z"
         rules.append(_parse_rule(entry, default, where))

@@ -14,6 +14,7 @@ refused, timed out or forbidden by robots.txt, it ends with one line saying so a
 import argparse
 import importlib
 import logging
+import os
 import sys
 
 from tinyscrapy.commands import NAMES
@@ -159,7 +160,7 @@ class Command:
         feeds = {}
         for value, overwrite in [(p, False) for p in args.append] + \
                 [(p, True) for p in args.overwrite]:
-            path, fmt = feed_path_and_format(value)
+            path, fmt = feed_path_and_format(value, self.settings)
             feeds[path] = {"format": fmt, "overwrite": overwrite}
         if feeds:
             self.settings.set("FEEDS", feeds, "cmdline")
@@ -218,24 +219,22 @@ def _attach_dash_values(argv):
     return out
 
 
-def feed_format(path):
-    """The feed format for a file name, from its extension."""
-    from tinyscrapy.extensions.feedexport import format_for_path
-    return format_for_path(path)
-
-
-def feed_path_and_format(value):
+def feed_path_and_format(value, settings):
     """
-    C{-o}'s value as Scrapy reads it: C{PATH}, or C{PATH:FORMAT} (C{items.txt:jsonlines},
-    C{-:json} for stdout) when what follows the last colon names a format.
+    C{-o}'s value as Scrapy reads it: C{URI}, or C{URI:FORMAT} (C{items.txt:jsonlines},
+    C{-:json} for stdout) when what follows the last colon is a format of
+    C{FEED_EXPORTERS}; else the format is the extension's (checked when the feed opens,
+    with the spider's settings too).
 
-    @return: C{(path, format)}. @raise UsageError: no format can be told.
+    @return: C{(uri, format)}.
     """
-    from tinyscrapy.exporters import WRITERS
-    path, colon, fmt = value.rpartition(":")
-    if colon and path and fmt in WRITERS:
-        return path, fmt
-    return value, feed_format(value)
+    formats = {**settings.getdict("FEED_EXPORTERS_BASE"), **settings.getdict("FEED_EXPORTERS")}
+    uri, colon, fmt = value.rpartition(":")
+    if colon and uri and formats.get(fmt) is not None:
+        return uri, fmt
+    if value == "-":
+        return value, "jsonlines"
+    return value, os.path.splitext(value)[1][1:].lower() or None
 
 
 def configure_logging(settings):

@@ -171,6 +171,30 @@ DEFAULTS = {
     "FEED_EXPORT_FIELDS": None,
     "FEED_EXPORT_ENCODING": None,
     "FEED_EXPORT_INDENT": 0,
+    "FEED_EXPORT_BATCH_ITEM_COUNT": 0,
+    "FEED_STORE_EMPTY": True,
+    "FEED_URI_PARAMS": None,
+    "FEED_TEMPDIR": None,
+    "FEED_EXPORTERS": {},
+    "FEED_EXPORTERS_BASE": {
+        "json": "tinyscrapy.exporters.JsonItemExporter",
+        "jsonlines": "tinyscrapy.exporters.JsonLinesItemExporter",
+        "jsonl": "tinyscrapy.exporters.JsonLinesItemExporter",
+        "jl": "tinyscrapy.exporters.JsonLinesItemExporter",
+        "csv": "tinyscrapy.exporters.CsvItemExporter",
+        "xml": "tinyscrapy.exporters.XmlItemExporter",
+        "marshal": "tinyscrapy.exporters.MarshalItemExporter",
+        "pickle": "tinyscrapy.exporters.PickleItemExporter",
+    },
+    "FEED_STORAGES": {},
+    "FEED_STORAGES_BASE": {
+        "": "tinyscrapy.extensions.feedexport.FileFeedStorage",
+        "file": "tinyscrapy.extensions.feedexport.FileFeedStorage",
+        "stdout": "tinyscrapy.extensions.feedexport.StdoutFeedStorage",
+    },
+    # the media pipelines (tinyscrapy.pipelines.files, .images)
+    "FILES_STORE": None,
+    "IMAGES_STORE": None,
     "STATS_FILE": None,
     "TRACE_FILE": None,
     "TRACE_MAX_EVENTS": 100000,
@@ -227,6 +251,10 @@ KINDS = {
     "STATS_CLASS": PATH,
     "FEED_EXPORT_FIELDS": None,  # a list, or a dict of field to column name
     "FEED_EXPORT_ENCODING": str,
+    "FEED_URI_PARAMS": PATH,
+    "FEED_TEMPDIR": str,
+    "FILES_STORE": None,  # a path (str or os.PathLike)
+    "IMAGES_STORE": None,
     "STATS_FILE": str,
     "LOG_LEVEL": None,  # a level name or number (logging.INFO): observe/logconfig.py checks it
     "LOG_FORMAT": str,

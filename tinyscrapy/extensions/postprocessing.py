@@ -3,9 +3,10 @@ Post-processing of feeds, Scrapy's (C{scrapy.extensions.postprocessing}): a feed
 C{postprocessing} option lists plugins (classes or dotted paths) that the exporter's bytes
 pass through, in order, before they reach the file:
 
-    FEEDS = {"items.jsonl.gz": {"format": "jsonlines",
-                                "postprocessing": ["tinyscrapy.extensions.postprocessing.GzipPlugin"],
-                                "gzip_compresslevel": 5}}
+    FEEDS = {"items.jsonl.gz": {
+        "format": "jsonlines",
+        "postprocessing": ["tinyscrapy.extensions.postprocessing.GzipPlugin"],
+        "gzip_compresslevel": 5}}
 
 A plugin is built as C{plugin(file, feed_options)}, where C{file} is the next plugin (or
 the feed's file), and has C{write(data)} and C{close()}; closing it finishes its own

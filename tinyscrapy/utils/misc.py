@@ -6,6 +6,7 @@ crawl.
 """
 
 import importlib
+import inspect
 import logging
 import os
 from contextlib import contextmanager
@@ -13,6 +14,22 @@ from contextlib import contextmanager
 from tinyscrapy.exceptions import NotConfigured, UsageError
 
 logger = logging.getLogger(__name__)
+
+
+def arg_to_iter(arg):
+    """
+    C{arg} as an iterable, as Scrapy's: None is nothing, one object is one (a dict, a
+    string, bytes and any item itemadapter knows, an L{tinyscrapy.item.Item} or a
+    pydantic model included, though they can be iterated), an iterable is itself.
+    """
+    if arg is None:
+        return ()
+    if isinstance(arg, (dict, str, bytes)) or not hasattr(arg, "__iter__"):
+        return [arg]
+    if isinstance(arg, (list, tuple)) or inspect.isgenerator(arg):
+        return arg
+    from itemadapter import is_item  # imported once something else is iterable
+    return [arg] if is_item(arg) else arg
 
 
 def load_object(path):

@@ -14,7 +14,6 @@ refused, timed out or forbidden by robots.txt, it ends with one line saying so a
 import argparse
 import importlib
 import logging
-import os
 import sys
 
 from tinyscrapy.commands import NAMES
@@ -161,7 +160,8 @@ class Command:
         for value, overwrite in [(p, False) for p in args.append] + \
                 [(p, True) for p in args.overwrite]:
             path, fmt = feed_path_and_format(value, self.settings)
-            feeds[path] = {"format": fmt, "overwrite": overwrite}
+            feeds[path] = {"overwrite": overwrite} if fmt is None else \
+                {"format": fmt, "overwrite": overwrite}
         if feeds:
             self.settings.set("FEEDS", feeds, "cmdline")
         elif "FEEDS" not in self.settings.overridden():
@@ -223,18 +223,16 @@ def feed_path_and_format(value, settings):
     """
     C{-o}'s value as Scrapy reads it: C{URI}, or C{URI:FORMAT} (C{items.txt:jsonlines},
     C{-:json} for stdout) when what follows the last colon is a format of
-    C{FEED_EXPORTERS}; else the format is the extension's (checked when the feed opens,
-    with the spider's settings too).
+    C{FEED_EXPORTERS}.
 
-    @return: C{(uri, format)}.
+    @return: C{(uri, format)}; the format is None when the feed exporter tells it from
+        the extension (with the spider's settings too: its C{FEED_EXPORTERS}).
     """
     formats = {**settings.getdict("FEED_EXPORTERS_BASE"), **settings.getdict("FEED_EXPORTERS")}
     uri, colon, fmt = value.rpartition(":")
     if colon and uri and formats.get(fmt) is not None:
         return uri, fmt
-    if value == "-":
-        return value, "jsonlines"
-    return value, os.path.splitext(value)[1][1:].lower() or None
+    return value, None
 
 
 def configure_logging(settings):

@@ -669,7 +669,9 @@ class FeedExporter:
             uri = str(uri)  # a pathlib.Path too
             self.feeds[uri] = self._complete_options(uri, options)
             self.filters[uri] = self._load_filter(self.feeds[uri])
-        self._keys = []  # this crawler's feeds in _OPEN_FEEDS
+        self._keys = []  # this crawler's feeds in _OPEN_FEEDS, once its crawl has started
+        self._own = {}  # key -> the slot this crawler opens, unless another one has
+        self._unchecked = set()  # keys open in another crawler when this one was built
         self._broken = set()
         self._batch_closes = []
         self._closed = None
@@ -678,7 +680,7 @@ class FeedExporter:
     @property
     def slots(self):
         """The current L{FeedSlot} of each of this crawler's feeds."""
-        return [_OPEN_FEEDS[key].slot for key in self._keys if key in _OPEN_FEEDS]
+        return [_OPEN_FEEDS[key].slot for key in self._keys]
 
     # the checks, when the crawler is built
 
@@ -796,37 +798,63 @@ class FeedExporter:
                         crawler=self.crawler)
 
     def _open_feeds(self, spider):
-        """Resolve each feed's first URI, and open its slot, or join the one another crawler
-        of this process has open. @raise UsageError: see L{__init__}."""
+        """Resolve each feed's first URI, and check its file, unless another crawler of this
+        process has it open already (then this one joins it when its crawl starts).
+        @raise UsageError: see L{__init__}."""
         for template, options in self.feeds.items():
             uri = _fill_uri(template, self._get_uri_params(spider, options["uri_params"]))
             key = _feed_key(uri)
+            if key in self._own:
+                continue
+            slot = self._start_new_batch(1, uri, options, spider, template)
             entry = _OPEN_FEEDS.get(key)
-            if entry is None:
-                slot = self._start_new_batch(1, uri, options, spider, template)
+            if entry is not None:
+                self._check_joinable(entry, uri, options)
+                self._unchecked.add(key)
+            else:
                 slot.check()
-                entry = _OPEN_FEEDS[key] = _SharedFeed(slot)
-            elif entry.slot.format != options["format"]:
-                raise UsageError(f"feed {uri!r} is already written as {entry.slot.format}, "
-                                 f"not {options['format']}")
-            elif issubclass(self.exporters[options["format"]], CsvItemExporter) \
-                    and not options["fields"]:
-                raise UsageError(_shared_csv(uri))
-            entry.users += 1
-            self._keys.append(key)
+            self._own[key] = slot
+
+    def _check_joinable(self, entry, uri, options):
+        """@raise UsageError: this crawler cannot write to C{entry}'s open file too."""
+        if entry.slot.format != options["format"]:
+            raise UsageError(f"feed {uri!r} is already written as {entry.slot.format}, "
+                             f"not {options['format']}")
+        if issubclass(self.exporters[options["format"]], CsvItemExporter) \
+                and not options["fields"]:
+            raise UsageError(_shared_csv(uri))
 
     # the crawl
 
     def open_spider(self, spider):
-        """The crawl has started: each feed that is stored even when empty is written now
-        (an C{-O} file replaced only now), the others at their first item."""
-        for key in self._keys:
-            slot = _OPEN_FEEDS[key].slot
-            if slot.store_empty and slot.batch_id == 1 and slot.failed is None:
+        """
+        The crawl has started: open each feed (or join it, when another crawler of this
+        process has); a feed that is stored even when empty is written now (an C{-O} file
+        replaced only now), the others at their first item.
+        """
+        for key, slot in self._own.items():
+            entry = _OPEN_FEEDS.get(key)
+            try:
+                if entry is None:  # the first crawler of this process to write to it
+                    if key in self._unchecked:  # another one had it open when this was built
+                        slot.check()
+                    entry = _OPEN_FEEDS[key] = _SharedFeed(slot)
+                else:  # another crawler has it open: this one writes to it too
+                    self._check_joinable(entry, slot.uri, slot.feed_options)
+            except UsageError as e:
+                self._stop(slot.uri, e, None)
+                continue
+            entry.users += 1
+            self._keys.append(key)
+            slot = entry.slot
+            if slot.store_empty and slot.batch_id == 1 and slot.failed is None \
+                    and not slot.itemcount:
                 try:
                     slot.start_exporting()
                 except OSError as e:
                     self._failed(slot, e, None)
+        self._own = {}
+        self._unchecked = set()
 
     def item_scraped(self, item, spider, response=None):
         """Write C{item} to each feed that takes it; start the next batch when one is full."""

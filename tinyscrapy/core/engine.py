@@ -58,6 +58,7 @@ from tinyscrapy.core.closing import close_parts
 from tinyscrapy.core.startrequests import StartRequests
 from tinyscrapy.exceptions import CloseSpider, DontCloseSpider, DuplicateRequest, IgnoreRequest
 from tinyscrapy.http.request import Request
+from tinyscrapy.utils.defer import maybe_deferred_to_future
 
 logger = logging.getLogger(__name__)
 
@@ -328,3 +329,45 @@ class ExecutionEngine:
     def statistics(self):
         return EngineStatistics(in_flight=len(self.in_flight), max=self.max,
                                 closing_reason=self.closing_reason)
+
+    # Scrapy's API
+
+    def download(self, request):
+        """
+        Download C{request} outside the scheduler (a media pipeline's file): the scope
+        rules, then the downloader middlewares, so it takes a place in its per-host slot
+        (waiting for one), its delays, retries, robots.txt and stats, but no place under
+        C{max}: the page that asked for it holds one already. What continues it (a
+        redirect, a retry after its wait) is downloaded in turn. It is an entry of its own
+        in the ledger.
+
+        @return: a Deferred firing with the response; it errbacks with the failure (an
+            L{IgnoreRequest} when a rule or a middleware refused it). Cancelling it cancels
+            the transfer, or the wait before a retry.
+        """
+        from tinyscrapy.core.downloader import fetch_through
+        self.crawler.ledger.open(request)
+        d = fetch_through(self.downloader, request, self.spider, self.reactor, self._admit)
+        d.addCallbacks(self._cb_outside_done, self._eb_outside_failed,
+                       callbackArgs=(request,), errbackArgs=(request,))
+        return d
+
+    async def download_async(self, request):
+        """L{download} as a coroutine (Scrapy 2.14's name). @return: the response."""
+        return await maybe_deferred_to_future(self.download(request))
+
+    def _admit(self, request, parent):
+        self.scraper.scope.admit(request, self.spider, parent)
+
+    def _cb_outside_done(self, response, request):
+        self.crawler.ledger.close(request, "handled")
+        self.scraper.received(response, request, self.spider)
+        return response
+
+    def _eb_outside_failed(self, failure, request):
+        """Counted in the ledger (a refusal as dropped); the caller logs it."""
+        if failure.check(IgnoreRequest):
+            self.scraper.count_dropped(request, failure.value)
+        else:
+            self.crawler.ledger.close(request, "failed", failure.type.__name__)
+        return failure

@@ -74,7 +74,7 @@ class EngineDownloadTests(unittest.TestCase):
         spaced = [self.server.add(f"/d{i}", Page(b"d")) for i in range(3)]
         yield self.crawl_downloads(spaced, DOWNLOAD_DELAY=0.2, RANDOMIZE_DOWNLOAD_DELAY=False)
         times = [r.time for r in self.server.requests if r.path.startswith("/d")]
-        gaps = [b - a for a, b in zip(times, times[1:])]
+        gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
         self.assertEqual(len(gaps), 2)
         self.assertTrue(all(gap >= 0.18 for gap in gaps), gaps)
 
@@ -113,7 +113,8 @@ class EngineDownloadTests(unittest.TestCase):
     @defer.inlineCallbacks
     def test_a_failed_download(self):
         """A connection refused: the errback gets the failure, counted as failed."""
-        crawler, outcome = yield self.crawl_downloads(["http://127.0.0.1:1/none"], RETRY_ENABLED=False)
+        crawler, outcome = yield self.crawl_downloads(["http://127.0.0.1:1/none"],
+                                                      RETRY_ENABLED=False)
         self.assertEqual(len(outcome), 1)
         self.assertNotEqual(outcome[0], 200)
         stats = crawler.stats.get_stats()

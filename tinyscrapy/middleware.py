@@ -245,6 +245,4 @@ SCRAPY_PATHS = {
     _EXT + "statsmailer.StatsMailer": Absent("no stats mailer"),
     _EXT + "debug.StackTraceDump": Absent("no stack trace dump"),
     _EXT + "debug.Debugger": Absent("no debugger extension"),
-    "scrapy.pipelines.images.ImagesPipeline": Absent("no media pipelines"),
-    "scrapy.pipelines.files.FilesPipeline": Absent("no media pipelines"),
 }

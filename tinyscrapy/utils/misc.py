@@ -61,11 +61,15 @@ def build(objcls, crawler):
     Make one component: C{objcls.from_crawler(crawler)} when it exists, else C{objcls()}.
 
     @return: the component, or None when it raised L{NotConfigured}.
+    @raise UsageError: it raised one (one that is also a L{NotConfigured} too: a
+        component that was asked for and cannot work as set up).
     """
     try:
         if hasattr(objcls, "from_crawler"):
             return objcls.from_crawler(crawler)
         return objcls()
+    except UsageError:
+        raise
     except NotConfigured as e:
         logger.debug("%s is not configured: %s", getattr(objcls, "__name__", objcls), e)
         return None

@@ -56,11 +56,17 @@ import os
 import re
 import sys
 import tempfile
+import warnings
 
 from twisted.internet.defer import DeferredList, maybeDeferred, succeed
 
 from tinyscrapy import signals
-from tinyscrapy.exceptions import NotConfigured, UsageError
+from tinyscrapy.exceptions import (
+    ConfigurationError,
+    NotConfigured,
+    ScrapyDeprecationWarning,
+    UsageError,
+)
 from tinyscrapy.exporters import (
     CsvItemExporter,
     JsonItemExporter,
@@ -68,7 +74,7 @@ from tinyscrapy.exporters import (
     XmlItemExporter,
 )
 from tinyscrapy.extensions.postprocessing import PostProcessingManager
-from tinyscrapy.utils.misc import build_from_crawler, check_output_path, load_object
+from tinyscrapy.utils.misc import MIN_FREE_BYTES, build_from_crawler, load_object
 
 logger = logging.getLogger(__name__)
 
@@ -174,6 +180,29 @@ class BlockingFeedStorage:
         raise NotImplementedError
 
 
+class _RemoteStorage(BlockingFeedStorage):
+    """A storage of Scrapy's that needs a network service tinyscrapy does not test against:
+    building it switches the feed off, which stops the start with one line."""
+
+    def __init__(self, uri, *args, feed_options=None, **kwargs):
+        """@raise NotConfigured: always."""
+        raise NotConfigured(f"{type(self).__name__} is not in tinyscrapy (it needs a network "
+                            "service; docs/differences.md): FEED_STORAGES takes a storage of "
+                            "your own for this scheme")
+
+
+class S3FeedStorage(_RemoteStorage):
+    """Scrapy's C{s3://} storage: not in tinyscrapy."""
+
+
+class GCSFeedStorage(_RemoteStorage):
+    """Scrapy's C{gs://} storage: not in tinyscrapy."""
+
+
+class FTPFeedStorage(_RemoteStorage):
+    """Scrapy's C{ftp://} and C{ftps://} storage: not in tinyscrapy."""
+
+
 class _TextToBytes:
     """A text stream (a replaced C{sys.stdout}) that takes bytes."""
 
@@ -226,12 +255,26 @@ class FileFeedStorage:
 
     def check(self):
         """
-        Make sure the file can be written, changing nothing in it (tinyscrapy's, called
-        when the crawler is built).
+        Make sure the file can be written, changing nothing on disk (no folder is made
+        yet): tinyscrapy's, called when the crawler is built.
 
         @raise UsageError: it cannot be (the message says why).
         """
-        check_output_path(self.path, "feed")
+        path = self.path
+        if os.path.isdir(path):
+            raise UsageError(f"feed {path}: is a directory, not a file")
+        folder = os.path.dirname(os.path.abspath(path))
+        while not os.path.exists(folder):  # the nearest folder there is (/ at the least)
+            folder = os.path.dirname(folder)
+        if not os.path.isdir(folder):
+            raise UsageError(f"feed {path}: cannot write it ({folder} is a file)")
+        target = path if os.path.exists(path) else folder
+        if not os.access(target, os.W_OK):
+            raise UsageError(f"feed {path}: cannot write it (permission denied: {target})")
+        info = os.statvfs(folder)
+        free = info.f_bavail * info.f_frsize
+        if free < MIN_FREE_BYTES:
+            raise UsageError(f"feed {path}: its filesystem is full ({free} bytes free)")
 
     def open(self, spider):
         """
@@ -658,7 +701,14 @@ class FeedExporter:
         """
         self.crawler = crawler
         self.settings = crawler.settings
-        feeds = self.settings.getdict("FEEDS")
+        feeds = {}
+        if self.settings.get("FEED_URI"):
+            warnings.warn("The `FEED_URI` and `FEED_FORMAT` settings have been deprecated in "
+                          "favor of the `FEEDS` setting. Please see the `FEEDS` setting docs "
+                          "for more details", ScrapyDeprecationWarning, stacklevel=2)
+            feeds[str(self.settings.get("FEED_URI"))] = {
+                "format": self.settings.get("FEED_FORMAT")}
+        feeds.update(self.settings.getdict("FEEDS"))  # FEEDS wins
         if not feeds:
             raise NotConfigured("no FEEDS")
         self.storages = self._load_components("FEED_STORAGES")
@@ -675,7 +725,9 @@ class FeedExporter:
         self._broken = set()
         self._batch_closes = []
         self._closed = None
-        self._open_feeds(crawler.spider if crawler.spider is not None else crawler.spidercls)
+        self._checked_for = crawler.spider
+        if crawler.spider is not None:  # (built as in a crawl; else at open_spider)
+            self._open_feeds(crawler.spider)
 
     @property
     def slots(self):
@@ -701,7 +753,9 @@ class FeedExporter:
         out.setdefault("batch_item_count", settings.getint("FEED_EXPORT_BATCH_ITEM_COUNT"))
         out.setdefault("encoding", settings.get("FEED_EXPORT_ENCODING"))
         fields = settings.get("FEED_EXPORT_FIELDS")
-        if not isinstance(fields, dict):  # a dict names the columns: {field: column}
+        if isinstance(fields, str) and fields.lstrip().startswith("{"):
+            fields = settings.getdict("FEED_EXPORT_FIELDS")  # a dict names the columns
+        elif not isinstance(fields, dict):
             fields = settings.getlist("FEED_EXPORT_FIELDS")
         out.setdefault("fields", fields or None)
         out.setdefault("store_empty", settings.getbool("FEED_STORE_EMPTY"))
@@ -712,9 +766,10 @@ class FeedExporter:
         if out["encoding"] is not None:
             _check_encoding(out["encoding"])
         if out["batch_item_count"] and not _BATCH_PLACEHOLDER.search(uri):
-            raise UsageError(f"feed {uri!r}: %(batch_time)s or %(batch_id)d must be in the "
-                             "feed URI if FEED_EXPORT_BATCH_ITEM_COUNT setting or "
-                             "FEEDS.batch_item_count is specified and greater than 0")
+            raise ConfigurationError(f"feed {uri!r}: %(batch_time)s or %(batch_id)d must be "
+                                     "in the feed URI if FEED_EXPORT_BATCH_ITEM_COUNT setting "
+                                     "or FEEDS.batch_item_count is specified and greater "
+                                     "than 0")
         storage = self._storage_class(uri)
         if storage in (FileFeedStorage, StdoutFeedStorage) and not out.get("postprocessing"):
             for key in out:
@@ -729,9 +784,8 @@ class FeedExporter:
         scheme = _scheme(uri)
         if scheme not in self.storages:
             known = ", ".join(f"{s}:" for s in self.storages if s)
-            raise UsageError(f"feed {uri!r}: unknown feed storage scheme {scheme!r} (known: "
-                             f"{known} and plain paths; FEED_STORAGES adds one; S3, GCS and "
-                             "FTP are not in tinyscrapy, docs/differences.md)")
+            raise ConfigurationError(f"feed {uri!r}: unknown feed storage scheme {scheme!r} "
+                                     f"(known: {known} and plain paths; FEED_STORAGES adds one)")
         return self.storages[scheme]
 
     def _check_exporter_options(self, uri, options):
@@ -763,8 +817,8 @@ class FeedExporter:
             return build_from_crawler(cls, self.crawler, "stdout:" if uri == "-" else uri,
                                       feed_options=feed_options)
         except NotConfigured as e:
-            raise UsageError(f"feed {uri!r}: disabled feed storage scheme {_scheme(uri)!r}: "
-                             f"{e}") from None
+            raise ConfigurationError(f"feed {uri!r}: disabled feed storage scheme "
+                                     f"{_scheme(uri)!r}: {e}") from None
 
     def _get_uri_params(self, spider, uri_params_function, slot=None):
         """
@@ -831,7 +885,13 @@ class FeedExporter:
         The crawl has started: open each feed (or join it, when another crawler of this
         process has); a feed that is stored even when empty is written now (an C{-O} file
         replaced only now), the others at their first item.
+
+        @raise UsageError: only when this exporter was built before its spider existed
+            (as Scrapy's tests build it), and a feed is wrong for this spider.
         """
+        if spider is not self._checked_for:
+            self._own, self._unchecked = {}, set()
+            self._open_feeds(spider)
         for key, slot in self._own.items():
             entry = _OPEN_FEEDS.get(key)
             try:
@@ -1045,11 +1105,12 @@ def _format_for(uri, fmt, exporters):
         fmt = os.path.splitext(path)[1][1:].lower()
         if fmt not in exporters:
             known = ", ".join("." + name for name in exporters)
-            raise UsageError(f"cannot tell the feed format of {uri!r}: use one of {known}, "
-                             "or name it (the feed's format option, -o FILE:FORMAT)")
+            raise ConfigurationError(f"cannot tell the feed format of {uri!r}: use one of "
+                                     f"{known}, or name it (the feed's format option, "
+                                     "-o FILE:FORMAT)")
     if fmt not in exporters:
-        raise UsageError(f"feed {uri!r}: unknown feed format {fmt!r} (known: "
-                         f"{', '.join(exporters)}; FEED_EXPORTERS adds one)")
+        raise ConfigurationError(f"feed {uri!r}: unknown feed format {fmt!r} (known: "
+                                 f"{', '.join(exporters)}; FEED_EXPORTERS adds one)")
     return fmt
 
 

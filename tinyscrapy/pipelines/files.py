@@ -29,18 +29,23 @@ import mimetypes
 import os
 import secrets
 import time
+import warnings
 from collections import defaultdict
 from contextlib import suppress
 from io import BytesIO
 from pathlib import Path, PurePosixPath
 from urllib.parse import urlparse
 
-from tinyscrapy.exceptions import IgnoreRequest, UsageError
+from tinyscrapy.exceptions import (
+    ConfigurationError,
+    IgnoreRequest,
+    ScrapyDeprecationWarning,
+    UsageError,
+)
 from tinyscrapy.http.request import NO_CALLBACK, Request
+from tinyscrapy.pipelines.media import FileException as _FileException
 from tinyscrapy.pipelines.media import (
-    FileException,
     MediaPipeline,
-    MediaSetupError,
     _MediaRequestFiltered,
     _resolved,
 )
@@ -136,7 +141,7 @@ class FSFilesStore:
         """
         parts = PurePosixPath(str(path)).parts
         if not parts or parts[0] == "/" or ".." in parts or "\\" in str(path):
-            raise FileException(f"file path {str(path)!r} would leave the store")
+            raise _FileException(f"file path {str(path)!r} would leave the store")
         return Path(self.basedir, *parts)
 
     def _mkdir(self, dirname, domain=None):
@@ -146,29 +151,54 @@ class FSFilesStore:
             seen.add(str(dirname))
 
 
+class _RemoteStore:
+    """A store of Scrapy's that needs a network service tinyscrapy does not test against:
+    building it stops the start with one line."""
+
+    def __init__(self, uri):
+        """@raise ConfigurationError: always."""
+        raise ConfigurationError(f"store {uri!r}: {type(self).__name__} is not in tinyscrapy (it "
+                              "needs a network service; docs/differences.md): use a local "
+                              "folder, or a store class of your own in STORE_SCHEMES")
+
+
+class S3FilesStore(_RemoteStore):
+    """Scrapy's C{s3://} store: not in tinyscrapy."""
+
+
+class GCSFilesStore(_RemoteStore):
+    """Scrapy's C{gs://} store: not in tinyscrapy."""
+
+
+class FTPFilesStore(_RemoteStore):
+    """Scrapy's C{ftp://} store: not in tinyscrapy."""
+
+
 class FilesPipeline(MediaPipeline):
     """
     Downloads the files an item lists (see the module docstring): C{new} ones, and
     C{expired} ones (older than C{FILES_EXPIRES} days); C{uptodate} ones are not.
 
-    @cvar STORE_SCHEMES: a store class by URI scheme (C{""} and C{"file"}: L{FSFilesStore}).
+    @cvar STORE_SCHEMES: a store class by URI scheme (C{""} and C{"file"}: L{FSFilesStore};
+        Scrapy's S3, GCS and FTP stores are not in tinyscrapy).
     @ivar store: the store of C{FILES_STORE}.
     @ivar expires: days a stored file stays up to date.
     """
 
     MEDIA_NAME = "file"
     EXPIRES = 90
-    STORE_SCHEMES = {"": FSFilesStore, "file": FSFilesStore}
+    STORE_SCHEMES = {"": FSFilesStore, "file": FSFilesStore, "s3": S3FilesStore,
+                     "gs": GCSFilesStore, "ftp": FTPFilesStore}
     DEFAULT_FILES_URLS_FIELD = "file_urls"
     DEFAULT_FILES_RESULT_FIELD = "files"
 
     def __init__(self, store_uri, download_func=None, *, crawler):
-        """@raise MediaSetupError: no store is set.
+        """@raise ConfigurationError: no store is set.
         @raise UsageError: the store's scheme is not one of L{STORE_SCHEMES}."""
         store_uri = str(store_uri) if store_uri else ""
         if not store_uri:
             setting = "IMAGES_STORE" if self.MEDIA_NAME == "image" else "FILES_STORE"
-            raise MediaSetupError(f"{setting} setting must be set to a valid path (not empty) "
+            raise ConfigurationError(f"{setting} setting must be set to a valid path (not empty) "
                                   f"to enable {type(self).__name__}.")
         settings = crawler.settings
         self.store = self._get_store(store_uri)
@@ -194,8 +224,8 @@ class FilesPipeline(MediaPipeline):
         scheme = "file" if os.path.isabs(uri) else urlparse(uri).scheme
         cls = self.STORE_SCHEMES.get(scheme)
         if cls is None:
-            raise UsageError(f"store {uri!r}: {scheme}:// stores are not in tinyscrapy (a "
-                             "local folder or file:// only; docs/differences.md)")
+            raise UsageError(f"store {uri!r}: no store class for {scheme}:// URIs (known: "
+                             + ", ".join(f"{s}://" for s in self.STORE_SCHEMES if s) + ")")
         return cls(uri)
 
     # what is up to date
@@ -230,7 +260,7 @@ class FilesPipeline(MediaPipeline):
             L{FileException} of L{media_downloaded}'s, logged where it was raised).
         """
         referer = _referer(request)
-        if isinstance(failure.value, FileException):
+        if isinstance(failure.value, _FileException):
             failure.raiseException()
         if isinstance(failure.value, IgnoreRequest):
             logger.debug(f"File (filtered): Not downloading {self.MEDIA_NAME} from {request} "
@@ -238,7 +268,7 @@ class FilesPipeline(MediaPipeline):
             raise _MediaRequestFiltered(str(failure.value)) from failure.value
         logger.warning(f"File (unknown-error): Error downloading {self.MEDIA_NAME} from "
                        f"{request} referred in <{referer}>: {failure.value}")
-        raise FileException
+        raise _FileException
 
     async def media_downloaded(self, response, request, info, *, item=None):
         """
@@ -252,11 +282,11 @@ class FilesPipeline(MediaPipeline):
             logger.warning("File (code: %(status)s): Error downloading file from %(request)s "
                            "referred in <%(referer)s>",
                            {"status": response.status, "request": request, "referer": referer})
-            raise FileException("download-error")
+            raise _FileException("download-error")
         if not response.body:
             logger.warning("File (empty-content): Empty file from %(request)s referred in "
                            "<%(referer)s>: no-content", {"request": request, "referer": referer})
-            raise FileException("empty-content")
+            raise _FileException("empty-content")
         status = "cached" if "cached" in response.flags else "downloaded"
         logger.debug("File (%(status)s): Downloaded file from %(request)s referred in "
                      "<%(referer)s>", {"status": status, "request": request, "referer": referer})
@@ -264,7 +294,7 @@ class FilesPipeline(MediaPipeline):
         try:
             path = self.file_path(request, response=response, info=info, item=item)
             checksum = await _resolved(self.file_downloaded(response, request, info, item=item))
-        except FileException as e:
+        except _FileException as e:
             logger.warning("File (error): Error processing file from %(request)s referred in "
                            "<%(referer)s>: %(errormsg)s",
                            {"request": request, "referer": referer, "errormsg": str(e)})
@@ -274,12 +304,12 @@ class FilesPipeline(MediaPipeline):
                            "<%(referer)s>: %(errormsg)s",
                            {"request": request, "referer": referer, "errormsg": str(e)})
             self._stop_for_store(e, request)
-            raise FileException(str(e)) from e
+            raise _FileException(str(e)) from e
         except Exception as e:
             logger.error("File (unknown-error): Error processing file from %(request)s "
                          "referred in <%(referer)s>", {"request": request, "referer": referer},
                          exc_info=True)
-            raise FileException(str(e)) from e
+            raise _FileException(str(e)) from e
         return {"url": request.url, "path": path, "checksum": checksum, "status": status}
 
     def _stop_for_store(self, error, request):
@@ -355,3 +385,13 @@ def _with_results(item, field, results):
     with suppress(KeyError):
         ItemAdapter(item)[field] = [value for ok, value in results if ok]
     return item
+
+
+def __getattr__(name):
+    """C{FileException} moved to L{tinyscrapy.pipelines.media}, as in Scrapy."""
+    if name == "FileException":
+        warnings.warn("scrapy.pipelines.files.FileException is deprecated, use "
+                      "scrapy.pipelines.media.FileException instead.",
+                      ScrapyDeprecationWarning, stacklevel=2)
+        return _FileException
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

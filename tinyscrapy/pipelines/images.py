@@ -17,8 +17,9 @@ import functools
 import hashlib
 from io import BytesIO
 
+from tinyscrapy.exceptions import ConfigurationError
 from tinyscrapy.pipelines.files import FilesPipeline, _md5sum, _requests_for, _with_results
-from tinyscrapy.pipelines.media import FileException, MediaSetupError, _resolved
+from tinyscrapy.pipelines.media import FileException, _resolved
 from tinyscrapy.utils.python import to_bytes
 
 
@@ -44,12 +45,11 @@ class ImagesPipeline(FilesPipeline):
     DEFAULT_IMAGES_RESULT_FIELD = "images"
 
     def __init__(self, store_uri, download_func=None, *, crawler):
-        """@raise MediaSetupError: Pillow is not installed, or no store is set."""
+        """@raise ConfigurationError: Pillow is not installed, or no store is set."""
         try:
             from PIL import Image, ImageOps
-            Image.Resampling  # noqa: B018 - Pillow 9.1 and later have it
-        except (ImportError, AttributeError):
-            raise MediaSetupError("ImagesPipeline requires installing Pillow 9.1 or later: "
+        except ImportError:
+            raise ConfigurationError("ImagesPipeline requires installing Pillow 8.3.2 or later: "
                                   "pip install 'tinyscrapy[images]'") from None
         self._Image = Image
         self._ImageOps = ImageOps
@@ -132,7 +132,8 @@ class ImagesPipeline(FilesPipeline):
             image = image.convert("RGB")
         if size:
             image = image.copy()
-            image.thumbnail(size, Image.Resampling.LANCZOS)
+            resampling = getattr(Image, "Resampling", None)  # Pillow 9.1 and later
+            image.thumbnail(size, resampling.LANCZOS if resampling else Image.ANTIALIAS)
         elif image.format == "JPEG":
             return image, response_body
         buf = BytesIO()

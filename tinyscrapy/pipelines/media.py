@@ -26,13 +26,14 @@ for a C{MyPipeline} subclass), as in Scrapy.
 import functools
 import inspect
 import logging
+import warnings
 from collections import defaultdict
-from typing import TypedDict
+from typing import Literal, TypedDict
 
 from twisted.internet.defer import Deferred, DeferredList
 from twisted.python.failure import Failure
 
-from tinyscrapy.exceptions import NotConfigured, UsageError
+from tinyscrapy.exceptions import ScrapyDeprecationWarning
 from tinyscrapy.http.request import NO_CALLBACK
 from tinyscrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from tinyscrapy.utils.misc import arg_to_iter
@@ -50,20 +51,16 @@ class FileInfo(TypedDict):
     status: str
 
 
+# a media request's result, as item_completed gets it
+FileInfoOrError = tuple[Literal[True], FileInfo] | tuple[Literal[False], Failure]
+
+
 class FileException(Exception):
     """A media file could not be downloaded or stored (its item goes on without it)."""
 
 
 class _MediaRequestFiltered(FileException):
     """A media request was refused (offsite, robots.txt): logged at DEBUG, not an error."""
-
-
-class MediaSetupError(UsageError, NotConfigured):
-    """
-    A media pipeline that was asked for cannot work as set up (no store, no Pillow): the
-    start stops with one line (a L{UsageError}). It is also Scrapy's L{NotConfigured},
-    which Scrapy's media pipelines raise there.
-    """
 
 
 class MediaPipeline:
@@ -195,6 +192,10 @@ class MediaPipeline:
         except Exception:
             failure = self.media_failed(Failure(), request, info)
             if isinstance(failure, Failure):  # Scrapy's old contract: returned, not raised
+                warnings.warn(f"{type(self).__qualname__}.media_failed returned a Failure "
+                              "instance. This is deprecated, please raise an exception "
+                              "instead, e.g. via failure.raiseException().",
+                              ScrapyDeprecationWarning, stacklevel=2)
                 failure.raiseException()
             return failure
 

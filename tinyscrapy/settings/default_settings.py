@@ -175,6 +175,8 @@ DEFAULTS = {
     "FEED_STORE_EMPTY": True,
     "FEED_URI_PARAMS": None,
     "FEED_TEMPDIR": None,
+    "FEED_URI": None,  # deprecated by Scrapy for FEEDS, still read
+    "FEED_FORMAT": "jsonlines",
     "FEED_EXPORTERS": {},
     "FEED_EXPORTERS_BASE": {
         "json": "tinyscrapy.exporters.JsonItemExporter",
@@ -191,6 +193,11 @@ DEFAULTS = {
         "": "tinyscrapy.extensions.feedexport.FileFeedStorage",
         "file": "tinyscrapy.extensions.feedexport.FileFeedStorage",
         "stdout": "tinyscrapy.extensions.feedexport.StdoutFeedStorage",
+        # Scrapy's remote storages: not in tinyscrapy (naming one stops the start)
+        "s3": "tinyscrapy.extensions.feedexport.S3FeedStorage",
+        "gs": "tinyscrapy.extensions.feedexport.GCSFeedStorage",
+        "ftp": "tinyscrapy.extensions.feedexport.FTPFeedStorage",
+        "ftps": "tinyscrapy.extensions.feedexport.FTPFeedStorage",
     },
     # the media pipelines (tinyscrapy.pipelines.files, .images)
     "FILES_STORE": None,
@@ -253,6 +260,7 @@ KINDS = {
     "FEED_EXPORT_ENCODING": str,
     "FEED_URI_PARAMS": PATH,
     "FEED_TEMPDIR": str,
+    "FEED_URI": None,  # a URI, or a pathlib.Path
     "FILES_STORE": None,  # a path (str or os.PathLike)
     "IMAGES_STORE": None,
     "STATS_FILE": str,

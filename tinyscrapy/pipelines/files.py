@@ -315,7 +315,7 @@ class FilesPipeline(MediaPipeline):
     def _stop_for_store(self, error, request):
         """The store cannot be written (a full disk): stop the crawl (C{files_error}),
         acknowledging nothing more; logged once."""
-        self.crawler.stats.inc_value(f"{self.MEDIA_NAME}_status_count/store_error")
+        self.crawler.stats.inc_value("file_status_count/store_error")
         if not self._store_failed:
             self._store_failed = True
             logger.error("cannot store the %s from %s (%s: %s): the crawl stops "

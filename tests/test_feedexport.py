@@ -2,8 +2,8 @@
 The FEEDS options Scrapy documents, read back from real crawls of a local site: batches,
 post-processing, a format and a storage of the project's named by dotted path,
 uri_params, store_empty, item_filter, the refusal of a substituted value that would
-choose the folder, an -O file left alone by a crawl that fails to start, -o FILE:FORMAT,
-stdout, and the feed signals and stats.
+choose the folder, an -O file left alone by a crawl that fails to start, and the feed
+signals and stats. (The command line's -o FILE:FORMAT is in test_feeds.)
 """
 
 import bz2
@@ -13,9 +13,8 @@ import lzma
 import marshal
 import os
 import pickle
-import textwrap
 
-from twisted.internet import defer, reactor
+from twisted.internet import defer
 from twisted.trial import unittest
 
 from tinyscrapy import Request, Spider, signals
@@ -26,7 +25,7 @@ from tinyscrapy.extensions import feedexport
 from tinyscrapy.extensions.feedexport import FileFeedStorage, ItemFilter
 from tinyscrapy.settings import Settings
 
-from .helpers import crawl, run_command, serve
+from .helpers import crawl, serve
 
 
 class NumbersSpider(Spider):
@@ -290,62 +289,3 @@ class OverwriteTests(unittest.TestCase):
                     start=self.start, count=2)
         with open(self.out) as f:
             self.assertEqual(json.load(f), [{"n": 0}, {"n": 1}])
-
-
-SPIDER_FILE = """
-from tinyscrapy import Request, Spider
-
-
-class Pages(Spider):
-    name = "pages"
-
-    def start_requests(self):
-        yield Request(self.start)
-
-    def parse(self, response):
-        yield {"url": response.url}
-        yield {"url": response.url + "#2"}
-"""
-
-
-class CommandLineFeedTests(unittest.TestCase):
-    """-o FILE:FORMAT, -O -:FORMAT, and a format of the project's from the extension."""
-
-    def setUp(self):
-        self.server = serve(self)
-        self.start = self.server.add_page("/")
-        self.tmp = os.path.abspath(self.mktemp())
-        os.makedirs(self.tmp)
-        self.spider = os.path.join(self.tmp, "pages.py")
-        with open(self.spider, "w") as f:
-            f.write(textwrap.dedent(SPIDER_FILE))
-
-    def runspider(self, *args):
-        return run_command(reactor, ["runspider", self.spider, "-a", f"start={self.start}",
-                                     "-L", "WARNING", *args], cwd=self.tmp)
-
-    @defer.inlineCallbacks
-    def test_format_after_a_colon_and_stdout(self):
-        """-o items.txt:jsonlines writes JSON lines to items.txt; -O -:json prints one
-        JSON array on stdout."""
-        code, out, err = yield self.runspider("-o", "items.txt:jsonlines")
-        self.assertEqual(code, 0, err)
-        self.assertEqual(len(read_lines(os.path.join(self.tmp, "items.txt"))), 2)
-        code, out, err = yield self.runspider("-o", "-:json")
-        self.assertEqual(code, 0, err)
-        self.assertEqual(len(json.loads(out)), 2)
-
-    @defer.inlineCallbacks
-    def test_a_format_of_the_project_from_its_extension(self):
-        """-O products.tsv with FEED_EXPORTERS naming the format: written by it (the
-        'cannot tell the feed format' refusal is only for formats nobody writes)."""
-        exporters = json.dumps({"tsv": f"{__name__}.TsvItemExporter"})
-        code, _out, err = yield self.runspider("-O", "products.tsv",
-                                               "-s", f"FEED_EXPORTERS={exporters}")
-        self.assertEqual(code, 0, err)
-        with open(os.path.join(self.tmp, "products.tsv")) as f:
-            self.assertEqual(f.readline(), "# tsv\n")
-        code, _out, err = yield self.runspider("-O", "products.xlsx")
-        self.assertEqual(code, 2, err)
-        self.assertEqual(len(err.strip().splitlines()), 1, err)
-        self.assertIn("cannot tell the feed format of 'products.xlsx'", err)

@@ -354,7 +354,8 @@ class Pages(Spider):
 
 
 class CommandFeedTests(unittest.TestCase):
-    """-o appends and -O overwrites, as in Scrapy; custom_settings FEEDS are kept."""
+    """-o appends and -O overwrites, as in Scrapy; custom_settings FEEDS are kept; -o
+    FILE:FORMAT and -o -:FORMAT; a format of the project's from the extension."""
 
     def setUp(self):
         self.server = serve(self)
@@ -402,6 +403,33 @@ class CommandFeedTests(unittest.TestCase):
         self.assertEqual(len(err.strip().splitlines()), 1, err)
         self.assertIn("not a JSON array", err)
         self.assertEqual(self.server.hits["/"], 0)
+
+    @defer.inlineCallbacks
+    def test_format_after_a_colon_and_stdout(self):
+        """-o items.txt:jsonlines writes JSON lines to items.txt; -O -:json prints one
+        JSON array on stdout."""
+        code, out, err = yield self.runspider("-o", "items.txt:jsonlines")
+        self.assertEqual(code, 0, err)
+        with open(os.path.join(self.tmp, "items.txt")) as f:
+            self.assertEqual([json.loads(line) for line in f], [{"url": self.start}])
+        code, out, err = yield self.runspider("-o", "-:json")
+        self.assertEqual(code, 0, err)
+        self.assertEqual(len(json.loads(out)), 1)
+
+    @defer.inlineCallbacks
+    def test_a_format_of_the_project_from_its_extension(self):
+        """-O products.tsv with FEED_EXPORTERS naming the format: written by it (the
+        'cannot tell the feed format' refusal is only for formats nobody writes)."""
+        exporters = json.dumps({"tsv": "tests.test_feedexport.TsvItemExporter"})
+        code, _out, err = yield self.runspider("-O", "products.tsv",
+                                               "-s", f"FEED_EXPORTERS={exporters}")
+        self.assertEqual(code, 0, err)
+        with open(os.path.join(self.tmp, "products.tsv")) as f:
+            self.assertEqual(f.readline(), "# tsv\n")
+        code, _out, err = yield self.runspider("-O", "products.xlsx")
+        self.assertEqual(code, 2, err)
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+        self.assertIn("cannot tell the feed format of 'products.xlsx'", err)
 
 
 class Product(Item):

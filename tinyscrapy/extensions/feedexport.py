@@ -50,6 +50,7 @@ C{FEED_EXPORT_FIELDS} (or the feed's C{fields}) chooses the columns for all.
 """
 
 import datetime
+import errno
 import io
 import logging
 import os
@@ -339,9 +340,6 @@ class FeedFile(io.BufferedIOBase):
         """Forget what was written since the last commit (an item that failed)."""
         del self._pending[:]
 
-    def read_at(self, offset, length):
-        return os.pread(self.fd, length, offset)
-
     def commit(self, mark=b""):
         """
         Write what is pending, then C{mark}, at L{offset}, in one write; the next item
@@ -392,6 +390,8 @@ def _write_all(fd, data, offset):
     view = memoryview(data)
     while view:
         written = os.pwrite(fd, view, offset)
+        if not written:  # no progress (a regular file never does this): never loop
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         offset += written
         view = view[written:]
 
@@ -630,8 +630,8 @@ class FeedSlot:
         try:
             exporter.export_item(item)
         except Exception:
-            if isinstance(self._storage_file, FeedFile):
-                self._storage_file.discard()
+            if isinstance(self.file, FeedFile):  # (a compressor cannot take bytes back)
+                self.file.discard()
                 if header_due:  # a CSV header written with the item: again with the next
                     exporter._headers_not_written = True
             raise

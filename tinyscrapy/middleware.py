@@ -42,15 +42,19 @@ def ordered_paths(settings, name):
     @return: the enabled dotted paths (or objects), lowest order first.
     @raise UsageError: an order is not a number, or a Scrapy path has no equivalent.
     """
-    merged = dict(settings.getdict(name + "_BASE"))
+    merged = {_key(path): (path, order) for path, order in
+              settings.getdict(name + "_BASE").items()}
     for path, order in settings.getdict(name).items():
         if isinstance(path, str) and path.startswith("scrapy."):
             path = scrapy_path(name, path, order)
             if path is None:
                 continue
-        merged[path] = order
+        key = _key(path)
+        if order is None and key in merged:  # switched off, as given: path or class
+            path = merged[key][0]
+        merged[key] = (path, order)
     enabled = []
-    for path, order in merged.items():
+    for path, order in merged.values():
         if order is None:
             continue
         if isinstance(order, bool) or not isinstance(order, (int, float)):
@@ -58,6 +62,15 @@ def ordered_paths(settings, name):
         enabled.append((order, path))
     enabled.sort(key=lambda pair: pair[0])
     return [path for _, path in enabled]
+
+
+def _key(path):
+    """What identifies a component in an ordered setting: its dotted path, also when it is
+    given as the class itself (C{{CoreStats: None}} switches the built-in off)."""
+    if isinstance(path, str):
+        return path
+    qualname = getattr(path, "__qualname__", None)
+    return f"{path.__module__}.{qualname}" if qualname else path
 
 
 _told = set()  # the Scrapy paths already logged: once per process
@@ -111,8 +124,38 @@ def build_ordered(crawler, name):
     for path in ordered_paths(crawler.settings, name):
         component = build(load_object(path), crawler)
         if component is not None:
-            built.append((path if isinstance(path, str) else _name_of(path), component))
+            label = path if isinstance(path, str) else _name_of(path)
+            _check_component(name, label, component)
+            built.append((label, component))
     return built
+
+
+# what from_crawler may not return: a component is an object, made now
+_NOT_COMPONENTS = (bool, int, float, complex, str, bytes, type(None), list, tuple, dict)
+
+
+def _check_component(setting, label, component):
+    """
+    @raise UsageError: C{component}, what C{from_crawler} made, is a Deferred, a coroutine
+        or another awaitable (it must be made synchronously), or a plain value (a number, a
+        string, ...), not a component.
+    """
+    if isinstance(component, Deferred) or inspect.isawaitable(component):
+        if inspect.iscoroutine(component):
+            component.close()  # never awaited: no "was never awaited" warning on top
+        elif isinstance(component, Deferred):
+            component.addErrback(_refused)  # its own failure is not logged on top
+        what = f"a {type(component).__name__}, which is not awaited"
+    elif isinstance(component, _NOT_COMPONENTS):
+        what = f"{component!r}"
+    else:
+        return
+    raise UsageError(f"setting {setting}: {label}.from_crawler returned {what}: it must "
+                     f"return the component itself")
+
+
+def _refused(_failure):
+    return None
 
 
 def _name_of(obj):
@@ -225,24 +268,14 @@ _SMW = "scrapy.spidermiddlewares."
 _EXT = "scrapy.extensions."
 
 SCRAPY_PATHS = {
-    # under another name until the extensions take Scrapy's
-    _EXT + "closespider.CloseSpider": "tinyscrapy.extensions.closespider.CloseConditions",
-    _EXT + "logstats.LogStats": "tinyscrapy.extensions.logstats.Progress",
-    # Scrapy's spider-side offsite middleware (before 2.11) is the downloader's here
-    _SMW + "offsite.OffsiteMiddleware":
-        "tinyscrapy.downloadermiddlewares.offsite.OffsiteMiddleware",
+    # Scrapy's spider-side offsite middleware is gone from Scrapy 2.19: the downloader's
+    _SMW + "offsite.OffsiteMiddleware": Absent(
+        "offsite requests are dropped by the downloader middleware "
+        "scrapy.downloadermiddlewares.offsite.OffsiteMiddleware: switch that one off in "
+        "DOWNLOADER_MIDDLEWARES"),
     _SMW + "start.StartSpiderMiddleware": BuiltIn("start requests are handled by the engine"),
     _DMW + "ajaxcrawl.AjaxCrawlMiddleware": Absent("no AJAX crawlable pages support"),
-    _SMW + "metacopy.MetaCopyDetectionMiddleware": Absent("no meta copy detection"),
-    _EXT + "telnet.TelnetConsole": Absent("no telnet console (try: python -m tinyscrapy "
-                                          "shell URL)"),
-    _EXT + "memusage.MemoryUsage": Absent("no memory usage extension"),
-    _EXT + "memdebug.MemoryDebugger": Absent("no memory debugger"),
-    _EXT + "spiderstate.SpiderState": Absent("no spider state (spider.state)"),
-    _EXT + "remote_control.RemoteControl": Absent("no remote control"),
-    _EXT + "periodic_log.PeriodicLog": Absent("no periodic log (the progress line and "
-                                              "LOGSTATS_INTERVAL instead)"),
-    _EXT + "statsmailer.StatsMailer": Absent("no stats mailer"),
-    _EXT + "debug.StackTraceDump": Absent("no stack trace dump"),
-    _EXT + "debug.Debugger": Absent("no debugger extension"),
+    _EXT + "remote_control.RemoteControl": Absent("no remote control (it needs aiohttp); "
+                                                  "the telnet console, TELNETCONSOLE_ENABLED, "
+                                                  "runs code in the crawl"),
 }

@@ -121,6 +121,9 @@ class BaseItemExporter:
             include_empty = self.export_empty_fields
         fields = self.fields_to_export
         if fields is None and type(item) is dict:  # the common case, without itemadapter
+            if type(self).serialize_field is BaseItemExporter.serialize_field:
+                yield from item.items()  # a dict's keys have no serializer: as they are
+                return
             serialize = self.serialize_field
             for name, value in item.items():
                 yield name, serialize(_NO_META, name, value)

@@ -187,8 +187,9 @@ class Command:
         feeds = {}
         for value, overwrite in [(p, False) for p in args.append] + \
                 [(p, True) for p in args.overwrite]:
-            path, fmt = feed_path_and_format(value)
-            feeds[path] = {"format": fmt, "overwrite": overwrite}
+            path, fmt = feed_path_and_format(value, self.settings)
+            feeds[path] = {"overwrite": overwrite} if fmt is None else \
+                {"format": fmt, "overwrite": overwrite}
         if feeds:
             self.settings.set("FEEDS", feeds, "cmdline")
         elif "FEEDS" not in self.settings.overridden():
@@ -246,24 +247,20 @@ def _attach_dash_values(argv):
     return out
 
 
-def feed_format(path):
-    """The feed format for a file name, from its extension."""
-    from tinyscrapy.extensions.feedexport import format_for_path
-    return format_for_path(path)
-
-
-def feed_path_and_format(value):
+def feed_path_and_format(value, settings):
     """
-    C{-o}'s value as Scrapy reads it: C{PATH}, or C{PATH:FORMAT} (C{items.txt:jsonlines},
-    C{-:json} for stdout) when what follows the last colon names a format.
+    C{-o}'s value as Scrapy reads it: C{URI}, or C{URI:FORMAT} (C{items.txt:jsonlines},
+    C{-:json} for stdout) when what follows the last colon is a format of
+    C{FEED_EXPORTERS}.
 
-    @return: C{(path, format)}. @raise UsageError: no format can be told.
+    @return: C{(uri, format)}; the format is None when the feed exporter tells it from
+        the extension (with the spider's settings too: its C{FEED_EXPORTERS}).
     """
-    from tinyscrapy.exporters import WRITERS
-    path, colon, fmt = value.rpartition(":")
-    if colon and path and fmt in WRITERS:
-        return path, fmt
-    return value, feed_format(value)
+    formats = {**settings.getdict("FEED_EXPORTERS_BASE"), **settings.getdict("FEED_EXPORTERS")}
+    uri, colon, fmt = value.rpartition(":")
+    if colon and uri and formats.get(fmt) is not None:
+        return uri, fmt
+    return value, None
 
 
 def configure_logging(settings):

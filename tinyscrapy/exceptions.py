@@ -22,6 +22,15 @@ class NotConfigured(Exception):
     """Raised by a component's C{from_crawler} to switch itself off."""
 
 
+class ConfigurationError(UsageError, NotConfigured):
+    """
+    A component that was asked for cannot work as set up (a feed format or storage that
+    nothing provides, a media pipeline without its store or Pillow): the start stops with
+    one line. It is also the L{NotConfigured} Scrapy raises there (Scrapy then switches
+    the component off).
+    """
+
+
 class NotSupported(Exception):
     """An operation this object does not support (Scrapy's C{NotSupported}): selecting in
     a response that is not text."""

@@ -16,7 +16,10 @@ terminal state:
       redis://}), where any process may fetch it. A request this process takes from the
       shared frontier opens a new entry here, so each process's books balance.
 
-A redirect or a retry continues its parent's entry rather than opening a new one. At close
+A redirect or a retry continues its parent's entry rather than opening a new one. A
+request downloaded outside the scheduler (L{tinyscrapy.core.engine.ExecutionEngine.download}:
+a media file) is an entry of its own: handled once its response is back, whatever the
+status, dropped or failed otherwise. At close
 L{RequestLedger.reconcile} checks C{opened == terminal + still pending + still in flight};
 a difference is a request that went missing, logged as an error.
 """

@@ -278,6 +278,4 @@ SCRAPY_PATHS = {
     _EXT + "remote_control.RemoteControl": Absent("no remote control (it needs aiohttp); "
                                                   "the telnet console, TELNETCONSOLE_ENABLED, "
                                                   "runs code in the crawl"),
-    "scrapy.pipelines.images.ImagesPipeline": Absent("no media pipelines"),
-    "scrapy.pipelines.files.FilesPipeline": Absent("no media pipelines"),
 }

@@ -15,7 +15,7 @@ cannot be closed turns it into C{feed_error} for the frontier and everything aft
 
 import logging
 
-from twisted.internet.defer import maybeDeferred
+from twisted.internet.defer import gatherResults, maybeDeferred
 
 from tinyscrapy import signals
 
@@ -64,12 +64,13 @@ def _close_pipelines(engine, reason):
 
 
 def _close_feeds(engine, reason):
-    """Close the files of the extensions that write output (the feed exporter's
-    C{close_feeds}), before the frontier's last write."""
-    for _path, extension in engine.crawler.extensions:
-        close_feeds = getattr(extension, "close_feeds", None)
-        if close_feeds is not None:
-            close_feeds()
+    """Close (and store) the files of the extensions that write output (the feed
+    exporter's C{close_feeds}, which may return a Deferred), before the frontier's last
+    write."""
+    closing = [maybeDeferred(extension.close_feeds)
+               for _path, extension in engine.crawler.extensions
+               if hasattr(extension, "close_feeds")]
+    return gatherResults(closing, consumeErrors=True) if closing else None
 
 
 def _close_frontier(engine, reason):

@@ -385,33 +385,44 @@ class ExecutionEngine:
 
     def download(self, request):
         """
-        Download C{request} outside the scheduler, through the downloader middlewares: it
-        takes its per-host slot, but no place under C{max} (so a callback waiting on it
-        cannot deadlock the crawl), and the requests a middleware continues it with (a
-        redirect, a retry) are downloaded the same way.
+        Download C{request} outside the scheduler (a media pipeline's file): the scope
+        rules, then the downloader middlewares, so it takes a place in its per-host slot
+        (waiting for one), its delays, retries, robots.txt and stats, but no place under
+        C{max} (so a callback waiting on it cannot deadlock the crawl). What continues it
+        (a redirect, a retry after its wait) is downloaded in turn. It is an entry of its
+        own in the ledger.
 
-        @return: a Deferred firing with the response; it errbacks with the download's
-            failure (an C{IgnoreRequest} from a middleware included).
+        @return: a Deferred firing with the response; it errbacks with the failure (an
+            L{IgnoreRequest} when a rule or a middleware refused it). Cancelling it cancels
+            the transfer, or the wait before a retry.
+        @raise RuntimeError: no spider is open.
         """
         if self.spider is None:
             raise RuntimeError(f"No open spider to crawl: {request}")
-        d = self.downloader.fetch(request, self.spider)
-        d.addCallback(self._cb_downloaded_outside, request)
+        from tinyscrapy.core.downloader import fetch_through
+        self.crawler.ledger.open(request)
+        d = fetch_through(self.downloader, request, self.spider, self.reactor, self._admit)
+        d.addCallbacks(self._cb_outside_done, self._eb_outside_failed,
+                       callbackArgs=(request,), errbackArgs=(request,))
         return d
 
-    def _cb_downloaded_outside(self, result, request, hops=0):
-        """A download outside the scheduler answered: a response ends it; a request (a
-        redirect, a retry) is downloaded in its place, at most C{REDIRECT_MAX_TIMES} plus
-        C{RETRY_TIMES} hops."""
-        if not isinstance(result, Request):
-            if getattr(result, "request", None) is None:
-                result.request = request
-            return result
-        if hops > _MAX_HOPS:
-            raise IgnoreRequest(f"gave up after {hops} redirects or retries: {result.url}")
-        d = self.downloader.fetch(result, self.spider)
-        d.addCallback(self._cb_downloaded_outside, result, hops + 1)
-        return d
+    def _admit(self, request, parent):
+        self.scraper.scope.admit(request, self.spider, parent)
+
+    def _cb_outside_done(self, response, request):
+        if getattr(response, "request", None) is None:
+            response.request = request
+        self.crawler.ledger.close(request, "handled")
+        self.scraper.received(response, request, self.spider)
+        return response
+
+    def _eb_outside_failed(self, failure, request):
+        """Counted in the ledger (a refusal as dropped); the caller logs it."""
+        if failure.check(IgnoreRequest):
+            self.scraper.count_dropped(request, failure.value)
+        else:
+            self.crawler.ledger.close(request, "failed", failure.type.__name__)
+        return failure
 
     async def download_async(self, request):
         """L{download} as a coroutine. @return: the response."""
@@ -446,9 +457,6 @@ class ExecutionEngine:
             await maybe_deferred_to_future(self.close_spider(reason))
         elif self.spider is None:
             await maybe_deferred_to_future(self.downloader.close())
-
-
-_MAX_HOPS = 50  # redirects and retries of one download outside the scheduler
 
 
 def _close_reason(spider, reason):

@@ -92,11 +92,7 @@ class Scraper:
         @return: a Deferred that fires with None once the output is handled (never
             errbacks: errors are counted and logged here, once, with the URL).
         """
-        self.stats.inc_value("response_received_count")
-        if self._log_pages:
-            log_line(logger, self.logformatter.crawled(request, response, spider))
-        self.signals.send(signals.response_received, response=response, request=request,
-                          spider=spider)
+        self.received(response, request, spider)
         if response.request is None:
             response.request = request
         if self._input_hooks:  # the HTTP-error rule, and any process_spider_input
@@ -110,6 +106,15 @@ class Scraper:
         callback = request.callback or spider.parse
         kwargs = request._cb_kwargs or {}
         return self._call(callback, response, request, spider, response, **kwargs)
+
+    def received(self, response, request, spider):
+        """A response arrived (a page, or a download outside the scheduler): counted,
+        logged at DEBUG (the log formatter's C{crawled} line), C{response_received} sent."""
+        self.stats.inc_value("response_received_count")
+        if self._log_pages:
+            log_line(logger, self.logformatter.crawled(request, response, spider))
+        self.signals.send(signals.response_received, response=response, request=request,
+                          spider=spider)
 
     def _early_dedup(self):
         """The scheduler's seen set for C{follow_all}, or None when it has none locally."""

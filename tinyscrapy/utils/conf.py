@@ -210,9 +210,8 @@ def feed_process_params_from_cli(settings, output, *, overwrite_output=None):
 
     @raise UsageError: both kinds are given, or a format is not one tinyscrapy writes.
     """
-    from tinyscrapy.exporters import WRITERS
-    formats = [*WRITERS, *(name for name, cls in settings.getdict("FEED_EXPORTERS").items()
-                           if cls is not None)]
+    exporters = {**settings.getdict("FEED_EXPORTERS_BASE"), **settings.getdict("FEED_EXPORTERS")}
+    formats = [name for name, cls in exporters.items() if cls is not None]
     overwrite = False
     if overwrite_output:
         if output:

@@ -89,19 +89,25 @@ def load_object(path):
 def arg_to_iter(arg):
     """
     C{arg} as something to iterate over: C{()} for None, C{arg} itself when it is
-    iterable, else C{[arg]}. A dict, an item, a C{str} and C{bytes} are one value each.
+    iterable, else C{[arg]}. A dict, a C{str}, C{bytes} and any item itemadapter knows
+    (an L{tinyscrapy.item.Item}, a pydantic model: iterable, yet one item) are one value
+    each.
     """
     if arg is None:
         return ()
-    if hasattr(arg, "__iter__") and not isinstance(arg, (dict, str, bytes)) \
-            and not _is_declared_item(arg):
+    if not hasattr(arg, "__iter__") or isinstance(arg, (dict, str, bytes)):
+        return [arg]
+    if isinstance(arg, (list, tuple)) or inspect.isgenerator(arg):
         return arg
-    return [arg]
+    return [arg] if _is_item(arg) else arg
 
 
-def _is_declared_item(value):
+def _is_item(value):
     item = sys.modules.get("tinyscrapy.item")  # no Item without it
-    return item is not None and isinstance(value, item.Item)
+    if item is not None and isinstance(value, item.Item):
+        return True
+    from itemadapter import is_item  # imported once something else is iterable
+    return is_item(value)
 
 
 def walk_modules_iter(path):

@@ -27,10 +27,13 @@ The coroutine runners (Scrapy 2.13 and later) run on the asyncio reactor, which
 L{AsyncCrawlerProcess} installs; C{crawl()} returns an asyncio Future instead of a
 Deferred, and C{join()} and C{stop()} are coroutines.
 
-Ctrl-C (SIGINT) or SIGTERM closes every crawl gracefully, as in Scrapy: no new downloads
-start, those in flight finish and are scraped, and the crawl ends with the reason
-C{"shutdown"} (a C{--jobdir} frontier keeps what was waiting, for the next run). A second
-signal stops the reactor at once.
+Ctrl-C (SIGINT), SIGTERM or SIGHUP closes every crawl gracefully, as in Scrapy: no new
+downloads start, those in flight finish and are scraped, and the crawl ends with the reason
+C{"shutdown"} (a C{--jobdir} frontier keeps what was waiting, for the next run). The close
+is bounded (C{CLOSE_GRACE_PERIOD}): what is still in flight then is cancelled, a part still
+closing is given up, and so is a step of a crawl still opening. A second signal stops the
+reactor at once; it counts only once the reactor has handled the first (one kill delivered
+twice, to the process and to its group, is one).
 """
 
 import logging
@@ -42,12 +45,12 @@ from twisted.python.failure import Failure
 
 from tinyscrapy import signals
 from tinyscrapy.core.startrequests import start_of
-from tinyscrapy.exceptions import UsageError
+from tinyscrapy.exceptions import StartError, UsageError
 from tinyscrapy.ledger import RequestLedger
 from tinyscrapy.middleware import build_ordered
 from tinyscrapy.settings import Settings
 from tinyscrapy.signalmanager import SignalBus
-from tinyscrapy.utils.defer import deferred_to_future
+from tinyscrapy.utils.defer import Waiting, deferred_to_future
 from tinyscrapy.utils.gc import tune_for_crawl
 from tinyscrapy.utils.log import configure_logging, log_start, update_root_handler
 from tinyscrapy.utils.misc import build, build_from_crawler, load_object
@@ -106,6 +109,9 @@ class Crawler:
         self._fingerprinter = None
         self._opened = False
         self._stop_reason = None
+        self._opening_step = None  # the Waiting of the opening step under way
+        self._opening_timer = None  # set by a stop while opening: CLOSE_GRACE_PERIOD
+        self._opening_overdue = False
 
     @defer.inlineCallbacks
     def crawl(self, *args, **kwargs):
@@ -122,12 +128,14 @@ class Crawler:
         self.engine = self._create_engine()
         self._log_start()
         self.stats.open_spider(self.spider)
-        yield self.engine.scraper.open_spider(self.spider)
-        yield self.signals.send_deferred(signals.spider_opened, spider=self.spider)
+        yield self._opening(self.engine.scraper.open_spider(self.spider), "the pipelines")
+        yield self._opening(self.signals.send_deferred(signals.spider_opened,
+                                                       spider=self.spider), "spider_opened")
         start = start_of(self.spider, self.engine.scraper.spidermw)  # start() or start_requests()
-        yield self.engine.open_spider(self.spider, start)
+        yield self._opening(self.engine.open_spider(self.spider, start), "the frontier")
         self._opened = True
         if self._stop_reason is not None:  # stopped (Ctrl-C) while it was opening
+            self._cancel_opening_timer()
             self.engine.close_spider(self._stop_reason)
         reason = yield self.engine.start()
         return reason
@@ -153,9 +161,41 @@ class Crawler:
         @return: a Deferred firing when it has closed (or at once, while it opens).
         """
         if not self._opened:
-            self._stop_reason = reason
+            if self._stop_reason is None:
+                self._stop_reason = reason
+                grace = self.settings.getfloat("CLOSE_GRACE_PERIOD")
+                if grace > 0:
+                    self._opening_timer = self.reactor.callLater(grace,
+                                                                 self._opening_is_overdue)
             return defer.succeed(None)
         return self.engine.close_spider(reason)
+
+    def _opening(self, d, what):
+        """
+        Wait for one step of the opening (C{d}); once the crawl was stopped, only until
+        C{CLOSE_GRACE_PERIOD} is over: then the step is given up (cancelled), and the crawl
+        opens on, to close at once.
+
+        @return: a Deferred firing as C{d} does, or with None when given up.
+        """
+        step = self._opening_step = Waiting(d, f"opening {self.spider.name}: {what}")
+        if self._opening_overdue and not step.done.called:
+            self.reactor.callLater(0, self._give_up_opening, step)
+        return step.done
+
+    def _opening_is_overdue(self):
+        self._opening_overdue = True
+        self._give_up_opening(self._opening_step)
+
+    def _cancel_opening_timer(self):
+        if self._opening_timer is not None and self._opening_timer.active():
+            self._opening_timer.cancel()
+
+    def _give_up_opening(self, step):
+        if step is not None and not step.done.called:
+            logger.warning("%s: not finished within CLOSE_GRACE_PERIOD after the stop, "
+                           "cancelled", step.what)
+            step.give_up()
 
     def _create_engine(self):
         """Build the parts the engine drives, each from this crawler's settings."""
@@ -318,6 +358,7 @@ class CrawlerProcess:
         self.failed = False
         self.forced = False
         self.usage_error = None
+        self._shutdown = None  # None, then "asked" (a signal came), "closing", "forced"
 
     @property
     def reactor(self):
@@ -357,7 +398,14 @@ class CrawlerProcess:
             self.usage_error = failure.value
             return failure
         self.failed = True
-        logger.error("crawl of %s failed", crawler.spidercls.__name__, exc_info=(
+        name = crawler.spidercls.__name__
+        if failure.check(StartError):  # a component could not start: one line
+            logger.error("crawl of %s failed: %s", name, failure.value)
+            cause = failure.value.__cause__ or failure.value
+            logger.debug("crawl of %s failed", name, exc_info=(type(cause), cause,
+                                                               cause.__traceback__))
+            return failure
+        logger.error("crawl of %s failed", name, exc_info=(
             failure.type, failure.value, failure.getTracebackObject()))
         return failure
 
@@ -368,27 +416,42 @@ class CrawlerProcess:
             return
         d.addBoth(self._stop_reactor)
         if install_signal_handlers:
-            self._on_signals(self._signal_shutdown)
+            self._on_signals(self._signal_received)
         tune_for_crawl()  # what exists now lives as long as the process
         self.reactor.run(installSignalHandlers=False)
 
     @staticmethod
     def _on_signals(handler):
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(signum, handler)
+        for name in ("SIGINT", "SIGTERM", "SIGHUP"):  # no SIGHUP on Windows
+            signum = getattr(signal, name, None)
+            if signum is not None:
+                signal.signal(signum, handler)
 
-    def _signal_shutdown(self, signum, _frame):
-        """First Ctrl-C: close every crawl gracefully (runs between two reactor steps, so
-        it only hands the work to the reactor)."""
-        self._on_signals(self._signal_force)
+    def _signal_received(self, signum, _frame):
+        """
+        SIGINT, SIGTERM or SIGHUP. A signal handler runs between two bytecodes of whatever
+        the reactor thread was doing (logging, maybe): it logs nothing and only hands the
+        work to the reactor. The first signal closes every crawl gracefully; one that
+        comes before the reactor has handled it is the same one delivered twice (GNU
+        C{timeout} signals the process and its group); one after it stops at once.
+        """
+        if self._shutdown is None:
+            self._shutdown = "asked"
+            self.reactor.callFromThread(self._graceful_stop, signum)
+        elif self._shutdown == "closing":
+            self._shutdown = "forced"
+            self.reactor.callFromThread(self._forced_stop, signum)
+
+    def _graceful_stop(self, signum):
+        self._shutdown = "closing"
         logger.info("received %s: closing gracefully (send it again to stop at once)",
                     signal.Signals(signum).name)
-        self.reactor.callFromThread(self.stop)
+        self.stop()
 
-    def _signal_force(self, signum, _frame):
+    def _forced_stop(self, signum):
         self.forced = True
         logger.info("received %s again: stopping at once", signal.Signals(signum).name)
-        self.reactor.callFromThread(self._stop_reactor)
+        self._stop_reactor()
 
     def stop(self, reason="shutdown"):
         """Close every running crawl gracefully. @return: a Deferred for all of them."""

@@ -25,10 +25,10 @@ from dataclasses import dataclass
 
 from twisted.internet.defer import Deferred
 
-from tinyscrapy.exceptions import UsageError
+from tinyscrapy.exceptions import StartError, UsageError
 from tinyscrapy.http.request import Request
 from tinyscrapy.http.response import Response
-from tinyscrapy.utils.defer import deferred_from_coro
+from tinyscrapy.utils.defer import deferred_from_coro, ignore_result
 from tinyscrapy.utils.misc import build, load_object
 
 logger = logging.getLogger(__name__)
@@ -106,12 +106,28 @@ def build_ordered(crawler, name):
     Build every enabled component of the ordered setting C{name}.
 
     @return: a list of C{(path, component)} pairs, in order; switched-off ones left out.
+    @raise StartError: a component's C{from_crawler} (or constructor) raised, or returned
+        something that is not an instance of its class (None, a Deferred, 42): named in one
+        line, and the crawl does not start.
     """
     built = []
     for path in ordered_paths(crawler.settings, name):
-        component = build(load_object(path), crawler)
-        if component is not None:
-            built.append((path if isinstance(path, str) else _name_of(path), component))
+        objcls = load_object(path)
+        label = path if isinstance(path, str) else _name_of(path)
+        maker = "from_crawler" if hasattr(objcls, "from_crawler") else "__init__"
+        try:
+            component = build(objcls, crawler)
+        except (UsageError, StartError):
+            raise
+        except Exception as e:
+            raise StartError(f"{name}: {label}.{maker} raised {type(e).__name__}: {e}") from e
+        if component is None:  # it raised NotConfigured: switched off
+            continue
+        if isinstance(objcls, type) and not isinstance(component, objcls):
+            ignore_result(component, f"what {label}.{maker} returned")
+            raise StartError(f"{name}: {label}.{maker} must return an instance of "
+                             f"{objcls.__name__}, got {type(component).__name__}")
+        built.append((label, component))
     return built
 
 
@@ -195,8 +211,12 @@ def _expect(label, value):
 
 
 def _expect_iterable(label, value):
-    # a dict, a string or a single Request is iterable, but never what the hook meant
-    if not hasattr(value, "__iter__") or isinstance(value, (dict, str, bytes, Request)):
+    # a dict, a string or a single Request is iterable, but never what the hook meant; a
+    # Deferred is iterable too (Twisted's "yield from"), and iterating one that has not
+    # fired gives itself back, for ever
+    if not hasattr(value, "__iter__") or isinstance(value, (dict, str, bytes, Request,
+                                                            Deferred)):
+        ignore_result(value, f"the {type(value).__name__} {label} returned")
         raise MiddlewareError(f"{label} must return an iterable, got {type(value).__name__}")
 
 

@@ -37,11 +37,16 @@ docs/walkthrough.md follows it with you):
        L{ExecutionEngine._eb_download_failed} and the spider's errback the same way.
     5. L{ExecutionEngine._cb_request_done} (C{addBoth}): out of flight, acknowledged to
        the scheduler, the loop woken.
-    6. L{ExecutionEngine._close_spider}, closing with nothing in flight:
+    6. L{ExecutionEngine.close_spider} (or L{ExecutionEngine.stop_for_error}) starts a
+       C{callLater} of C{CLOSE_GRACE_PERIOD}: L{ExecutionEngine._cancel_in_flight} then
+       cancels each download's Deferred still in flight (its entry ends as cancelled, or
+       saved by a persistent frontier) and wakes the loop.
+    7. L{ExecutionEngine._close_spider}, closing with nothing in flight:
        L{tinyscrapy.core.closing.close_parts} closes pipelines, feeds (before the frontier's
        last acknowledgements), scheduler and downloader, sends
        C{spider_closed}, calls C{spider.closed(reason)}, closes the stats, sends
-       C{engine_stopped}, each waited for; C{_close} fires with the reason and
+       C{engine_stopped}, each waited for (at most C{CLOSE_GRACE_PERIOD} for them all: a
+       part still closing then is cancelled); C{_close} fires with the reason and
        C{Crawler.crawl} returns it. Once every crawl has,
        L{tinyscrapy.crawler.CrawlerProcess.start}'s C{DeferredList} calls
        L{tinyscrapy.crawler.CrawlerProcess._stop_reactor}.
@@ -61,6 +66,8 @@ from tinyscrapy.http.request import Request
 
 logger = logging.getLogger(__name__)
 
+_CANCELLED = object()  # what a request cancelled at close has in place of its Deferred
+
 
 @dataclass(frozen=True)
 class EngineStatistics:
@@ -78,7 +85,8 @@ class ExecutionEngine:
     @ivar max: the most requests in flight at once (C{CONCURRENT_REQUESTS}): a request
         counts from the moment it is taken from the scheduler until its callback's output
         is handled, so C{max} bounds downloads and scraping together, as in TinyScrapy.
-    @ivar in_flight: the requests being downloaded or scraped now.
+    @ivar in_flight: the requests being downloaded or scraped now, each with the Deferred of
+        its download (cancelled when the close's grace period is over).
     @ivar wake_causes: None, or (while C{--trace} listens) the set of causes asked of
         L{wake} since the last turn.
     """
@@ -90,7 +98,7 @@ class ExecutionEngine:
         self.downloader = downloader
         self.scraper = scraper
         self.max = crawler.settings.getint("CONCURRENT_REQUESTS")
-        self.in_flight = set()
+        self.in_flight = {}
         self.acknowledging = True  # False once output was lost (stop_for_error)
         self.spider = None
         self.closing_reason = None
@@ -104,6 +112,8 @@ class ExecutionEngine:
         self._heartbeat = LoopingCall(self.wake, "heartbeat")
         self._heartbeat.clock = reactor
         self._heartbeat_interval = crawler.settings.getfloat("ENGINE_HEARTBEAT")
+        self.grace_period = crawler.settings.getfloat("CLOSE_GRACE_PERIOD")
+        self._grace_call = None
 
     # 1. opening
 
@@ -241,8 +251,8 @@ class ExecutionEngine:
 
     def _download(self, request):
         """Start downloading C{request}; see hops 3 to 5 in the module docstring."""
-        self.in_flight.add(request)
-        d = self.downloader.fetch(request, self.spider)
+        self.in_flight[request] = None  # its place, taken before the fetch signals it
+        d = self.in_flight[request] = self.downloader.fetch(request, self.spider)
         d.addBoth(self._cb_download_finished)
         d.addCallbacks(self._cb_downloaded, self._eb_download_failed,
                        callbackArgs=(request,), errbackArgs=(request,))
@@ -256,19 +266,26 @@ class ExecutionEngine:
 
     def _cb_downloaded(self, result, request):
         """The download fired: a response to scrape, or a request that continues this one."""
+        if request not in self.in_flight:  # cancelled at close, and came back all the same
+            return None
         if isinstance(result, Request):  # from a middleware: a redirect, a retry
             self.crawl(result, parent=request)
             return None
         return self.scraper.scrape(result, request, self.spider)
 
     def _eb_download_failed(self, failure, request):
-        """The download failed: the spider's errback gets it, counted and logged once."""
+        """The download failed: the spider's errback gets it, counted and logged once (but
+        not a download cancelled at close: counted there)."""
+        if request not in self.in_flight:
+            return None
         return self.scraper.scrape_failure(failure, request, self.spider)
 
     def _cb_request_done(self, _, request):
         """Out of flight and acknowledged (a persistent frontier forgets it only now);
-        schedule the next turn (the faithful C{callLater})."""
-        self.in_flight.discard(request)
+        schedule the next turn (the faithful C{callLater}). A request cancelled at close is
+        not acknowledged: a persistent frontier keeps it for the next run."""
+        if self.in_flight.pop(request, _CANCELLED) is _CANCELLED:
+            return
         if self.acknowledging:
             self.scheduler.request_done(request)
         self.crawler.signals.send(signals.request_done, request=request, spider=self.spider)
@@ -278,13 +295,15 @@ class ExecutionEngine:
 
     def close_spider(self, reason):
         """
-        Stop taking new requests; close once the requests in flight are done.
+        Stop taking new requests; close once the requests in flight are done, or once
+        C{CLOSE_GRACE_PERIOD} is over (L{_cancel_in_flight}).
 
         @return: the C{_close} Deferred.
         """
         if self.closing_reason is None:
             self.closing_reason = reason
             logger.info("closing %s (%s)", self.spider, reason)
+        self._start_grace_period()
         self.wake("close")
         return self._close
 
@@ -300,7 +319,37 @@ class ExecutionEngine:
             logger.info("closing %s (%s)", self.spider, reason)
             self.closing_reason = reason
         if not self._closing_started:
+            self._start_grace_period()
             self.wake("error")
+
+    def _start_grace_period(self):
+        """The close began: what is still in flight C{CLOSE_GRACE_PERIOD} seconds from now
+        is cancelled then (0: it is waited for however long it takes)."""
+        if self._grace_call is None and self.grace_period > 0 and not self._closing_started:
+            self._grace_call = self.reactor.callLater(self.grace_period,
+                                                      self._cancel_in_flight)
+
+    def _cancel_in_flight(self):
+        """
+        The grace period is over: each request still in flight leaves it now (its ledger
+        entry ends as C{cancelled}, or C{saved} when a persistent frontier keeps it, since
+        it is never acknowledged), then its download's Deferred is cancelled, which
+        cancels what it waits for (the transfer, a middleware's or a callback's Deferred,
+        a pipeline's); whatever the chain does after that is ignored. Then the close goes
+        on.
+        """
+        self._grace_call = None
+        if self.in_flight:
+            shown = ", ".join(repr(request) for request in list(self.in_flight)[:5])
+            logger.warning("closing %s: %d request(s) still in flight %g s after the close "
+                           "began (CLOSE_GRACE_PERIOD), cancelled: %s%s", self.spider,
+                           len(self.in_flight), self.grace_period, shown,
+                           ", ..." if len(self.in_flight) > 5 else "")
+        for request, d in list(self.in_flight.items()):
+            del self.in_flight[request]
+            self.crawler.ledger.cancel(request)
+            d.cancel()
+        self.wake("grace period over")
 
     def _close_spider(self):
         """Nothing in flight and closing: close each part in turn, then fire C{_close}."""
@@ -308,17 +357,19 @@ class ExecutionEngine:
         if self._closing_started:
             return
         self._closing_started = True
+        if self._start_requests is not None:
+            self._start_requests.close()
         self.crawler.ledger.reconcile(self.scheduler.size(), len(self.in_flight))
-        d = close_parts(self)
+        d = close_parts(self, self.grace_period)
         d.addCallback(self._cb_closed)
 
     def _stop_timers(self):
         if self._heartbeat.running:
             self._heartbeat.stop()
-        for call in (self._wakeup, self._ready_call):
+        for call in (self._wakeup, self._ready_call, self._grace_call):
             if call is not None and call.active():
                 call.cancel()
-        self._wakeup = self._ready_call = None
+        self._wakeup = self._ready_call = self._grace_call = None
 
     def _cb_closed(self, _):
         reason = self.closing_reason  # an error while closing may have changed it

@@ -5,9 +5,19 @@ the asyncio reactor, so that it may await asyncio code; under another reactor, a
 asyncio future is an error that names C{TWISTED_REACTOR}); L{deferred_to_future} and
 L{maybe_deferred_to_future} go the other way, for C{async def} code that awaits a
 Deferred.
+
+tinyscrapy's own, for the waits that must end: L{Waiting}, a wait one may give up (the
+close of a crawl is bounded), and L{ignore_result}, for a Deferred or a coroutine nobody
+will wait for (its failure is still logged).
 """
 
-from twisted.internet.defer import Deferred, ensureDeferred
+import asyncio
+import inspect
+import logging
+import os
+
+from twisted.internet.defer import CancelledError, Deferred, ensureDeferred
+from twisted.python.failure import Failure
 
 from tinyscrapy.utils.reactor import (
     _NO_ASYNCIO_LOOP,
@@ -39,11 +49,28 @@ def deferred_from_coro(coro):
 
 def _eb_explain_asyncio(failure):
     """asyncio's own error says nothing of the reactor: say which setting is missing."""
-    if failure.check(RuntimeError) and str(failure.value) in _NO_ASYNCIO_LOOP:
+    if _raised_by_asyncio(failure):
         raise AsyncioReactorNeeded(
             f"a coroutine awaited asyncio code ({failure.value}), which needs the asyncio "
             f"reactor: set TWISTED_REACTOR = {ASYNCIO_REACTOR!r}") from failure.value
     return failure
+
+
+_ASYNCIO_DIR = os.path.dirname(asyncio.__file__) + os.sep
+
+
+def _raised_by_asyncio(failure):
+    """Whether C{failure} is asyncio's, with no asyncio loop running the coroutine:
+    asyncio's own messages for it, or an error raised inside asyncio (C{asyncio.Event},
+    C{asyncio.Queue} and their kin fail with an C{AttributeError} there)."""
+    if failure.check(AsyncioReactorNeeded, CancelledError, asyncio.CancelledError):
+        return False
+    if failure.check(RuntimeError) and str(failure.value) in _NO_ASYNCIO_LOOP:
+        return True
+    tb = failure.getTracebackObject()
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and tb.tb_frame.f_code.co_filename.startswith(_ASYNCIO_DIR)
 
 
 def deferred_to_future(d):
@@ -66,3 +93,65 @@ def maybe_deferred_to_future(d):
     if not is_asyncio_reactor_installed():
         return d
     return d.asFuture(_installed()._asyncioEventloop)
+
+
+logger = logging.getLogger(__name__)
+
+
+def ignore_result(value, what):
+    """
+    C{value} is not waited for (a hook's wrong result, an output that is no request nor
+    item): if it is a Deferred, a failure it fires with later is logged, naming C{what}
+    (never "Unhandled error in Deferred"); if it is a coroutine, it is closed (never
+    "coroutine was never awaited"). Anything else is left alone.
+    """
+    if isinstance(value, Deferred):
+        value.addErrback(_eb_log_ignored, what)
+    elif inspect.iscoroutine(value):
+        value.close()
+
+
+def _eb_log_ignored(failure, what):
+    logger.error("%s failed", what, exc_info=(failure.type, failure.value,
+                                             failure.getTracebackObject()))
+
+
+class Waiting:
+    """
+    A wait for a Deferred that the waiter may give up (the close of a crawl is bounded).
+
+    @ivar done: fires as the watched Deferred does (with its result or its failure), or
+        with None when L{give_up} comes first. After that the watched Deferred's result
+        is dropped, but a failure other than its cancellation is logged: no error is lost.
+    """
+
+    def __init__(self, d, what):
+        """@param what: names what is waited for, in a log line (C{"pipeline X"})."""
+        self.what = what
+        self.done = Deferred()
+        self._watched = d
+        d.addBoth(self._cb_settled)
+
+    def _cb_settled(self, result):
+        if not self.done.called:
+            if isinstance(result, Failure):
+                self.done.errback(result)
+            else:
+                self.done.callback(result)
+        elif isinstance(result, Failure) and not result.check(CancelledError,
+                                                             asyncio.CancelledError):
+            _eb_log_ignored(result, f"{self.what} (given up on)")
+        return None
+
+    def give_up(self):
+        """
+        Stop waiting: L{done} fires with None now, then the watched Deferred is cancelled
+        (its canceller runs; a Deferred without one errbacks with C{CancelledError}).
+
+        @return: True, or False when it had fired already (nothing done).
+        """
+        if self.done.called:
+            return False
+        self.done.callback(None)
+        self._watched.cancel()
+        return True

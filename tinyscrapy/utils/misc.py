@@ -44,14 +44,18 @@ def build(objcls, crawler):
     Make one component: C{objcls.from_crawler(crawler)} when it exists, else C{objcls()}.
 
     @return: the component, or None when it raised L{NotConfigured}.
+    @raise TypeError: C{from_crawler} returned None (as Scrapy's C{build_from_crawler}).
     """
     try:
-        if hasattr(objcls, "from_crawler"):
-            return objcls.from_crawler(crawler)
-        return objcls()
+        if not hasattr(objcls, "from_crawler"):
+            return objcls()
+        instance = objcls.from_crawler(crawler)
     except NotConfigured as e:
         logger.debug("%s is not configured: %s", getattr(objcls, "__name__", objcls), e)
         return None
+    if instance is None:
+        raise TypeError(f"{getattr(objcls, '__qualname__', objcls)}.from_crawler returned None")
+    return instance
 
 
 def build_from_crawler(objcls, crawler, /, *args, **kwargs):

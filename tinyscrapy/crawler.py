@@ -50,7 +50,7 @@ from tinyscrapy.ledger import RequestLedger
 from tinyscrapy.middleware import build_ordered
 from tinyscrapy.settings import Settings
 from tinyscrapy.signalmanager import SignalBus
-from tinyscrapy.utils.defer import Waiting, deferred_to_future
+from tinyscrapy.utils.defer import Unwaited, Waiting, deferred_to_future
 from tinyscrapy.utils.gc import tune_for_crawl
 from tinyscrapy.utils.log import configure_logging, log_start, update_root_handler
 from tinyscrapy.utils.misc import build, build_from_crawler, load_object
@@ -98,7 +98,8 @@ class Crawler:
         self.settings.validate()  # a bad value stops the start here, with one line
         # the reactor the crawl asks for is installed here, if nothing was yet
         self.reactor = reactor or apply_reactor_setting(self.settings, spidercls)
-        self.signals = SignalBus(self)
+        self.unwaited = Unwaited()  # the Deferreds nobody waits for: the close waits for them
+        self.signals = SignalBus(self, self.unwaited)
         self.stats = build(load_object(self.settings["STATS_CLASS"]), self)
         self.ledger = RequestLedger(self.stats)
         self.spider = None

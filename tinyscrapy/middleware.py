@@ -165,7 +165,18 @@ _READY = (Response, Request)
 
 
 class MiddlewareError(TypeError):
-    """A middleware hook returned something its contract does not allow."""
+    """
+    A middleware hook returned something its contract does not allow.
+
+    @ivar label: the hook, C{"path.method"}.
+    @ivar result: what it returned (a Deferred in it is the catcher's to handle:
+        L{tinyscrapy.utils.defer.ignore_result}).
+    """
+
+    def __init__(self, message, label=None, result=None):
+        super().__init__(message)
+        self.label = label
+        self.result = result
 
 
 async def _waited(result):
@@ -207,7 +218,7 @@ def _hooks(middlewares, name, n_args, reverse=False):
 def _expect(label, value):
     if not isinstance(value, _READY):
         raise MiddlewareError(f"{label} must return HttpResponse or Request, got "
-                              f"{type(value).__name__}")
+                              f"{type(value).__name__}", label, value)
 
 
 def _expect_iterable(label, value):
@@ -216,8 +227,8 @@ def _expect_iterable(label, value):
     # fired gives itself back, for ever
     if not hasattr(value, "__iter__") or isinstance(value, (dict, str, bytes, Request,
                                                             Deferred)):
-        ignore_result(value, f"the {type(value).__name__} {label} returned")
-        raise MiddlewareError(f"{label} must return an iterable, got {type(value).__name__}")
+        raise MiddlewareError(f"{label} must return an iterable, got {type(value).__name__}",
+                              label, value)
 
 
 # Scrapy's built-in component paths that are not tinyscrapy's paths too (a project names

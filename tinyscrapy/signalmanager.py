@@ -23,7 +23,7 @@ import logging
 from twisted.internet.defer import CancelledError, Deferred, DeferredList, maybeDeferred
 
 from tinyscrapy.signals import _DECISIONS
-from tinyscrapy.utils.defer import deferred_from_coro
+from tinyscrapy.utils.defer import Unwaited, deferred_from_coro
 
 logger = logging.getLogger(__name__)
 
@@ -33,10 +33,13 @@ class SignalBus:
     The receivers of one crawler's signals.
 
     @ivar sender: what a receiver that names C{sender} gets (the crawler).
+    @ivar unwaited: the L{Unwaited} that keeps the Deferreds of receivers of signals sent
+        without waiting (the crawl's close waits for them).
     """
 
-    def __init__(self, sender=None):
+    def __init__(self, sender=None, unwaited=None):
         self.sender = sender
+        self.unwaited = unwaited if unwaited is not None else Unwaited()
         self._receivers = {}  # signal -> [(receiver, names it accepts or None for all)]
 
     def connect(self, receiver, signal, **_kwargs):
@@ -77,13 +80,15 @@ class SignalBus:
                     result = receiver(**kwargs)
                 else:
                     result = receiver(**self._arguments(names, signal, kwargs))
-                if inspect.isawaitable(result):
+                if result is not None and inspect.isawaitable(result):
                     result = _running(result)
-                    result.addErrback(_eb_receiver_failed, signal, receiver)
+                    self.unwaited.add(result, f"signal {signal.name}: receiver {receiver!r}"
+                                              f"{_about(kwargs)}")
                 results.append((receiver, result))
             except Exception as e:
                 if type(e).__name__ not in _DECISIONS.get(signal.name, ()):
-                    logger.exception("signal %s: receiver %r raised", signal.name, receiver)
+                    logger.exception("signal %s: receiver %r raised%s", signal.name,
+                                     receiver, _about(kwargs))
                 results.append((receiver, e))
         return results
 
@@ -196,6 +201,8 @@ def _log_receiver_failure(failure, signal, receiver):
     return failure
 
 
-def _eb_receiver_failed(failure, signal, receiver):
-    """The end of a chain nobody waits for, or of one C{send_waiting} waits for."""
-    _log_receiver_failure(failure, signal, receiver)
+def _about(kwargs):
+    """The URL a signal is about (its response's or request's), for a log line."""
+    target = kwargs.get("response") or kwargs.get("request")
+    url = getattr(target, "url", None)
+    return f" (for {url})" if url else ""

@@ -5,8 +5,10 @@ The order matters: the item pipelines close first (they may still be writing the
 items), then the feeds (their files closed, the last bytes written), then the frontier (a
 persistent one saves what is left, and commits its last acknowledgements only now, after
 every item of those pages is in a file), then the downloader (its pooled connections),
-then C{spider_closed} receivers, the spider's own C{closed(reason)}, the stats, which
-log the summary, and last C{engine_stopped}. Each part starts after the previous one has
+then C{spider_closed} receivers, the spider's own C{closed(reason)}, the Deferreds nobody
+waited for (what receivers of signals sent without waiting returned, a hook's wrong
+result: their failures are logged before the summary), the stats, which log the summary,
+and last C{engine_stopped}. Each part starts after the previous one has
 finished; every pipeline's C{close_spider} is called together (as in Scrapy) and each of
 them has finished or failed before the feeds close. A part that fails is logged and the
 next one still closes.
@@ -120,6 +122,13 @@ def _spider_closed(engine, reason):
     return engine.spider.closed(reason)
 
 
+def _settle_unwaited(engine, reason):
+    """What nobody waited for (a receiver's Deferred, a hook's wrong result): its failure
+    is logged before the stats close, never lost as the reactor stops."""
+    unwaited = getattr(engine.crawler, "unwaited", None)
+    return unwaited.settled() if unwaited is not None else None
+
+
 def _close_stats(engine, reason):
     return engine.crawler.stats.close_spider(engine.spider, reason)
 
@@ -134,5 +143,6 @@ _STEPS = ((_close_pipelines, "the item pipelines' close_spider"),
           (_close_downloader, "the downloader"),
           (_send_spider_closed, "the spider_closed receivers"),
           (_spider_closed, "the spider's closed()"),
+          (_settle_unwaited, "the Deferreds nobody waited for"),
           (_close_stats, "the stats"),
           (_send_engine_stopped, "the engine_stopped receivers"))

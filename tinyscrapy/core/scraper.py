@@ -59,6 +59,7 @@ class Scraper:
         self.stats = crawler.stats
         self.signals = crawler.signals
         self.ledger = crawler.ledger
+        self.unwaited = getattr(crawler, "unwaited", None)  # what nobody waits for
         self.engine = None
         self._seen_urls = None  # follow_all's early duplicate check, made on first use
         self.spidermw = SpiderMiddlewareChain(build_ordered(crawler, "SPIDER_MIDDLEWARES"))
@@ -250,7 +251,8 @@ class Scraper:
         self.stats.inc_value("spider_exceptions/BadOutput")
         logger.error("Spider must return Request, item or None, got %r in %r",
                      type(output).__name__, request)
-        ignore_result(output, f"the {type(output).__name__} yielded for {request!r}")
+        ignore_result(output, f"the {type(output).__name__} yielded for {request!r}",
+                      self.unwaited)
         return None
 
     def _spider_error(self, failure, response, request, spider, recovered=False):
@@ -281,6 +283,9 @@ class Scraper:
             return succeed(None)
 
     def _log_spider_error(self, failure, response, request, spider):
+        if failure.check(MiddlewareError):  # a hook's wrong result: maybe a Deferred
+            ignore_result(failure.value.result, f"what {failure.value.label} returned",
+                          self.unwaited)
         self.stats.inc_value(f"spider_exceptions/{failure.type.__name__}")
         logger.error("Spider error processing %r", request, exc_info=(
             failure.type, failure.value, failure.getTracebackObject()))

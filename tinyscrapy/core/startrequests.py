@@ -52,6 +52,8 @@ def start_of(spider, spidermw):
     try:
         return _start_of(spider, spidermw)
     except Exception as e:
+        ignore_result(getattr(e, "result", None), "what the start returned",
+                      getattr(getattr(spider, "crawler", None), "unwaited", None))
         return _raising(e)
 
 
@@ -76,10 +78,17 @@ def _start_of(spider, spidermw):
     for hook in hooks:
         source = hook(source)
         if not hasattr(source, "__aiter__"):
-            ignore_result(source, f"what {hook.__qualname__} returned")
-            raise TypeError(f"{hook.__qualname__} must return an async iterable, got "
-                            f"{type(source).__name__}")
+            raise _WrongStart(f"{hook.__qualname__} must return an async iterable, got "
+                              f"{type(source).__name__}", source)
     return source
+
+
+class _WrongStart(TypeError):
+    """A start (or a middleware's) that is no iterable of requests and items."""
+
+    def __init__(self, message, result):
+        super().__init__(message)
+        self.result = result
 
 
 def _expect_start(label, source):
@@ -87,10 +96,9 @@ def _expect_start(label, source):
     Deferred or a coroutine is not one, though the first two are iterable)."""
     if not hasattr(source, "__iter__") or isinstance(source, (str, bytes, dict, Request,
                                                               Deferred)):
-        ignore_result(source, f"what {label} returned")
         kind = "an async generator" if label.endswith("start()") else "an iterable"
-        raise TypeError(f"{label} must be {kind} of requests and items, got "
-                        f"{type(source).__name__}")
+        raise _WrongStart(f"{label} must be {kind} of requests and items, got "
+                          f"{type(source).__name__}", source)
 
 
 def _raising(exception):
@@ -213,7 +221,7 @@ class StartRequests:
         logger.error("start of %s must yield Request or item, got %r", self.spider,
                      type(output).__name__)
         ignore_result(output, f"the {type(output).__name__} the start of {self.spider} "
-                              f"yielded")
+                              f"yielded", getattr(self.engine.crawler, "unwaited", None))
 
     def _cb_item_done(self, _):
         """A start item left the pipelines: pull the next one."""

@@ -7,8 +7,10 @@ L{maybe_deferred_to_future} go the other way, for C{async def} code that awaits 
 Deferred.
 
 tinyscrapy's own, for the waits that must end: L{Waiting}, a wait one may give up (the
-close of a crawl is bounded), and L{ignore_result}, for a Deferred or a coroutine nobody
-will wait for (its failure is still logged).
+close of a crawl is bounded); L{ignore_result}, for a Deferred or a coroutine nobody will
+wait for (its failure is still logged); and L{Unwaited}, the Deferreds of one crawl that
+nobody waits for, which its close waits for (bounded) so that no failure of theirs is lost
+when the reactor stops.
 """
 
 import asyncio
@@ -16,7 +18,7 @@ import inspect
 import logging
 import os
 
-from twisted.internet.defer import CancelledError, Deferred, ensureDeferred
+from twisted.internet.defer import CancelledError, Deferred, DeferredList, ensureDeferred
 from twisted.python.failure import Failure
 
 from tinyscrapy.utils.reactor import (
@@ -98,22 +100,65 @@ def maybe_deferred_to_future(d):
 logger = logging.getLogger(__name__)
 
 
-def ignore_result(value, what):
+def ignore_result(value, what, unwaited=None):
     """
     C{value} is not waited for (a hook's wrong result, an output that is no request nor
     item): if it is a Deferred, a failure it fires with later is logged, naming C{what}
-    (never "Unhandled error in Deferred"); if it is a coroutine, it is closed (never
-    "coroutine was never awaited"). Anything else is left alone.
+    (never "Unhandled error in Deferred"), and it is kept in C{unwaited} (an L{Unwaited})
+    until it fires; if it is a coroutine, it is closed (never "coroutine was never
+    awaited"). Anything else is left alone.
     """
     if isinstance(value, Deferred):
-        value.addErrback(_eb_log_ignored, what)
+        if unwaited is not None:
+            unwaited.add(value, what)
+        else:
+            value.addErrback(_eb_log_ignored, what)
     elif inspect.iscoroutine(value):
         value.close()
 
 
 def _eb_log_ignored(failure, what):
+    """Log the failure of a Deferred nobody waits for (not its cancel at close)."""
+    if failure.check(CancelledError):
+        return
     logger.error("%s failed", what, exc_info=(failure.type, failure.value,
                                              failure.getTracebackObject()))
+
+
+class Unwaited:
+    """
+    The Deferreds of one crawl that nobody waits for: what a receiver of a signal sent
+    without waiting returned, a hook's wrong result. A failure of one is logged as it
+    comes (naming what it is); the close waits for those still pending (L{settled}).
+    """
+
+    def __init__(self):
+        self._pending = set()
+
+    def add(self, d, what):
+        """Keep C{d} until it fires; log its failure then."""
+        d.addErrback(_eb_log_ignored, what)
+        if not d.called:
+            self._pending.add(d)
+            d.addBoth(self._cb_fired, d)
+
+    def _cb_fired(self, result, d):
+        self._pending.discard(d)
+        return result
+
+    def settled(self):
+        """
+        @return: a Deferred firing with None once every Deferred still pending has fired
+            (at once if none is). Cancelling it cancels them (quietly: the close gave
+            up on them).
+        """
+        if not self._pending:
+            return None
+        return DeferredList(list(self._pending), consumeErrors=True).addCallback(_nothing)
+
+
+def _nothing(_):
+    return None
 
 
 class Waiting:

@@ -146,7 +146,7 @@ class PageFetcher:
         from tinyscrapy.crawler import Crawler
         from tinyscrapy.utils.spider import DefaultSpider
         self.reactor = reactor
-        self.crawler = Crawler(spidercls or DefaultSpider, settings, reactor)
+        self.crawler = Crawler(spidercls or DefaultSpider, settings, reactor=reactor)
         self.crawler.settings.freeze()
         self.spider = self.crawler.spider = self.crawler.spidercls.from_crawler(self.crawler)
         self.downloader = Downloader(self.crawler, reactor)

@@ -1,6 +1,7 @@
 """
 L{SignalBus}: the crawl's signals, sent to their receivers, as Scrapy's
-C{scrapy.signalmanager.SignalManager} (also its name here).
+C{scrapy.signalmanager.SignalManager} (L{SignalManager} is the same class); and
+L{dispatcher}, for the receivers a script connects to every crawl of the process.
 
     crawler.signals.connect(my_function, signal=signals.item_scraped)
 
@@ -21,6 +22,7 @@ import inspect
 import logging
 
 from twisted.internet.defer import CancelledError, Deferred, DeferredList, maybeDeferred
+from twisted.python.failure import Failure
 
 from tinyscrapy.signals import _DECISIONS
 from tinyscrapy.utils.defer import Unwaited, deferred_from_coro
@@ -58,8 +60,8 @@ class SignalBus:
         self._receivers.pop(signal, None)
 
     def listened(self, signal):
-        """True if anyone listens to C{signal}."""
-        return bool(self._receivers.get(signal))
+        """True if anyone listens to C{signal} (here, or through L{dispatcher})."""
+        return bool(self._receivers.get(signal)) or (bool(_GLOBAL) and signal in _GLOBAL)
 
     def send(self, signal, **kwargs):
         """
@@ -71,6 +73,8 @@ class SignalBus:
             or of one a receiver returned, is logged and ends there.
         """
         entries = self._receivers.get(signal)
+        if _GLOBAL and signal in _GLOBAL:  # a script's dispatcher.connect(): every crawl
+            entries = [*(entries or ()), *_GLOBAL[signal]]
         if not entries:
             return []
         results = []
@@ -92,7 +96,13 @@ class SignalBus:
                 results.append((receiver, e))
         return results
 
-    send_catch_log = send  # Scrapy's name
+    def send_catch_log(self, signal, **kwargs):
+        """Scrapy's L{send}: a receiver that raised has a C{Failure} as its result.
+        C{dont_log} (Scrapy's) is accepted and ignored: the decisions a signal is for
+        are never logged anyway."""
+        kwargs.pop("dont_log", None)
+        return [(receiver, Failure(result) if isinstance(result, Exception) else result)
+                for receiver, result in self.send(signal, **kwargs)]
 
     def send_waiting(self, signal, **kwargs):
         """
@@ -116,7 +126,7 @@ class SignalBus:
             receiver has finished; a receiver's failure is logged and its result is the
             failure's exception (it never errbacks).
         """
-        entries = list(self._receivers.get(signal) or [])
+        entries = [*(self._receivers.get(signal) or ()), *_GLOBAL.get(signal, ())]
         waits = [maybeDeferred(_call_awaiting, receiver,
                                self._arguments(names, signal, kwargs))
                  for receiver, names in entries]
@@ -127,6 +137,11 @@ class SignalBus:
         return d
 
     send_catch_log_deferred = send_deferred  # Scrapy's name
+
+    async def send_catch_log_async(self, signal, **kwargs):
+        """L{send_deferred} as a coroutine (Scrapy 2.14). @return: the pairs."""
+        kwargs.pop("dont_log", None)
+        return await self.send_deferred(signal, **kwargs)
 
     def _arguments(self, names, signal, kwargs):
         """The keywords for a receiver that accepts C{names} (None: all of them)."""
@@ -206,3 +221,35 @@ def _about(kwargs):
     target = kwargs.get("response") or kwargs.get("request")
     url = getattr(target, "url", None)
     return f" (for {url})" if url else ""
+
+
+SignalManager = SignalBus  # Scrapy's name
+
+
+# the receivers a script connected through the module-level dispatcher: signal -> entries
+_GLOBAL = {}
+
+
+class _Dispatcher:
+    """
+    Scrapy's C{scrapy.signalmanager.dispatcher} (pydispatcher's module there), for the
+    scripts that connect a receiver to a signal of every crawl of the process::
+
+        from tinyscrapy.signalmanager import dispatcher
+        dispatcher.connect(count_item, signal=signals.item_scraped)
+    """
+
+    def connect(self, receiver, signal, sender=None, weak=True):
+        _GLOBAL.setdefault(signal, []).append((receiver, _accepted_names(receiver)))
+
+    def disconnect(self, receiver, signal, sender=None, weak=True):
+        entries = _GLOBAL.get(signal, [])
+        for entry in entries:
+            if entry[0] == receiver:
+                entries.remove(entry)
+                break
+        if not entries:
+            _GLOBAL.pop(signal, None)
+
+
+dispatcher = _Dispatcher()

@@ -57,6 +57,7 @@ spider_error = Signal("spider_error")              # (failure, response, spider)
 download_error = Signal("download_error")          # (failure, request, spider): failed for good
 spider_idle = Signal("spider_idle")                # (spider); raise DontCloseSpider to stay
 spider_closed = Signal("spider_closed")            # (spider, reason)
+memusage_warning_reached = Signal("memusage_warning_reached")  # (): MEMUSAGE_WARNING_MB
 
 
 # what a receiver of these signals raises to decide something, not because it broke: such

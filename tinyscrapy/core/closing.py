@@ -106,7 +106,8 @@ def _close_feeds(engine, reason):
 
 
 def _close_frontier(engine, reason):
-    return engine.scheduler.close(reason)
+    close = getattr(engine.scheduler, "close", None)  # optional in Scrapy's interface
+    return close(reason) if close is not None else None
 
 
 def _close_downloader(engine, reason):

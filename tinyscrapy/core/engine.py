@@ -4,7 +4,7 @@ L{ExecutionEngine}: TinyScrapy's loop, read top to bottom in the order things ha
 The map of every Deferred hop of one request (tests/test_docs.py checks each name;
 docs/walkthrough.md follows it with you):
 
-    0. L{tinyscrapy.crawler.Crawler.crawl} (C{inlineCallbacks}) opens the pipelines, sends
+    0. L{tinyscrapy.crawler.Crawler._crawl} (C{inlineCallbacks}) opens the pipelines, sends
        C{spider_opened} and waits for its receivers' Deferreds, then
        L{ExecutionEngine.open_spider}, then waits on L{ExecutionEngine.start}: C{_close}.
     1. L{ExecutionEngine.open_spider} opens the scheduler (C{maybeDeferred}: a remote one
@@ -55,14 +55,15 @@ docs/walkthrough.md follows it with you):
 import logging
 from dataclasses import dataclass
 
-from twisted.internet.defer import Deferred, maybeDeferred
+from twisted.internet.defer import Deferred, maybeDeferred, succeed
 from twisted.internet.task import LoopingCall
 
 from tinyscrapy import signals
 from tinyscrapy.core.closing import close_parts
-from tinyscrapy.core.startrequests import StartRequests
+from tinyscrapy.core.startrequests import StartRequests, start_of
 from tinyscrapy.exceptions import CloseSpider, DontCloseSpider, DuplicateRequest, IgnoreRequest
 from tinyscrapy.http.request import Request
+from tinyscrapy.utils.defer import maybe_deferred_to_future
 
 logger = logging.getLogger(__name__)
 
@@ -91,13 +92,26 @@ class ExecutionEngine:
         L{wake} since the last turn.
     """
 
-    def __init__(self, crawler, reactor, scheduler, downloader, scraper):
+    def __init__(self, crawler, spider_closed_callback=None, *, reactor=None, scheduler=None,
+                 downloader=None, scraper=None):
+        """
+        @param spider_closed_callback: called with the spider once the crawl has closed
+            (Scrapy's argument), or None.
+        @param reactor: the reactor or a C{task.Clock}; None: the crawler's.
+        @param scheduler: the frontier; None: the one the crawler's settings name.
+        @param downloader: None: C{DOWNLOADER}'s, built for the crawler.
+        @param scraper: None: a L{tinyscrapy.core.scraper.Scraper} for the crawler.
+        """
         self.crawler = crawler
-        self.reactor = reactor
-        self.scheduler = scheduler
-        self.downloader = downloader
-        self.scraper = scraper
+        self.reactor = reactor if reactor is not None else crawler.reactor
+        self.downloader, self.scheduler, self.scraper = _parts(crawler, downloader,
+                                                               scheduler, scraper)
+        self.scraper.engine = self
+        self._spider_closed_callback = spider_closed_callback
+        self._request_done = getattr(self.scheduler, "request_done", None)
         self.max = crawler.settings.getint("CONCURRENT_REQUESTS")
+        self.paused = False
+        self._close_if_idle = True
         self.in_flight = {}
         self.acknowledging = True  # False once output was lost (stop_for_error)
         self.spider = None
@@ -110,7 +124,7 @@ class ExecutionEngine:
         self._ready_call = None
         self.wake_causes = None  # a set while someone traces the turns (observe/trace.py)
         self._heartbeat = LoopingCall(self.wake, "heartbeat")
-        self._heartbeat.clock = reactor
+        self._heartbeat.clock = self.reactor
         self._heartbeat_interval = crawler.settings.getfloat("ENGINE_HEARTBEAT")
         self.grace_period = crawler.settings.getfloat("CLOSE_GRACE_PERIOD")
         self._grace_call = None
@@ -126,7 +140,8 @@ class ExecutionEngine:
         """
         self.spider = spider
         self._start_requests = StartRequests(start_requests, self)
-        d = maybeDeferred(self.scheduler.open, spider)
+        open_scheduler = getattr(self.scheduler, "open", None)  # optional in Scrapy's interface
+        d = maybeDeferred(open_scheduler, spider) if open_scheduler else succeed(None)
         d.addCallback(self._cb_scheduler_opened)
         return d
 
@@ -152,14 +167,15 @@ class ExecutionEngine:
                     self._wake_when_a_slot_is_ready()
                     break
                 self._download(request)
-            if self._is_exhausted() and self._idle_signal_allows_close():
+            if self._is_exhausted() and self._close_if_idle \
+                    and self._idle_signal_allows_close():
                 self.closing_reason = "finished"
         self.crawler.signals.send(signals.engine_turn, spider=self.spider, causes=causes)
         if self.closing_reason is not None and not self.in_flight:
             self._close_spider()
 
     def _has_room(self):
-        return len(self.in_flight) < self.max
+        return len(self.in_flight) < self.max and not self.paused
 
     def _is_exhausted(self):
         return (not self.in_flight and self._start_requests.exhausted
@@ -286,20 +302,25 @@ class ExecutionEngine:
         not acknowledged: a persistent frontier keeps it for the next run."""
         if self.in_flight.pop(request, _CANCELLED) is _CANCELLED:
             return
-        if self.acknowledging:
-            self.scheduler.request_done(request)
+        if self.acknowledging and self._request_done is not None:
+            self._request_done(request)
         self.crawler.signals.send(signals.request_done, request=request, spider=self.spider)
         self.wake("request done")
 
     # 6. closing
 
-    def close_spider(self, reason):
+    def close_spider(self, spider=None, reason=None):
         """
         Stop taking new requests; close once the requests in flight are done, or once
         C{CLOSE_GRACE_PERIOD} is over (L{_cancel_in_flight}).
 
+        Called as C{close_spider(reason)}, or in Scrapy's form C{close_spider(spider,
+        reason="cancelled")} (which Scrapy 2.19 deprecates, with a warning, for
+        L{close_spider_async}).
+
         @return: the C{_close} Deferred.
         """
+        reason = _close_reason(spider, reason)
         if self.closing_reason is None:
             self.closing_reason = reason
             logger.info("closing %s (%s)", self.spider, reason)
@@ -359,7 +380,7 @@ class ExecutionEngine:
         self._closing_started = True
         if self._start_requests is not None:
             self._start_requests.close()
-        self.crawler.ledger.reconcile(self.scheduler.size(), len(self.in_flight))
+        self.crawler.ledger.reconcile(pending_count(self.scheduler), len(self.in_flight))
         d = close_parts(self, self.grace_period)
         d.addCallback(self._cb_closed)
 
@@ -374,8 +395,161 @@ class ExecutionEngine:
     def _cb_closed(self, _):
         reason = self.closing_reason  # an error while closing may have changed it
         logger.info("spider %s closed (%s)", self.spider, reason)
+        if self._spider_closed_callback is not None:
+            self._spider_closed_callback(self.spider)
         self._close.callback(reason)
 
     def statistics(self):
         return EngineStatistics(in_flight=len(self.in_flight), max=self.max,
                                 closing_reason=self.closing_reason)
+
+    # Scrapy's API: what scripts, extensions and plugins call, over the chapter's steps
+
+    @property
+    def running(self):
+        """True from L{open_spider} until the crawl has closed."""
+        return self.spider is not None and not self._close.called
+
+    @property
+    def slot(self):
+        """Scrapy's engine slot (C{engine.slot.scheduler}, C{engine.slot.inprogress})."""
+        return _Slot(self)
+
+    def pause(self):
+        """Start no new download until L{unpause}; those in flight go on."""
+        self.paused = True
+
+    def unpause(self):
+        self.paused = False
+        self.wake("unpause")
+
+    def spider_is_idle(self):
+        """True when nothing is in flight, no start request is left and nothing waits."""
+        if self.spider is None:
+            raise RuntimeError("Engine slot not assigned")
+        return self._is_exhausted()
+
+    def needs_backout(self):
+        """True when no more requests can start now (the engine's C{max} is reached, it
+        is paused, closing or not running)."""
+        return not self.running or self.closing_reason is not None or not self._has_room()
+
+    def download(self, request):
+        """
+        Download C{request} outside the scheduler, through the downloader middlewares: it
+        takes its per-host slot, but no place under C{max} (so a callback waiting on it
+        cannot deadlock the crawl), and the requests a middleware continues it with (a
+        redirect, a retry) are downloaded the same way.
+
+        @return: a Deferred firing with the response; it errbacks with the download's
+            failure (an C{IgnoreRequest} from a middleware included).
+        """
+        if self.spider is None:
+            raise RuntimeError(f"No open spider to crawl: {request}")
+        d = self.downloader.fetch(request, self.spider)
+        d.addCallback(self._cb_downloaded_outside, request)
+        return d
+
+    def _cb_downloaded_outside(self, result, request, hops=0):
+        """A download outside the scheduler answered: a response ends it; a request (a
+        redirect, a retry) is downloaded in its place, at most C{REDIRECT_MAX_TIMES} plus
+        C{RETRY_TIMES} hops."""
+        if not isinstance(result, Request):
+            if getattr(result, "request", None) is None:
+                result.request = request
+            return result
+        if hops > _MAX_HOPS:
+            raise IgnoreRequest(f"gave up after {hops} redirects or retries: {result.url}")
+        d = self.downloader.fetch(result, self.spider)
+        d.addCallback(self._cb_downloaded_outside, result, hops + 1)
+        return d
+
+    async def download_async(self, request):
+        """L{download} as a coroutine. @return: the response."""
+        return await maybe_deferred_to_future(self.download(request))
+
+    async def close_spider_async(self, *, reason="cancelled"):
+        """L{close_spider} as a coroutine: returns once the crawl has closed."""
+        await maybe_deferred_to_future(self.close_spider(reason))
+
+    async def open_spider_async(self, *, close_if_idle=True):
+        """Open the crawler's spider, with its start requests (through the spider
+        middlewares); C{close_if_idle=False} keeps the crawl open when it runs out of
+        requests (until L{close_spider})."""
+        spider = self.crawler.spider
+        self._close_if_idle = close_if_idle
+        await maybe_deferred_to_future(
+            self.open_spider(spider, start_of(spider, self.scraper.spidermw)))
+
+    async def start_async(self):
+        """Returns once the crawl has closed (the C{_close} Deferred, awaited)."""
+        await maybe_deferred_to_future(self._close)
+
+    async def stop_async(self):
+        """Close the crawl gracefully (reason C{shutdown}); returns once it has closed."""
+        if self.spider is None:
+            raise RuntimeError("Engine not running")
+        await maybe_deferred_to_future(self.close_spider("shutdown"))
+
+    async def close_async(self, *, reason="shutdown"):
+        """Close the crawl if it runs, else the downloader."""
+        if self.spider is not None and not self._close.called:
+            await maybe_deferred_to_future(self.close_spider(reason))
+        elif self.spider is None:
+            await maybe_deferred_to_future(self.downloader.close())
+
+
+_MAX_HOPS = 50  # redirects and retries of one download outside the scheduler
+
+
+def _close_reason(spider, reason):
+    """The reason of C{close_spider(reason)} or of Scrapy's C{close_spider(spider,
+    reason)} (which warns, as Scrapy 2.19 deprecates it)."""
+    if isinstance(spider, str):
+        return spider
+    if spider is not None:
+        import warnings
+
+        from tinyscrapy.exceptions import ScrapyDeprecationWarning
+        warnings.warn("ExecutionEngine.close_spider(spider, reason) is deprecated, use "
+                      "close_spider_async(reason=...) instead", ScrapyDeprecationWarning,
+                      stacklevel=3)
+    return reason if reason is not None else "cancelled"
+
+
+class _Slot:
+    """Scrapy's engine slot, as plugins read it: the scheduler, and what is in flight."""
+
+    def __init__(self, engine):
+        self.scheduler = engine.scheduler
+        self.inprogress = engine.in_flight
+        self.closing = engine._close if engine.closing_reason is not None else None
+
+
+def _parts(crawler, downloader, scheduler, scraper):
+    """The engine's downloader, scheduler and scraper: those given, else the ones the
+    crawler's settings name (C{DOWNLOADER}, C{SCHEDULER} or the frontier C{JOBDIR} and
+    C{SCHEDULER_URL} ask for)."""
+    from tinyscrapy.utils.misc import build, build_from_crawler, load_object
+    if downloader is None:
+        downloader = getattr(crawler, "downloader", None) or build_from_crawler(
+            load_object(crawler.settings["DOWNLOADER"]), crawler)
+        crawler.downloader, crawler.slots = downloader, downloader.slots
+    if scheduler is None:
+        scheduler = build(crawler.scheduler_class(), crawler)
+    if scraper is None:
+        from tinyscrapy.core.scraper import Scraper
+        scraper = Scraper(crawler)
+    return downloader, scheduler, scraper
+
+
+def pending_count(scheduler):
+    """
+    How many requests a scheduler holds, asked the way it can answer: C{len()}, then
+    Scrapy 1.x's C{size()}, else 1 or 0 from C{has_pending_requests()} (a scheduler of
+    Scrapy's interface need not count).
+    """
+    for ask in (getattr(scheduler, "__len__", None), getattr(scheduler, "size", None)):
+        if ask is not None:
+            return ask()
+    return 1 if scheduler.has_pending_requests() else 0

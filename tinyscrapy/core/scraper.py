@@ -37,6 +37,7 @@ from tinyscrapy.exceptions import (
     describe_failure,
 )
 from tinyscrapy.http.request import Request
+from tinyscrapy.logformatter import LogFormatter, log_line
 from tinyscrapy.middleware import MiddlewareError, build_ordered
 from tinyscrapy.utils.defer import deferred_from_coro, ignore_result
 from tinyscrapy.utils.misc import build_from_crawler, load_object
@@ -66,11 +67,14 @@ class Scraper:
         downloader = getattr(crawler, "downloader", None)
         downloadermw = downloader.middleware.middlewares if downloader is not None else ()
         self.scope = Scope(crawler.stats, [*downloadermw, *self.spidermw.middlewares])
-        self._status_allowed = _status_rule(self.spidermw.middlewares)
+        self._input_hooks = self.spidermw.has_input_hooks
         self.pipelines = build_from_crawler(
             load_object(crawler.settings["ITEM_PROCESSOR"]), crawler)
-        # asked once: a crawl at INFO pays nothing for the DEBUG line of each page
-        self._log_pages = logger.isEnabledFor(logging.DEBUG)
+        self.logformatter = crawler.logformatter
+        # asked once: a crawl at INFO pays nothing for the DEBUG line of each page (unless
+        # a LOG_FORMATTER of the project's own may log it at another level)
+        self._log_pages = logger.isEnabledFor(logging.DEBUG) \
+            or type(self.logformatter) is not LogFormatter
 
     def open_spider(self, spider):
         """@return: a Deferred fired once every pipeline's C{open_spider} finished."""
@@ -93,12 +97,16 @@ class Scraper:
         """
         self.stats.inc_value("response_received_count")
         if self._log_pages:
-            _log_crawled(response, request)
+            log_line(logger, self.logformatter.crawled(request, response, spider))
         self.signals.send(signals.response_received, response=response, request=request,
                           spider=spider)
-        if self._status_allowed is not None and \
-                not self._status_allowed(response, request, spider):
-            return self.scrape_failure(Failure(HttpError(response)), request, spider)
+        if response.request is None:
+            response.request = request
+        if self._input_hooks:  # the HTTP-error rule, and any process_spider_input
+            try:
+                self.spidermw.process_input(response, spider)
+            except Exception:
+                return self._input_refused(Failure(), response, request, spider)
         response._seen = self._early_dedup()
         request.meta["depth"] = request.depth  # where Scrapy's DepthMiddleware keeps it
         callback = request.callback or spider.parse
@@ -113,6 +121,23 @@ class Scraper:
             from tinyscrapy.dupefilters import SeenUrls  # with the frontier's seen set
             self._seen_urls = SeenUrls.of(self.engine.scheduler, self.stats) or False
         return self._seen_urls or None
+
+    def _input_refused(self, failure, response, request, spider):
+        """
+        A C{process_spider_input} raised: an L{HttpError} (the status rule) is a refused
+        page, as L{scrape_failure} counts it; anything else goes to the request's errback,
+        or, without one, to the spider middlewares' C{process_spider_exception} (Scrapy's
+        order). @return: a Deferred firing with None.
+        """
+        if failure.check(HttpError):
+            return self.scrape_failure(failure, request, spider)
+        if request.errback is not None:
+            failure.request = request
+            d = self._call(request.errback, response, request, spider, failure)
+        else:
+            d = self._spider_error(failure, response, request, spider)
+        d.addCallback(self._cb_ended, request, "failed", failure.type.__name__)
+        return d
 
     def scrape_failure(self, failure, request, spider):
         """
@@ -136,7 +161,8 @@ class Scraper:
             state, reason = self._note_dropped(request, failure.value)
         else:
             state, reason = "failed", failure.type.__name__
-            logger.error("Error downloading %r: %s", request, describe_failure(failure))
+            log_line(logger, self.logformatter.download_error(
+                failure, request, spider, describe_failure(failure)))
             self.signals.send(signals.download_error, failure=failure, request=request,
                               spider=spider)
         failure.request = request
@@ -287,8 +313,8 @@ class Scraper:
             ignore_result(failure.value.result, f"what {failure.value.label} returned",
                           self.unwaited)
         self.stats.inc_value(f"spider_exceptions/{failure.type.__name__}")
-        logger.error("Spider error processing %r", request, exc_info=(
-            failure.type, failure.value, failure.getTracebackObject()))
+        log_line(logger, self.logformatter.spider_error(failure, request, response, spider),
+                 exc_info=(failure.type, failure.value, failure.getTracebackObject()))
         if self.signals.listened(signals.spider_error):
             self.signals.send(signals.spider_error, failure=failure, response=response,
                               spider=spider)
@@ -303,8 +329,7 @@ class Scraper:
     def _note_dropped(self, request, decision):
         """Stats, log and signal of a drop. @return: its ledger C{(state, reason)}."""
         if isinstance(decision, DuplicateRequest):
-            state, reason = "duplicate", None
-            self.stats.inc_value("dupefilter/filtered")
+            state, reason = "duplicate", None  # the dupefilter counted it
         else:
             state, reason = "dropped", type(decision).__name__
             self.scope.log_dropped(request, decision)
@@ -356,17 +381,6 @@ class _Routing:
         waiting, self.waiting = self.waiting, None
         if waiting is not None:
             waiting.cancel()
-
-
-def _log_crawled(response, request):
-    """Scrapy's DEBUG line for a page: C{Crawled (200) <GET url> (referer: None)}, with
-    the response's flags (C{['cached']}) when it has some."""
-    flags = getattr(response, "flags", None)
-    referer = request.headers.get("Referer")
-    if isinstance(referer, bytes):
-        referer = referer.decode("latin-1")
-    logger.debug("Crawled (%d) %r (referer: %s)%s", response.status, request, referer,
-                 f" {flags!r}" if flags else "")
 
 
 def _is_item(value):
@@ -458,13 +472,3 @@ def _split_authority(authority):
     if not host:
         return f"no valid host in {authority[:200]!r}"
     return host, port
-
-
-def _status_rule(middlewares):
-    """The C{status_allowed} of the first spider middleware that has one (Scrapy's
-    C{HttpErrorMiddleware}), or None: every status reaches the callback."""
-    for _, component in middlewares:
-        rule = getattr(component, "status_allowed", None)
-        if rule is not None:
-            return rule
-    return None

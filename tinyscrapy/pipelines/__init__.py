@@ -33,6 +33,7 @@ from twisted.python.failure import Failure
 
 from tinyscrapy import signals
 from tinyscrapy.exceptions import DropItem, StartError
+from tinyscrapy.logformatter import LogFormatter, log_line
 from tinyscrapy.middleware import build_ordered, takes_spider
 from tinyscrapy.utils.defer import deferred_from_coro
 
@@ -77,7 +78,10 @@ class ItemPipelineManager:
         self._waiting = 0
         self._peak = 0
         self._n_scraped = self._n_dropped = self._n_failed = 0
-        self._log_items = logger.isEnabledFor(logging.DEBUG)  # asked once, not per item
+        self.logformatter = crawler.logformatter
+        # asked once, not per item (a LOG_FORMATTER of the project's own is always asked)
+        self._log_items = logger.isEnabledFor(logging.DEBUG) \
+            or type(self.logformatter) is not LogFormatter
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -214,24 +218,23 @@ class ItemPipelineManager:
         self._n_scraped += 1
         self.stats.inc_value("item_scraped_count")
         if self._log_items:  # Scrapy's line: the page, then the item on the next line
-            logger.debug("Scraped from %r\n%r", response, item)
+            log_line(logger, self.logformatter.scraped(item, response, spider))
         return self.signals.send_waiting(signals.item_scraped, item=item, response=response,
                                          spider=spider)
 
     def _failed(self, exception, item, response, spider, path):
-        url = response.url if response is not None else None
         if isinstance(exception, DropItem):
             self._n_dropped += 1
             self.stats.inc_value("item_dropped_count")
             self.stats.inc_value(f"item_dropped_reasons_count/{type(exception).__name__}")
-            logger.info("Dropped item from %s: %s", url, exception)
+            log_line(logger, self.logformatter.dropped(item, exception, response, spider))
             self.signals.send(signals.item_dropped, item=item, response=response,
                               exception=exception, spider=spider)
         else:
             self._n_failed += 1
             self.stats.inc_value(f"pipeline_exceptions/{type(exception).__name__}")
-            logger.error("Error in pipeline %s processing an item from %s", path, url,
-                         exc_info=(type(exception), exception, exception.__traceback__))
+            log_line(logger, self.logformatter.item_error(item, exception, response, spider),
+                     exc_info=(type(exception), exception, exception.__traceback__))
             if self.signals.listened(signals.item_error):
                 self.signals.send(signals.item_error, item=item, response=response,
                                   spider=spider, failure=Failure(exception))

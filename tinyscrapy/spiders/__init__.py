@@ -14,9 +14,10 @@ import logging
 
 from tinyscrapy.exceptions import SpiderWithoutName
 from tinyscrapy.http.request import Request, unchecked_request
+from tinyscrapy.utils.trackref import object_ref
 
 
-class Spider:
+class Spider(object_ref):
     """
     Subclass this. Class attributes are the spider's configuration.
 
@@ -70,7 +71,8 @@ class Spider:
     def logger(self):
         """A logger named after the spider (as Scrapy names it), whose records carry
         C{spider} in their extra."""
-        return logging.LoggerAdapter(logging.getLogger(self.name), {"spider": self})
+        from tinyscrapy.utils.log import SpiderLoggerAdapter
+        return SpiderLoggerAdapter(logging.getLogger(self.name), {"spider": self})
 
     def log(self, message, level=logging.DEBUG, **kwargs):
         """Log C{message} at C{level} with L{logger} (Scrapy's older helper)."""

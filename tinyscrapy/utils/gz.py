@@ -5,6 +5,7 @@ decoded as they arrive, by L{tinyscrapy.downloadermiddlewares.httpcompression}.
 """
 
 import zlib
+from gzip import BadGzipFile
 
 GZIP_MAGIC = b"\x1f\x8b\x08"
 _CHUNK = 64 * 1024
@@ -12,6 +13,10 @@ _CHUNK = 64 * 1024
 
 class SizeExceeded(ValueError):
     """A gzip body grew past the size limit while it was decompressed."""
+
+
+class NotGzip(BadGzipFile, zlib.error):
+    """The data is not gzip at all (Scrapy's C{BadGzipFile}, and zlib's error)."""
 
 
 def gunzip(data, max_size=0):
@@ -22,7 +27,8 @@ def gunzip(data, max_size=0):
     @param max_size: the most bytes to produce; 0: no limit.
     @return: the decompressed bytes.
     @raise SizeExceeded: the output would pass C{max_size}.
-    @raise zlib.error: C{data} is not gzip at all.
+    @raise NotGzip: C{data} is not gzip at all (a C{gzip.BadGzipFile} and a
+        C{zlib.error}).
     """
     out = []
     size = 0
@@ -39,11 +45,16 @@ def gunzip(data, max_size=0):
                 if max_size and size > max_size:
                     raise SizeExceeded(f"more than {max_size} bytes once decompressed")
                 out.append(chunk)
-        except zlib.error:
+        except zlib.error as e:
             if not out:
-                raise
+                raise NotGzip(str(e)) from None
             break  # truncated or trailing garbage: keep what was read
         data = inflater.unused_data if inflater.eof else b""
         if data[:2] != GZIP_MAGIC[:2]:
             break
     return b"".join(out)
+
+
+def gzip_magic_number(response):
+    """Whether C{response}'s body starts as a gzip stream does."""
+    return response.body[:3] == GZIP_MAGIC

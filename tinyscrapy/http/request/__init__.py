@@ -16,6 +16,7 @@ can rebuild a stored request of any kind without importing by name.
 import re
 
 from tinyscrapy.http.headers import Headers, header_pairs
+from tinyscrapy.utils.trackref import object_ref
 
 # a URL w3lib's safe_url_string would give back unchanged: lower-case scheme and host, and
 # only characters that need no escaping (most links on the web)
@@ -74,7 +75,7 @@ _NO_EXTRA = {}
 _ENCODING_ONLY = {}
 
 
-class Request:
+class Request(object_ref):
     """
     One thing to download, and what to do with it, with Scrapy's arguments.
 

@@ -117,6 +117,7 @@ class ExecutionEngine:
         self.spider = None
         self.closing_reason = None
         self._closing_started = False
+        self._opened = False  # True once the scheduler is open and the loop runs
         self._close = Deferred()
         self._start_requests = None
         self._start_batch = crawler.settings.getint("START_REQUESTS_BATCH")
@@ -146,6 +147,7 @@ class ExecutionEngine:
         return d
 
     def _cb_scheduler_opened(self, _):
+        self._opened = True
         self._heartbeat.start(self._heartbeat_interval, now=False)
         self.crawler.signals.send(signals.engine_started, spider=self.spider)
         self.wake("open")
@@ -321,6 +323,9 @@ class ExecutionEngine:
         @return: the C{_close} Deferred.
         """
         reason = _close_reason(spider, reason)
+        if not self._opened and getattr(self.crawler, "crawling", False):
+            self.crawler.stop(reason)  # still opening: it closes once open (bounded too)
+            return self._close
         if self.closing_reason is None:
             self.closing_reason = reason
             logger.info("closing %s (%s)", self.spider, reason)

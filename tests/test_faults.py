@@ -27,7 +27,7 @@ from tinyscrapy.crawler import Crawler
 from tinyscrapy.exceptions import StartError, UsageError
 from tinyscrapy.settings import Settings
 
-from .helpers import serve
+from .helpers import serve, until
 from .logs import capture_logs
 from .servers import Drop, Status
 
@@ -391,7 +391,7 @@ class FaultMatrixTests(unittest.TestCase):
         def scraped():
             urls = {item["url"].rsplit("/", 1)[-1] for item in items}
             return {"", "a", "b"} <= urls
-        return _until(scraped)
+        return until(scraped)
 
     @staticmethod
     def _settled(d):
@@ -426,21 +426,6 @@ def _chain(exception):
         parts.append(f"{type(exception).__name__}: {exception}")
         exception = exception.__cause__ or exception.__context__
     return " | ".join(parts)
-
-
-def _until(condition, interval=0.01):
-    """A Deferred firing once C{condition()} is true, polled every C{interval}."""
-    from twisted.internet import task
-    done = defer.Deferred()
-
-    def poll():
-        if condition():
-            loop.stop()
-            done.callback(None)
-
-    loop = task.LoopingCall(poll)
-    loop.start(interval)
-    return done
 
 
 def _make_test(hook, fault):

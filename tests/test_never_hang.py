@@ -26,7 +26,7 @@ from tinyscrapy.core import scraper as scraper_module
 from tinyscrapy.crawler import Crawler, CrawlerProcess
 from tinyscrapy.settings import Settings
 
-from .helpers import run_command, serve
+from .helpers import run_command, serve, until
 from .logs import capture_logs
 from .servers import Page
 
@@ -192,7 +192,7 @@ class BoundedCloseTests(unittest.TestCase):
         """engine.close_spider while a callback never returns: closed GRACE later."""
         crawler = self._crawler()
         d = crawler.crawl()
-        yield _until(lambda: getattr(crawler, "reached_never", False)
+        yield until(lambda: getattr(crawler, "reached_never", False)
                      and crawler.stats.get_value("item_scraped_count") == 3)
         asked = reactor.seconds()
         crawler.engine.close_spider("enough")
@@ -208,7 +208,7 @@ class BoundedCloseTests(unittest.TestCase):
         returns: the crawl ends with the error reason, bounded."""
         crawler = self._crawler()
         d = crawler.crawl()
-        yield _until(lambda: getattr(crawler, "reached_never", False))
+        yield until(lambda: getattr(crawler, "reached_never", False))
         crawler.engine.stop_for_error("feed_error")
         reason = yield d
         self.assertEqual(reason, "feed_error")
@@ -234,7 +234,7 @@ class BoundedCloseTests(unittest.TestCase):
         stuck = []
         crawler.spidercls.parse_never = _stuck_callback(stuck)
         d = crawler.crawl()
-        yield _until(lambda: stuck and crawler.stats.get_value("item_scraped_count") == 3)
+        yield until(lambda: stuck and crawler.stats.get_value("item_scraped_count") == 3)
         crawler.engine.close_spider("enough")
         yield task.deferLater(reactor, 2 * GRACE, _nothing)
         self.assertFalse(d.called, "the crawl did not wait")
@@ -258,21 +258,6 @@ def _stuck_callback(stuck):
         stuck.append(d)
         return d
     return parse_never
-
-
-def _until(condition, interval=0.01):
-    """A Deferred firing once C{condition()} is true (polled; bounded by the test's
-    timeout)."""
-    done = defer.Deferred()
-
-    def poll():
-        if condition():
-            loop.stop()
-            done.callback(None)
-
-    loop = task.LoopingCall(poll)
-    loop.start(interval)
-    return done
 
 
 class FailingClose:

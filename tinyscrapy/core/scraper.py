@@ -275,8 +275,8 @@ class Scraper:
         if isinstance(output, dict) or _is_item(output):
             return self.pipelines.process_item(output, response, spider)
         self.stats.inc_value("spider_exceptions/BadOutput")
-        logger.error("Spider must return Request, item or None, got %r in %r",
-                     type(output).__name__, request)
+        logger.error("Spider must return Request, item or None, got %r in %r (from %s)",
+                     type(output).__name__, request, _hook_name(request, response, spider))
         ignore_result(output, f"the {type(output).__name__} yielded for {request!r}",
                       self.unwaited)
         return None
@@ -381,6 +381,12 @@ class _Routing:
         waiting, self.waiting = self.waiting, None
         if waiting is not None:
             waiting.cancel()
+
+
+def _hook_name(request, response, spider):
+    """The name of the callback (or, without a response, the errback) of C{request}."""
+    hook = (request.callback or spider.parse) if response is not None else request.errback
+    return getattr(hook, "__qualname__", None) or repr(hook)
 
 
 def _is_item(value):

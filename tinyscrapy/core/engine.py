@@ -123,7 +123,7 @@ class ExecutionEngine:
         self._start_batch = crawler.settings.getint("START_REQUESTS_BATCH")
         self._wakeup = None
         self._ready_call = None
-        self.wake_causes = None  # a set while someone traces the turns (observe/trace.py)
+        self.wake_causes = None  # a set while someone traces the turns (tinyscrapy.trace)
         self._heartbeat = LoopingCall(self.wake, "heartbeat")
         self._heartbeat.clock = self.reactor
         self._heartbeat_interval = crawler.settings.getfloat("ENGINE_HEARTBEAT")
@@ -374,7 +374,8 @@ class ExecutionEngine:
         for request, d in list(self.in_flight.items()):
             del self.in_flight[request]
             self.crawler.ledger.cancel(request)
-            d.cancel()
+            if d is not None:  # None: its fetch raised before it had a Deferred
+                d.cancel()
         self.wake("grace period over")
 
     def _close_spider(self):

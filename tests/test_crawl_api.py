@@ -616,6 +616,20 @@ class RunnerTests(unittest.TestCase):
         self.assertTrue(runner.bootstrap_failed)
 
 
+class _Shop(Spider):
+    name = "shop"
+    allowed_domains = ["shop.example"]
+
+
+class _Blog(Spider):
+    name = "blog"
+    allowed_domains = ["blog.example"]
+
+
+class _Anything(Spider):
+    name = "anything"
+
+
 class _NamedLoader:
     """A SPIDER_LOADER_CLASS of Scrapy's protocol only (no .spiders attribute)."""
 
@@ -645,6 +659,26 @@ class SpiderLoaderTests(unittest.TestCase):
         self.assertIsInstance(loader, _NamedLoader)
         self.assertIs(resolve_spider("one", loader), _OneItem)
         self.assertRaises(UsageError, resolve_spider, "two", loader)
+
+    def test_find_by_request(self):
+        """find_by_request names the spiders whose handles_request(request) is true:
+        the host is one of allowed_domains, or below one (a spider with none handles
+        nothing)."""
+        from tinyscrapy.spiderloader import SpiderLoader
+        loader = SpiderLoader(["tests.test_crawl_api"])
+        self.assertEqual(loader.find_by_request(Request("http://www.shop.example/a")),
+                         ["shop"])
+        self.assertEqual(loader.find_by_request(Request("http://blog.example/")), ["blog"])
+        self.assertEqual(loader.find_by_request(Request("http://shop.example.evil/")), [])
+        self.assertFalse(_Anything.handles_request(Request("http://shop.example/")))
+
+    def test_downloader_stats_setting(self):
+        """DOWNLOADER_STATS=False switches Scrapy's DownloaderStats middleware off."""
+        from tinyscrapy.downloadermiddlewares.stats import DownloaderStats
+        from tinyscrapy.utils.test import get_crawler
+        self.assertIsInstance(DownloaderStats.from_crawler(get_crawler()), DownloaderStats)
+        self.assertRaises(NotConfigured, DownloaderStats.from_crawler,
+                          get_crawler(settings_dict={"DOWNLOADER_STATS": False}))
 
     def test_warn_only(self):
         """A spider module that does not import stops the loader, or with
@@ -721,3 +755,125 @@ class AddonCommandTests(unittest.TestCase):
         with open(out) as f:
             self.assertEqual([json.loads(line) for line in f],
                              [{"url": start, "stamped": True}])
+
+
+class _QueueCrawler:
+    """What a priority queue asks of a crawler, for queues built alone."""
+
+    def __init__(self, clock):
+        self.reactor = clock
+        self.spider = None
+        self.settings = Settings()
+
+
+class PriorityQueueTests(unittest.TestCase):
+    """Scrapy's priority queues (SCHEDULER_PRIORITY_QUEUE) over its memory and disk
+    queues (SCHEDULER_MEMORY_QUEUE)."""
+
+    def setUp(self):
+        from twisted.internet.task import Clock
+        self.clock = Clock()
+        self.crawler = _QueueCrawler(self.clock)
+
+    def _urls(self, queue):
+        urls = []
+        for _ in range(100):
+            request = queue.pop()
+            if request is None:
+                return urls
+            urls.append(request.url.rsplit("/", 1)[1])
+        self.fail("the queue never ran dry")
+
+    def test_scrapy_priority_queue_orders(self):
+        """Highest priority first; within one, the memory queue's order (FIFO, LIFO)."""
+        from tinyscrapy.pqueues import ScrapyPriorityQueue
+        from tinyscrapy.squeues import FifoMemoryQueue, LifoMemoryQueue
+        for queue_cls, expected in ((FifoMemoryQueue, ["h1", "h2", "a", "b", "c"]),
+                                    (LifoMemoryQueue, ["h2", "h1", "c", "b", "a"])):
+            queue = ScrapyPriorityQueue.from_crawler(self.crawler, queue_cls, "")
+            for name, priority in (("a", 0), ("h1", 5), ("b", 0), ("h2", 5), ("c", 0)):
+                queue.push(Request(f"http://h/{name}", priority=priority))
+            self.assertEqual(len(queue), 5)
+            self.assertEqual(queue.peek().url, f"http://h/{expected[0]}")
+            self.assertEqual(self._urls(queue), expected)
+            self.assertEqual(queue.close(), [])
+
+    def test_not_before_waits_out_of_the_queues(self):
+        """A request whose meta["not_before"] is ahead (a retry's back-off) is not handed
+        out before then; next_ready_time says when."""
+        from tinyscrapy.pqueues import ScrapyPriorityQueue
+        from tinyscrapy.squeues import FifoMemoryQueue
+        queue = ScrapyPriorityQueue(self.crawler, FifoMemoryQueue, "")
+        queue.push(Request("http://h/later", meta={"not_before": 10.0}))
+        self.assertEqual((len(queue), queue.pop(), queue.next_ready_time()), (1, None, 10.0))
+        self.clock.advance(10)
+        self.assertEqual(self._urls(queue), ["later"])
+
+    def test_disk_queues_come_back(self):
+        """Over a disk queue, close() gives the priorities that still hold requests, and
+        a queue opened with them hands those requests out again."""
+        from tinyscrapy.pqueues import ScrapyPriorityQueue
+        from tinyscrapy.squeues import PickleLifoDiskQueue
+        folder = self.mktemp()
+        queue = ScrapyPriorityQueue(self.crawler, PickleLifoDiskQueue, folder)
+        for name, priority in (("a", 1), ("b", 1), ("c", 3)):
+            queue.push(Request(f"http://h/{name}", priority=priority))
+        self.assertEqual(queue.pop().url, "http://h/c")
+        startprios = queue.close()
+        self.assertEqual(startprios, [-1])
+        again = ScrapyPriorityQueue(self.crawler, PickleLifoDiskQueue, folder, startprios)
+        self.assertEqual(self._urls(again), ["b", "a"])
+
+    def test_downloader_aware_takes_the_idlest_slot(self):
+        """DownloaderAwarePriorityQueue hands out a request of the slot with the fewest
+        downloads in flight."""
+        from tinyscrapy.pqueues import DownloaderAwarePriorityQueue
+        from tinyscrapy.squeues import FifoMemoryQueue
+        queue = DownloaderAwarePriorityQueue.from_crawler(self.crawler, FifoMemoryQueue, "")
+        for url in ("http://busy/1", "http://busy/2", "http://idle/1"):
+            queue.push(Request(url))
+        busy = Request("http://busy/0")
+        self.crawler.slots.acquire(busy)  # one download of "busy" in flight
+        self.assertEqual(queue.pop().url, "http://idle/1")
+        self.assertEqual(queue.pop().url, "http://busy/1")
+        self.assertEqual((len(queue), "busy" in queue, "idle" in queue), (1, True, False))
+
+    def test_slot_aware_takes_the_memory_queues_order(self):
+        """The default queue keeps its own requests: LifoMemoryQueue makes each slot's
+        priority last in first out; a queue class of another kind is refused."""
+        from tinyscrapy.pqueues import SlotAwarePriorityQueue
+        from tinyscrapy.squeues import LifoMemoryQueue, PickleFifoDiskQueue
+        queue = SlotAwarePriorityQueue.from_crawler(self.crawler, LifoMemoryQueue, "")
+        for name in "abc":
+            queue.push(Request(f"http://h/{name}"))
+        self.assertEqual(self._urls(queue), ["c", "b", "a"])
+        with self.assertRaises(UsageError) as caught:
+            SlotAwarePriorityQueue.from_crawler(self.crawler, PickleFifoDiskQueue, "")
+        self.assertIn("ScrapyPriorityQueue", str(caught.exception))
+
+    @defer.inlineCallbacks
+    def test_crawls_through_scrapys_queues(self):
+        """A crawl with each of Scrapy's queues (named by Scrapy's paths) fetches every
+        page of two hosts once and closes."""
+        server, other = serve(self), serve(self, "127.0.0.2")
+        pages = [server.add_page(f"/{n}") for n in range(4)]
+        pages += [other.add_page(f"/{n}") for n in range(4)]
+        start = server.add_page("/", links=pages)
+
+        class Links(Spider):
+            name = "links"
+
+            def parse(self, response):
+                yield from response.follow_all(css="a")
+
+        for pq in ("scrapy.pqueues.ScrapyPriorityQueue",
+                   "scrapy.pqueues.DownloaderAwarePriorityQueue"):
+            server.hits.clear()
+            other.hits.clear()
+            crawler = yield crawl(Links, {
+                "SCHEDULER_PRIORITY_QUEUE": pq,
+                "SCHEDULER_MEMORY_QUEUE": "scrapy.squeues.LifoMemoryQueue"},
+                start_urls=[start])
+            self.assertEqual(crawler.stats.get_value("finish_reason"), "finished")
+            self.assertEqual(sorted(server.hits.values()) + sorted(other.hits.values()),
+                             [1] * 9, pq)

@@ -53,11 +53,10 @@ class Shell:
             response=None, request=None, item=self._new_item(), spider=self.fetcher.spider,
             crawler=self.fetcher.crawler, settings=self.settings)
 
-    @staticmethod
-    def _new_item():
-        """An empty item for the prompt (Scrapy's C{item}: its default item class)."""
-        from tinyscrapy.item import Item
-        return Item()
+    def _new_item(self):
+        """An empty item for the prompt (Scrapy's C{item}): of C{DEFAULT_ITEM_CLASS}."""
+        from tinyscrapy.utils.misc import load_object
+        return load_object(self.settings["DEFAULT_ITEM_CLASS"])()
 
     def _make_fetcher(self):
         return PageFetcher(self.settings, self._reactor)

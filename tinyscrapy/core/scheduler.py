@@ -64,6 +64,19 @@ class BaseScheduler(metaclass=BaseSchedulerMeta):
         raise NotImplementedError
 
 
+def priority_queue(crawler):
+    """
+    The priority queue C{SCHEDULER_PRIORITY_QUEUE} names, built as Scrapy's scheduler
+    builds its in-memory one: C{from_crawler(crawler, downstream_queue_cls=..., key="")},
+    the downstream queue being C{SCHEDULER_MEMORY_QUEUE}.
+    """
+    settings = crawler.settings
+    return build_from_crawler(load_object(settings["SCHEDULER_PRIORITY_QUEUE"]), crawler,
+                              downstream_queue_cls=load_object(
+                                  settings["SCHEDULER_MEMORY_QUEUE"]),
+                              key="")
+
+
 @dataclass(frozen=True)
 class SchedulerStatistics:
     """What the frontier holds, and what it turned away."""
@@ -115,8 +128,7 @@ class Scheduler(BaseScheduler):
         """The duplicate filter and the queue the crawler's settings name."""
         settings = crawler.settings
         dupefilter = build_from_crawler(load_object(settings["DUPEFILTER_CLASS"]), crawler)
-        queue = build_from_crawler(load_object(settings["SCHEDULER_PRIORITY_QUEUE"]), crawler)
-        return cls(dupefilter, queue, clock=crawler.reactor)
+        return cls(dupefilter, priority_queue(crawler), clock=crawler.reactor)
 
     # the seen set and the slots, for the frontiers built on this one
 

@@ -10,6 +10,7 @@ counts under C{downloader_mw/...} (what it sees at its place in the chain), or b
 a component's own tests.
 """
 
+from tinyscrapy.exceptions import NotConfigured
 from tinyscrapy.utils.python import to_bytes
 from tinyscrapy.utils.request import request_httprepr
 
@@ -40,6 +41,9 @@ class DownloaderStats:
 
     @classmethod
     def from_crawler(cls, crawler):
+        """@raise NotConfigured: C{DOWNLOADER_STATS} is False."""
+        if not crawler.settings.getbool("DOWNLOADER_STATS", True):
+            raise NotConfigured("DOWNLOADER_STATS is False")
         return cls(crawler.stats)
 
     def process_request(self, request, spider=None):

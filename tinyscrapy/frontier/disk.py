@@ -45,7 +45,7 @@ from itertools import islice
 
 from twisted.internet.task import LoopingCall
 
-from tinyscrapy.core.scheduler import Scheduler
+from tinyscrapy.core.scheduler import Scheduler, priority_queue
 from tinyscrapy.dupefilters import FingerprintSet, RFPDupeFilter
 from tinyscrapy.exceptions import UnserializableRequest, UsageError
 from tinyscrapy.frontier.codec import (
@@ -122,7 +122,7 @@ class DiskScheduler(Scheduler):
         name = spider.name if spider is not None else crawler.spidercls.name
         settings = crawler.settings
         dupefilter = build_from_crawler(load_object(settings["DUPEFILTER_CLASS"]), crawler)
-        queue = build_from_crawler(load_object(settings["SCHEDULER_PRIORITY_QUEUE"]), crawler)
+        queue = priority_queue(crawler)
         scheduler = cls(spider_jobdir(settings.get("JOBDIR"), name), dupefilter, queue,
                         stats=crawler.stats, ledger=crawler.ledger,
                         fingerprint=as_int(crawler.request_fingerprinter),

@@ -45,6 +45,7 @@ DEFAULTS = {
         "Accept-Language": "en",
     },
     "DOWNLOADER_MIDDLEWARES": {},
+    "DOWNLOADER_STATS": True,  # the DownloaderStats middleware, when a project enables it
     "DOWNLOAD_HANDLERS": {},
     "DOWNLOAD_HANDLERS_BASE": {
         "http": "tinyscrapy.core.downloader.handlers.http11.HttpFetcher",
@@ -167,6 +168,7 @@ DEFAULTS = {
     # the frontier
     "SCHEDULER": "tinyscrapy.core.scheduler.Scheduler",
     "SCHEDULER_PRIORITY_QUEUE": "tinyscrapy.pqueues.SlotAwarePriorityQueue",
+    "SCHEDULER_MEMORY_QUEUE": "tinyscrapy.squeues.FifoMemoryQueue",
     "DUPEFILTER_CLASS": "tinyscrapy.dupefilters.RFPDupeFilter",
     "DUPEFILTER_DEBUG": False,
     "JOBDIR": None,
@@ -243,6 +245,7 @@ DEFAULTS = {
     "BOT_NAME": "tinyscrapy",
     "SPIDER_MODULES": [],
     "CRAWLSPIDER_FOLLOW_LINKS": True,
+    "DEFAULT_ITEM_CLASS": "tinyscrapy.item.Item",  # the shell's item
     "SPIDER_LOADER_CLASS": "tinyscrapy.spiderloader.SpiderLoader",
     "SPIDER_LOADER_WARN_ONLY": False,
     "NEWSPIDER_MODULE": "",
@@ -261,6 +264,7 @@ KINDS = {
     "DOWNLOAD_CA_BUNDLE": str,
     "SCHEDULER": PATH,
     "SCHEDULER_PRIORITY_QUEUE": PATH,
+    "SCHEDULER_MEMORY_QUEUE": PATH,
     "DUPEFILTER_CLASS": PATH,
     "LOG_FORMATTER": PATH,
     "ROBOTSTXT_PARSER": PATH,
@@ -278,10 +282,11 @@ KINDS = {
     "REFERRER_POLICY": None,  # a name, a class or its path: checked by the referer middleware
     "STATS_CLASS": PATH,
     "SPIDER_LOADER_CLASS": PATH,
+    "DEFAULT_ITEM_CLASS": PATH,
     "FEED_EXPORT_FIELDS": None,  # a list, or a dict of field to column name
     "FEED_EXPORT_ENCODING": str,
     "STATS_FILE": str,
-    "LOG_LEVEL": None,  # a level name or number (logging.INFO): observe/logconfig.py checks it
+    "LOG_LEVEL": None,  # a level name or number (logging.INFO): utils/log.py checks it
     "LOG_FORMAT": str,
     "LOG_DATEFORMAT": str,
     "LOG_FILE": str,
@@ -348,6 +353,12 @@ UNSUPPORTED = {
     "LOG_COLOR": "log lines are not coloured: docs/differences.md, 'logging'",
     "WARN_ON_GENERATOR_RETURN_VALUE": "a callback's return value after yields is not "
                                       "checked: docs/differences.md, 'spiders'",
+    **{name: "start requests are read lazily by the engine, and --jobdir keeps the frontier "
+             "in its own store (never a pickle): docs/differences.md, 'engine'"
+       for name in ("SCHEDULER_DISK_QUEUE", "SCHEDULER_START_DISK_QUEUE",
+                    "SCHEDULER_START_MEMORY_QUEUE")},
+    "SCHEDULER_DEBUG": "a request --jobdir cannot store is always logged, with its URL, and "
+                       "counted (scheduler/unpersistable): docs/frontier.md",
     "CONCURRENT_ITEMS": "the items of one page go through the pipelines one after "
                         "another; pages in flight (CONCURRENT_REQUESTS) run side by side: "
                         "docs/differences.md, 'engine'",

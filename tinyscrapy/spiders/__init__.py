@@ -105,6 +105,24 @@ class Spider(object_ref):
     def closed(self, reason):
         """Called once when the crawl ends, with the finish reason."""
 
+    @classmethod
+    def handles_request(cls, request):
+        """
+        Whether C{request} is on this spider's site, as Scrapy's spider loader asks
+        (C{find_by_request}, the C{parse} and C{fetch} commands): its host is one of
+        C{allowed_domains} or below one, on any port, as the crawl's scope reads them (an
+        entry C{host:port} matches that port only). A spider without C{allowed_domains}
+        handles nothing.
+        """
+        from tinyscrapy.utils.url import url_host, url_is_from_any_domain
+        domains = getattr(cls, "allowed_domains", None)
+        if not domains or isinstance(domains, property):
+            return False
+        host = url_host(request.url)
+        return (url_is_from_any_domain(request.url, domains)  # with its port
+                or any(host == d or host.endswith("." + d)
+                       for d in (d.lower() for d in domains)))
+
     def __repr__(self):
         return f"<{type(self).__name__} {self.name!r}>"
 

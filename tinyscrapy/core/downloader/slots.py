@@ -250,6 +250,11 @@ class Slots:
         downloader's dict of slots answers)."""
         return self._slots.get(key, default)
 
+    def active_count(self, key):
+        """How many requests of slot C{key} are downloading (0 for a slot not made yet)."""
+        slot = self._slots.get(key)
+        return slot.active if slot is not None else 0
+
     def can_start(self, key, now):
         """Whether slot C{key} can take one more request at C{now}."""
         return self.slot(key).can_start(now)

@@ -78,13 +78,19 @@ def _start_of(spider, spidermw):
     for hook in hooks:
         source = hook(source)
         if not hasattr(source, "__aiter__"):
-            raise _WrongStart(f"{hook.__qualname__} must return an async iterable, got "
+            raise StartOutputError(f"{hook.__qualname__} must return an async iterable, got "
                               f"{type(source).__name__}", source)
     return source
 
 
-class _WrongStart(TypeError):
-    """A start (or a middleware's) that is no iterable of requests and items."""
+class StartOutputError(TypeError):
+    """
+    A start that is no iterable of requests and items: C{start_requests()} returned a
+    number or a string, C{start()} is no async generator, a middleware's
+    C{process_start} returned no async iterable.
+
+    @ivar result: what it returned (a Deferred in it is logged if it fails later).
+    """
 
     def __init__(self, message, result):
         super().__init__(message)
@@ -97,7 +103,7 @@ def _expect_start(label, source):
     if not hasattr(source, "__iter__") or isinstance(source, (str, bytes, dict, Request,
                                                               Deferred)):
         kind = "an async generator" if label.endswith("start()") else "an iterable"
-        raise _WrongStart(f"{label} must be {kind} of requests and items, got "
+        raise StartOutputError(f"{label} must be {kind} of requests and items, got "
                           f"{type(source).__name__}", source)
 
 

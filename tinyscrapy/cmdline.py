@@ -150,15 +150,18 @@ class Command:
             if demo_url and getattr(spidercls, "uses_demo_site", False):
                 kwargs["base_url"] = demo_url
             crawlers.append(process.create_crawler(spidercls))
-            process.crawl(crawlers[-1], **kwargs)
+            d = process.crawl(crawlers[-1], **kwargs)
+            d.addErrback(_told)  # logged once by the process, which records the status
         process.start()
         if process.usage_error is not None:  # e.g. a shared frontier that cannot connect
             raise process.usage_error
         status = 1 if process.failed or process.forced else 0
         from tinyscrapy.utils.log import nothing_fetched
+        from tinyscrapy.utils.reactor import asyncio_needed
         for crawler in crawlers:
-            message = nothing_fetched(crawler)
-            if message is not None:  # every start request was refused, timed out, ...
+            # every start request was refused, timed out, ...; or asyncio code failed
+            message = nothing_fetched(crawler) or asyncio_needed(crawler)
+            if message is not None:
                 logging.getLogger("tinyscrapy.crawler").error("%s", message)
                 status = 1
         return status
@@ -223,6 +226,11 @@ class Command:
         url = f"http://{address.host}:{address.port}"
         logging.getLogger("tinyscrapy.demo").info("serving the demo site on %s", url)
         return url
+
+
+def _told(_failure):
+    """A crawl's failure, logged by the process already (never "Unhandled error")."""
+    return None
 
 
 def setting_pairs(items, flag):

@@ -18,6 +18,15 @@ class SpiderWithoutName(UsageError, ValueError):
     line, a usage error)."""
 
 
+class StartError(Exception):
+    """
+    A component could not start: its C{from_crawler} or its C{open_spider} failed, or
+    returned what it must not. The crawl stops before it begins; the command prints this
+    one line (the traceback at DEBUG level) and exits 1. tinyscrapy's own: Scrapy lets
+    the error itself through, traceback and all.
+    """
+
+
 class NotConfigured(Exception):
     """Raised by a component's C{from_crawler} to switch itself off."""
 

@@ -13,6 +13,7 @@ DEFAULTS = {
     "ITEM_PROCESSOR": "tinyscrapy.pipelines.ItemPipelineManager",
     "ENGINE_HEARTBEAT": 5.0,
     "START_REQUESTS_BATCH": 100,
+    "CLOSE_GRACE_PERIOD": 4.0,
     # the downloader
     "CONCURRENT_REQUESTS_PER_DOMAIN": 8,
     "DOWNLOAD_DELAY": 0.0,

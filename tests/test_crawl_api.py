@@ -413,6 +413,39 @@ class SpiderInputTests(unittest.TestCase):
         self.server.add_page("/missing", status=404)
 
     @defer.inlineCallbacks
+    def test_handled_exception_leaves_no_error(self):
+        """An exception a process_spider_exception handles (it returns an iterable) is
+        not logged, counted or signalled, and does not count for CLOSESPIDER_ERRORCOUNT,
+        as in Scrapy; its items are scraped. One nobody handles is, once."""
+
+        class Recover:
+            def process_spider_exception(self, response, exception):
+                if response.url.endswith("/a"):
+                    return [{"recovered": response.url}]
+                return None
+
+        class Raises(Spider):
+            name = "raises"
+
+            def parse(self, response):
+                if response.url == self.start_urls[0]:
+                    yield response.follow("/a")
+                    yield response.follow("/refuse")
+                    return
+                raise ValueError("boom")
+
+        logs = capture_logs(self, "tinyscrapy")
+        crawler, items = yield crawl_and_collect(Raises, {
+            "SPIDER_MIDDLEWARES": {Recover: 500}, "CLOSESPIDER_ERRORCOUNT": 2},
+            start_urls=[self.start])
+        self.assertEqual(items, [{"recovered": self.server.url("/a")}])
+        self.assertEqual(crawler.stats.get_value("spider_exceptions/ValueError"), 1)
+        self.assertEqual(crawler.stats.get_value("finish_reason"), "finished")
+        errors = [m for m in logs.messages(logging.ERROR) if "Spider error" in m]
+        self.assertEqual(len(errors), 1, errors)
+        self.assertIn("/refuse", errors[0])
+
+    @defer.inlineCallbacks
     def test_input_hook_called_and_refusal_goes_to_the_errback(self):
         """A middleware's process_spider_input sees every page; what it raises goes to
         the request's errback instead of the callback."""

@@ -289,10 +289,13 @@ class Scraper:
     def _spider_error(self, failure, response, request, spider, recovered=False):
         """
         A callback raised (or its output, or its Deferred): L{CloseSpider} closes the crawl;
-        a request cancelled at close unwinds quietly; anything else is counted, logged once,
-        and offered to the spider middlewares' C{process_spider_exception}. An error in
-        what one of them gave instead (C{recovered}), in a hook itself, or a hook's wrong
-        result (L{MiddlewareError}) is not offered again: nothing loops.
+        a request cancelled at close unwinds quietly; anything else is offered to the spider
+        middlewares' C{process_spider_exception}, as in Scrapy: one that returns an
+        iterable handles it (its output replaces the callback's; nothing is logged or
+        counted), and one nobody handles is counted, logged once and signalled
+        (C{spider_error}). An error in what a hook gave instead (C{recovered}), in a hook
+        itself, or a hook's wrong result (L{MiddlewareError}) is not offered again:
+        nothing loops.
 
         @return: a Deferred firing with None (never errbacks).
         """
@@ -301,17 +304,19 @@ class Scraper:
             return succeed(None)
         if failure.check(CancelledError) and request not in self.engine.in_flight:
             return succeed(None)
-        self._log_spider_error(failure, response, request, spider)
         if recovered or failure.check(MiddlewareError):
+            self._log_spider_error(failure, response, request, spider)
             return succeed(None)
         try:
             replacement = self.spidermw.handle_exception(response, failure.value, spider)
-            if replacement is None:
-                return succeed(None)
-            return self._cb_drain(replacement, response, request, spider, recovered=True)
         except Exception:  # the middleware's own error: logged as well, and the end of it
+            self._log_spider_error(failure, response, request, spider)
             self._log_spider_error(Failure(), response, request, spider)
             return succeed(None)
+        if replacement is None:  # nobody handled it
+            self._log_spider_error(failure, response, request, spider)
+            return succeed(None)
+        return self._cb_drain(replacement, response, request, spider, recovered=True)
 
     def _log_spider_error(self, failure, response, request, spider):
         if failure.check(MiddlewareError):  # a hook's wrong result: maybe a Deferred

@@ -692,6 +692,27 @@ class CrawlerLifecycleTests(unittest.TestCase):
         self.assertIs(crawler.spidercls, _OneItem)
 
 
+class SummaryLineTests(unittest.TestCase):
+    """The line a person reads at the end names only feeds that were written."""
+
+    @defer.inlineCallbacks
+    def test_feed_exporter_switched_off(self):
+        """FEEDS set but the FeedExporter switched off: the line says the items were not
+        stored, and no file is written."""
+        server = serve(self)
+        start = server.add_page("/")
+        out = os.path.join(self.mktemp(), "items.jsonl")
+        logs = capture_logs(self, "tinyscrapy")
+        yield crawl(_OneItem, {
+            "LOG_LEVEL": "INFO", "FEEDS": {out: {"format": "jsonlines"}},
+            "EXTENSIONS": {"scrapy.extensions.feedexport.FeedExporter": None}},
+            start_urls=[start])
+        (line,) = [m for m in logs.messages(logging.INFO) if m.startswith("one_item: 1 pages")]
+        self.assertTrue(line.endswith("items not stored (the feed exporter is switched off)"),
+                        line)
+        self.assertFalse(os.path.exists(out))
+
+
 class RunnerTests(unittest.TestCase):
     """CrawlerRunner and CrawlerProcess as Scrapy's."""
 

@@ -5,7 +5,8 @@ The order matters: the item pipelines close first (they may still be writing the
 items), then the feeds (their files closed, the last bytes written), then the frontier (a
 persistent one saves what is left, and commits its last acknowledgements only now, after
 every item of those pages is in a file), then the downloader (its pooled connections),
-then C{spider_closed} receivers, the spider's own C{closed(reason)}, the Deferreds nobody
+then the spider's own C{closed(reason)} and the C{spider_closed} receivers (in that order,
+as in Scrapy, whose spider connects its C{closed} first), the Deferreds nobody
 waited for (what receivers of signals sent without waiting returned, a hook's wrong
 result: their failures are logged before the summary), the stats, which log the summary,
 and last C{engine_stopped}. Each part starts after the previous one has
@@ -143,8 +144,8 @@ _STEPS = ((_close_pipelines, "the item pipelines' close_spider"),
           (_close_feeds, "the feeds"),
           (_close_frontier, "the frontier"),
           (_close_downloader, "the downloader"),
-          (_send_spider_closed, "the spider_closed receivers"),
           (_spider_closed, "the spider's closed()"),
+          (_send_spider_closed, "the spider_closed receivers"),
           (_settle_unwaited, "the Deferreds nobody waited for"),
           (_close_stats, "the stats"),
           (_send_engine_stopped, "the engine_stopped receivers"))

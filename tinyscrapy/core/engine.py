@@ -43,8 +43,8 @@ docs/walkthrough.md follows it with you):
        saved by a persistent frontier) and wakes the loop.
     7. L{ExecutionEngine._close_spider}, closing with nothing in flight:
        L{tinyscrapy.core.closing.close_parts} closes pipelines, feeds (before the frontier's
-       last acknowledgements), scheduler and downloader, sends
-       C{spider_closed}, calls C{spider.closed(reason)}, closes the stats, sends
+       last acknowledgements), scheduler and downloader, calls
+       C{spider.closed(reason)}, sends C{spider_closed}, closes the stats, sends
        C{engine_stopped}, each waited for (at most C{CLOSE_GRACE_PERIOD} for them all: a
        part still closing then is cancelled); C{_close} fires with the reason and
        C{Crawler.crawl} returns it. Once every crawl has,

@@ -692,6 +692,78 @@ class CrawlerLifecycleTests(unittest.TestCase):
         self.assertIs(crawler.spidercls, _OneItem)
 
 
+class _Stamper:
+    """A downloader middleware, a spider middleware and a pipeline in one class."""
+
+    def process_request(self, request):
+        return None
+
+    def process_spider_output(self, response, result):
+        return result
+
+    def process_item(self, item):
+        return item
+
+
+class ManagerTests(unittest.TestCase):
+    """The component managers as Scrapy's: middlewares are instances, methods the hooks."""
+
+    @defer.inlineCallbacks
+    def test_managers_hold_instances_in_order(self):
+        """Each manager's middlewares are the built instances, paths and methods in the
+        order Scrapy calls them; crawler.extensions is an ExtensionManager."""
+        from tinyscrapy.core.downloader.middleware import DownloaderMiddlewareManager
+        from tinyscrapy.core.spidermw import SpiderMiddlewareManager
+        from tinyscrapy.extension import ExtensionManager
+        from tinyscrapy.middleware import MiddlewareManager
+        from tinyscrapy.pipelines import ItemPipelineManager
+        server = serve(self)
+        start = server.add_page("/")
+        path = f"{__name__}._Stamper"
+        crawler = yield crawl(_OneItem, {
+            "DOWNLOADER_MIDDLEWARES": {path: 1000}, "SPIDER_MIDDLEWARES": {path: 1000},
+            "ITEM_PIPELINES": {path: 1}}, start_urls=[start])
+        downloadermw = crawler.engine.downloader.middleware
+        spidermw = crawler.engine.scraper.spidermw
+        itemproc = crawler.engine.scraper.itemproc
+        for manager, cls in ((downloadermw, DownloaderMiddlewareManager),
+                             (spidermw, SpiderMiddlewareManager),
+                             (itemproc, ItemPipelineManager),
+                             (crawler.extensions, ExtensionManager)):
+            self.assertIsInstance(manager, cls)
+            self.assertIsInstance(manager, MiddlewareManager)
+            self.assertIsInstance(manager.middlewares, tuple)
+            self.assertEqual(len(manager.paths), len(manager.middlewares))
+        self.assertIsInstance(downloadermw.middlewares[-1], _Stamper)
+        self.assertEqual(downloadermw.paths[-1], path)
+        # process_request first to last, process_response last to first (Scrapy's order)
+        requests = list(downloadermw.methods["process_request"])
+        self.assertEqual(requests[-1], downloadermw.middlewares[-1].process_request)
+        self.assertEqual(list(spidermw.methods["process_spider_output"])[0],
+                         spidermw.middlewares[-1].process_spider_output)
+        self.assertEqual(list(itemproc.methods["process_item"]),
+                         [itemproc.middlewares[0].process_item])
+        self.assertIs(crawler.get_item_pipeline(_Stamper), itemproc.middlewares[0])
+        self.assertIs(crawler.get_spider_middleware(_Stamper), spidermw.middlewares[-1])
+
+    def test_subclass_reads_its_own_list(self):
+        """A manager subclass's _get_mwlist_from_settings decides what from_crawler
+        builds, in the order it gives."""
+        from tinyscrapy.middleware import MiddlewareManager
+
+        class Managed(MiddlewareManager):
+            component_name = "managed thing"
+
+            @classmethod
+            def _get_mwlist_from_settings(cls, settings):
+                return settings.getlist("MANAGED")
+
+        crawler = Crawler(_OneItem, Settings({"MANAGED": [Tagger, _Stamper]}), reactor)
+        manager = Managed.from_crawler(crawler)
+        self.assertEqual([type(mw) for mw in manager.middlewares], [Tagger, _Stamper])
+        self.assertIs(manager.crawler, crawler)
+
+
 class SummaryLineTests(unittest.TestCase):
     """The line a person reads at the end names only feeds that were written."""
 

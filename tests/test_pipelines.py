@@ -262,7 +262,7 @@ class BackPressureTests(unittest.TestCase):
                 break
         self.assertEqual(len(scraped), 1000)
         self.assertLessEqual(max(waiting), 4)
-        self.assertEqual(engine.scraper.pipelines.statistics().peak_waiting, 4)
+        self.assertEqual(engine.scraper.itemproc.statistics().peak_waiting, 4)
         self.assertEqual(len(downloader.fetched), 100)
 
     def test_fired_deferred_then_slow_pipeline_still_holds_back(self):
@@ -291,7 +291,7 @@ class BackPressureTests(unittest.TestCase):
         clock.advance(0)
         downloader.answer()
         self.assertEqual(len(yielded), 1)
-        self.assertEqual(engine.scraper.pipelines.statistics().waiting, 1)
+        self.assertEqual(engine.scraper.itemproc.statistics().waiting, 1)
         self.assertEqual(len(engine.in_flight), 1)
         for _ in range(3):
             clock.advance(1)

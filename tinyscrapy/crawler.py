@@ -47,8 +47,8 @@ from tinyscrapy import signals
 from tinyscrapy.addons import AddonManager
 from tinyscrapy.core.startrequests import start_of
 from tinyscrapy.exceptions import StartError, UsageError
+from tinyscrapy.extension import ExtensionManager
 from tinyscrapy.ledger import RequestLedger
-from tinyscrapy.middleware import build_ordered
 from tinyscrapy.settings import Settings
 from tinyscrapy.signalmanager import SignalBus
 from tinyscrapy.spiders import Spider
@@ -130,7 +130,7 @@ class Crawler:
         self.engine = None
         self.downloader = None
         self.slots = None
-        self.extensions = []
+        self.extensions = ExtensionManager(crawler=self)  # none until the crawl starts
         self._fingerprinter = None
         self._logformatter = None
         self._started = False
@@ -275,7 +275,7 @@ class Crawler:
         in C{from_crawler}."""
         from tinyscrapy.core.engine import ExecutionEngine
         engine = self.engine = ExecutionEngine(self)
-        self.extensions = build_ordered(self, "EXTENSIONS")
+        self.extensions = ExtensionManager.from_crawler(self)
         return engine
 
     def scheduler_class(self):
@@ -324,12 +324,12 @@ class Crawler:
         """The running item pipeline of class C{cls} (or a subclass), or None.
         @raise RuntimeError: the engine is not made yet (before C{crawl})."""
         return _running(self, "get_item_pipeline", cls,
-                       self.engine and self.engine.scraper.pipelines.pipelines)
+                       self.engine and self.engine.scraper.itemproc.middlewares)
 
     def get_extension(self, cls):
         """The running extension of class C{cls} (or a subclass), or None.
         @raise RuntimeError: the engine is not made yet (before C{crawl})."""
-        return _running(self, "get_extension", cls, self.engine and self.extensions)
+        return _running(self, "get_extension", cls, self.engine and self.extensions.middlewares)
 
     def _log_start(self):
         """Log what this crawl runs with (L{tinyscrapy.utils.log.log_start})."""
@@ -598,16 +598,17 @@ class CrawlerProcess(CrawlerRunner):
 
 def _running(crawler, method, cls, components):
     """
-    The first of C{components} (C{(path, component)} pairs) that is a C{cls}, or None; the
-    lookup behind C{Crawler.get_downloader_middleware()} and its kin.
+    The first of C{components} that is a C{cls}, or None; the lookup behind
+    C{Crawler.get_downloader_middleware()} and its kin.
 
-    @param components: the pairs, or a false value when the engine is not made yet.
+    @param components: a manager's C{middlewares}, or a false value when the engine is not
+        made yet.
     @raise RuntimeError: the engine is not made yet, as Scrapy says it.
     """
     if crawler.engine is None:
         raise RuntimeError(f"Crawler.{method}() can only be called after the crawl engine "
                            f"has been created.")
-    for _, component in components or ():
+    for component in components or ():
         if isinstance(component, cls):
             return component
     return None

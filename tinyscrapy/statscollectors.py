@@ -46,7 +46,7 @@ def crawl_statistics(crawler):
     parts = {"ledger": crawler.ledger}
     if engine is not None:
         parts.update(engine=engine, scheduler=engine.scheduler,
-                     downloader=engine.downloader, pipelines=engine.scraper.pipelines)
+                     downloader=engine.downloader, pipelines=engine.scraper.itemproc)
     records = {}
     for name, part in parts.items():
         statistics = getattr(part, "statistics", None)

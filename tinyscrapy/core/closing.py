@@ -102,7 +102,7 @@ def _close_feeds(engine, reason):
     exporter's C{close_feeds}, which may return a Deferred), before the frontier's last
     write."""
     closing = [maybeDeferred(extension.close_feeds)
-               for _path, extension in engine.crawler.extensions
+               for extension in engine.crawler.extensions.middlewares
                if hasattr(extension, "close_feeds")]
     return gatherResults(closing, consumeErrors=True) if closing else None
 

@@ -18,7 +18,7 @@ docs/walkthrough.md follows it with you):
        start requests (L{tinyscrapy.core.startrequests.StartRequests.feed}) when none is ready;
        when none may start now, one C{callLater} waits for C{next_ready_time()}.
     3. L{ExecutionEngine._download}: L{tinyscrapy.core.downloader.Downloader.fetch}
-       takes the slot; L{tinyscrapy.core.downloader.middleware.DownloaderMiddlewareChain.download}
+       takes the slot; L{tinyscrapy.core.downloader.middleware.DownloaderMiddlewareManager.download}
        (C{async def} under C{ensureDeferred}) runs the middlewares around the slot's gate
        (C{deferLater}) and L{tinyscrapy.core.downloader.handlers.http11.HttpFetcher.fetch}, whose
        Deferred L{tinyscrapy.core.downloader.handlers.http11.Transfer.cb_done} fires with an

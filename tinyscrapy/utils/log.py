@@ -303,11 +303,11 @@ def log_start(crawler):
         return
     engine = crawler.engine
     logger.info("%s: downloader middlewares: %s", name,
-                _names(engine.downloader.middleware.middlewares))
+                _names(engine.downloader.middleware.components))
     logger.info("%s: spider middlewares: %s; item pipelines: %s", name,
-                _names(engine.scraper.spidermw.middlewares),
-                _names(engine.scraper.pipelines.pipelines))
-    logger.info("%s: extensions: %s", name, _names(crawler.extensions))
+                _names(engine.scraper.spidermw.components),
+                _names(getattr(engine.scraper.itemproc, "components", ())))
+    logger.info("%s: extensions: %s", name, _names(crawler.extensions.components))
 
 
 def _show(value, name=""):

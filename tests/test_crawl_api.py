@@ -583,7 +583,7 @@ class AddonTests(unittest.TestCase):
         self.assertIsNone(crawler.get_addon(SwitchedOffAddon))
         warned = logs.messages(logging.WARNING)
         self.assertEqual(len(warned), 1, warned)
-        self.assertIn("SwitchedOffAddon: no key given", warned[0])
+        self.assertIn("SwitchedOffAddon'>: no key given", warned[0])
 
     def test_pre_crawler_settings_find_the_spiders(self):
         """A runner applies update_pre_crawler_settings first: its spider loader finds a

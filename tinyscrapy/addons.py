@@ -67,7 +67,9 @@ class AddonManager:
                     update_settings(settings)
             except NotConfigured as e:
                 if e.args:
-                    logger.warning("Disabled %s: %s", _label(path), e.args[0])
+                    logger.warning("Disabled %(clspath)s: %(eargs)s",
+                                   {"clspath": path, "eargs": e.args[0]},
+                                   extra={"crawler": self.crawler})
                 continue
             except UsageError:
                 raise
@@ -76,7 +78,8 @@ class AddonManager:
                                  f"{type(e).__name__}: {e}{_where(e)}") from e
             self.addons.append(addon)
         if self.addons:
-            logger.info("Enabled addons:\n%s", self.addons)
+            logger.info("Enabled addons:\n%(addons)s", {"addons": self.addons},
+                        extra={"crawler": self.crawler})
 
     @classmethod
     def load_pre_crawler_settings(cls, settings):

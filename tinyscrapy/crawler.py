@@ -52,6 +52,7 @@ from tinyscrapy.ledger import RequestLedger
 from tinyscrapy.settings import Settings
 from tinyscrapy.signalmanager import SignalBus
 from tinyscrapy.spiders import Spider
+from tinyscrapy.statscollectors import call_with_spider_if_required
 from tinyscrapy.utils.defer import (
     Unwaited,
     Waiting,
@@ -123,7 +124,7 @@ class Crawler:
         self.settings.validate()  # a bad value stops the start here, with one line
         # the reactor the crawl asks for is installed here, if nothing was yet
         self.reactor = reactor or apply_reactor_setting(self.settings, spidercls)
-        self.stats = build(load_object(self.settings["STATS_CLASS"]), self)
+        self.stats = _stats_collector(load_object(self.settings["STATS_CLASS"]), self)
         self.ledger = RequestLedger(self.stats)
         self.crawling = False
         self.spider = None
@@ -169,7 +170,7 @@ class Crawler:
         self._apply_settings()
         self.engine = self._create_engine()
         self._log_start()
-        self.stats.open_spider(self.spider)
+        self._open_stats()
         yield self._opening(self.engine.scraper.open_spider(self.spider), "the pipelines")
         yield self._opening(self.signals.send_deferred(signals.spider_opened,
                                                        spider=self.spider), "spider_opened")
@@ -181,6 +182,11 @@ class Crawler:
             self.engine.close_spider(self._stop_reason)
         reason = yield self.engine.start()
         return reason
+
+    def _open_stats(self):
+        """The stats collector's C{open_spider}: with the spider only when its signature
+        requires one (Scrapy 2.14's contract)."""
+        call_with_spider_if_required(self.stats.open_spider, self.spider)
 
     def _cb_crawl_ended(self, result):
         self.crawling = False
@@ -606,6 +612,14 @@ class CrawlerProcess(CrawlerRunner):
             self.reactor.stop()
         except ReactorNotRunning:
             pass
+
+
+def _stats_collector(stats_class, crawler):
+    """C{STATS_CLASS}'s collector: built with C{from_crawler} when it has one, else called
+    with the crawler, as Scrapy does."""
+    if hasattr(stats_class, "from_crawler"):
+        return build(stats_class, crawler)
+    return stats_class(crawler)
 
 
 def _running(crawler, method, cls, components):

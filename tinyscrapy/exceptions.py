@@ -228,7 +228,16 @@ class ContractFail(AssertionError):
 
 
 class DropItem(Exception):
-    """Raised by an item pipeline to drop an item; counted in C{item_dropped_count}."""
+    """
+    Raised by an item pipeline to drop an item; counted in C{item_dropped_count}.
+
+    @ivar log_level: the level of its C{Dropped:} line (a name or a number), or None for
+        C{DEFAULT_DROPITEM_LOG_LEVEL}.
+    """
+
+    def __init__(self, message="", log_level=None):
+        super().__init__(message)
+        self.log_level = log_level
 
 
 class CloseSpider(Exception):

@@ -248,6 +248,10 @@ DEFAULTS = {
     "SPIDER_LOADER_CLASS": "tinyscrapy.spiderloader.SpiderLoader",
     "SPIDER_LOADER_WARN_ONLY": False,
     "NEWSPIDER_MODULE": "",
+    # the command line (tinyscrapy.cmdline, tinyscrapy.commands; docs/projects.md)
+    "COMMANDS_MODULE": "",
+    "EDITOR": "vi",
+    "TEMPLATES_DIR": None,
 }
 
 # A setting that names a class: a dotted path, or the class itself.
@@ -297,6 +301,7 @@ KINDS = {
     "TELNETCONSOLE_PASSWORD": str,
     "MAIL_USER": str,
     "MAIL_PASS": str,
+    "TEMPLATES_DIR": str,
 }
 
 # Scrapy's module holds each default as a module-level name

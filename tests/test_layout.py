@@ -20,9 +20,6 @@ PACKAGE = os.path.join(ROOT, "tinyscrapy")
 # Scrapy 2.19's public module paths (tests/scrapy-modules.txt): each is a real module here,
 # comes with the issue named, or has a row in docs/differences.md
 PLANNED = {
-    "scrapy.contracts": "Scrapy's commands",
-    "scrapy.contracts.default": "Scrapy's commands",
-    "scrapy.commands.check": "Scrapy's commands",
     "scrapy.core.downloader.contextfactory": "The crawl's API",
     "scrapy.core.downloader.handlers.base": "The crawl's API",
     "scrapy.core.downloader.handlers.datauri": "The crawl's API",

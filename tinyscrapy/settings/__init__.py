@@ -302,6 +302,23 @@ class BaseSettings(MutableMapping):
         merged.update(self.getdict(name))
         return merged
 
+    def get_component_priority_dict_with_base(self, name):
+        """
+        L{getwithbase} for a C{{component: priority}} setting, as Scrapy's: keys that name
+        the same object (a class and its dotted path) count once, the last one given
+        winning (C{NAME}'s over C{NAME_BASE}'s).
+        """
+        from tinyscrapy.utils.misc import load_object
+        merged = {}
+        for key, value in self.getwithbase(name).items():
+            try:
+                same = load_object(key)
+            except (ImportError, NameError, TypeError, ValueError):
+                same = key
+            merged.pop(same, None)
+            merged[same] = (key, value)
+        return BaseSettings(dict(merged.values()), "default")
+
     def _typed(self, name, default, kind):
         value = self.get(name, default)
         if value is None:

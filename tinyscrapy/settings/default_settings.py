@@ -252,6 +252,18 @@ DEFAULTS = {
     "COMMANDS_MODULE": "",
     "EDITOR": "vi",
     "TEMPLATES_DIR": None,
+    "SPIDER_CONTRACTS": {},
+    "SPIDER_CONTRACTS_BASE": {
+        "tinyscrapy.contracts.default.UrlContract": 1,
+        "tinyscrapy.contracts.default.CallbackKeywordArgumentsContract": 1,
+        "tinyscrapy.contracts.default.MetadataContract": 1,
+        "tinyscrapy.contracts.default.MethodContract": 1,
+        "tinyscrapy.contracts.default.BodyContract": 1,
+        "tinyscrapy.contracts.default.HeaderContract": 1,
+        "tinyscrapy.contracts.default.CookieContract": 1,
+        "tinyscrapy.contracts.default.ReturnsContract": 2,
+        "tinyscrapy.contracts.default.ScrapesContract": 3,
+    },
 }
 
 # A setting that names a class: a dotted path, or the class itself.

@@ -130,7 +130,7 @@ class ProjectTests(unittest.TestCase):
             items = [json.loads(line) for line in f]
         self.assertEqual(sorted(i["leaf"] for i in items[1:]),
                          [self.server.url("/a"), self.server.url("/b")])
-        self.assertIn("spider <PagesSpider 'pages'> closed (finished)", err)
+        self.assertIn("Spider closed (finished): <PagesSpider 'pages'>", err)
 
     @defer.inlineCallbacks
     def test_crawl_name_runs_the_spider(self):

@@ -270,7 +270,7 @@ class Command:
                 raise
             if e.print_help:
                 self.parser.print_help()
-            raise UsageError(self.parser.format_usage().strip()) from None
+            raise UsageError(f"usage: {self.parser.usage.strip()}") from None
         return self.command.exitcode
 
     def _run_profiled(self):

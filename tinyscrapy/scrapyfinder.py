@@ -98,6 +98,14 @@ class _ServedModule(importlib.abc.Loader):
         if own is not None:
             module.__spec__ = own
 
+    @staticmethod
+    def get_code(fullname):
+        """The code of the tinyscrapy module that C{scrapy.X.Y} is, for C{python -m
+        scrapy.X.Y} (runpy runs it as C{__main__}: C{python -m scrapy.cmdline} is
+        C{python -m tinyscrapy.cmdline})."""
+        ours = "tinyscrapy" + fullname[len("scrapy"):]
+        return importlib.util.find_spec(ours).loader.get_code(ours)
+
 
 class ScrapyFinder(importlib.abc.MetaPathFinder):
     """

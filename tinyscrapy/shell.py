@@ -33,6 +33,7 @@ import os
 import signal
 
 import tinyscrapy
+from tinyscrapy.utils.console import DEFAULT_PYTHON_SHELLS, start_python_console
 
 logger = logging.getLogger(__name__)
 
@@ -87,7 +88,9 @@ class Shell:
         it is left. When the first download fails (logged), neither runs: see L{failed}.
         """
         if url or request:
-            if self.fetch(url or request, spider, redirect=redirect) is None:
+            fetched = self.fetch(url, spider, redirect=redirect) if url else \
+                self.fetch(request, spider)
+            if fetched is None:
                 self.failed = self._last_error
                 return
         elif response:
@@ -97,7 +100,6 @@ class Shell:
         if self.code:
             print(eval(self.code, dict(self.vars)))  # noqa: S307 (the user's own code)
             return
-        from tinyscrapy.utils.console import DEFAULT_PYTHON_SHELLS, start_python_console
         start_python_console(self.vars, shells=[*self._shells(DEFAULT_PYTHON_SHELLS), "python"],
                              banner=self.vars.pop("banner", ""))
 
@@ -372,6 +374,10 @@ class PageFetcher:
 
         from tinyscrapy.http.request import Request
         if not isinstance(result, Request):
+            if logger.isEnabledFor(logging.DEBUG):  # Scrapy's Crawled (200) line
+                from tinyscrapy.logformatter import log_line
+                log_line(logger, self.crawler.logformatter.crawled(
+                    result.request, result, self.spider))
             return result
         if hops >= MAX_HOPS:
             raise RuntimeError(f"gave up after {hops} redirects or retries: {result.url}")

@@ -25,6 +25,7 @@ command's L{CrawlerProcess} and returns the exit status (C{check} crawls with it
 """
 
 import argparse
+import builtins
 import logging
 import os
 import re
@@ -341,7 +342,8 @@ class ScrapyHelpFormatter(argparse.HelpFormatter):
                          max_help_position=max_help_position, width=width)
 
     def _join_parts(self, part_strings):
-        return super()._join_parts(self.format_part_strings(list(part_strings)))
+        # builtins.list: the package's own `list` is the list command's module
+        return super()._join_parts(self.format_part_strings(builtins.list(part_strings)))
 
     def format_part_strings(self, part_strings):
         """

@@ -16,7 +16,8 @@ from tinyscrapy.commands import ScrapyCommand, positive_int
 class Command(ScrapyCommand):
     """Scrapy's C{bench}, on a site served in this process."""
 
-    default_settings = {"LOG_LEVEL": "WARNING", "FEEDS": {}}
+    # Scrapy's: the log at INFO, with LogStats' line every second
+    default_settings = {"LOG_LEVEL": "INFO", "LOGSTATS_INTERVAL": 1, "FEEDS": {}}
 
     def short_desc(self):
         return "A quick speed check on a generated site"

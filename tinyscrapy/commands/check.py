@@ -6,12 +6,14 @@ stderr, then the failures and a summary). Exit 1 when a contract failed or error
 crawl could not start.
 """
 
+import inspect
 import time
+from functools import wraps
 from unittest import TextTestResult as _TextTestResult
 from unittest import TextTestRunner
 
 from tinyscrapy.commands import ScrapyCommand, setting_pairs, spider_loader
-from tinyscrapy.contracts import ContractsManager
+from tinyscrapy.contracts import ContractsManager, _create_testcase
 from tinyscrapy.settings import SETTINGS_PRIORITIES
 
 # the output of callbacks is thrown away: no pipeline and no feed is opened, unless the
@@ -97,11 +99,15 @@ class Command(ScrapyCommand):
             if opts.list:
                 self._print_list(tested, opts.verbose)
                 return
-            classes = [_checking_class(spidercls, conman, result)
+            sent, answered = [], set()
+            classes = [_checking_class(spidercls, conman, result, sent, answered)
                        for spidercls, methods in tested.items() if methods]
             started = time.monotonic()
             status = self.crawl(classes, opts.spargs) if classes else 0
             stopped = time.monotonic()
+        for method in sent:
+            if method not in answered:  # dropped by the crawl's scope (offsite, a bad URL)
+                result.addError(_create_testcase(method, "request"), _not_downloaded(method))
         result.printErrors()
         result.printSummary(started, stopped)
         failed = not result.wasSuccessful() or status or self.crawler_process.bootstrap_failed
@@ -122,17 +128,62 @@ def _by_name(pair):
     return pair[0].name
 
 
-def _checking_class(spidercls, conman, result):
-    """A subclass of C{spidercls} whose start requests are its callbacks' sample
-    requests."""
-    async def start(spider):
+def _checking_class(spidercls, conman, result, sent, answered):
+    """
+    A subclass of C{spidercls} whose start requests are its callbacks' sample requests.
+
+    @param sent: gets the callback of each sample request sent.
+    @param answered: gets the callback of each one whose callback or errback ran (one
+        that never runs was dropped before its download: L{_not_downloaded}).
+    """
+    def sample_requests(spider):
         for request in conman.from_spider(spider, result):
             if request is not None:
-                yield request
+                sent.append(inspect.unwrap(request.callback))
+                yield _watched(request, answered)
+
+    async def start(spider):
+        for request in sample_requests(spider):
+            yield request
 
     def start_requests(spider):
-        return [r for r in conman.from_spider(spider, result) if r is not None]
+        return list(sample_requests(spider))
 
     return type(spidercls.__name__, (spidercls,), {
         "start": start, "start_requests": start_requests,
         "__module__": spidercls.__module__, "__qualname__": spidercls.__qualname__})
+
+
+def _watched(request, answered):
+    """C{request}, its callback and errback adding the tested callback to C{answered}
+    when they run."""
+    callback, errback = request.callback, request.errback
+    method = inspect.unwrap(callback)
+    if inspect.iscoroutinefunction(callback):
+        @wraps(callback)
+        async def watched_async(response, **cb_kwargs):
+            answered.add(method)
+            return await callback(response, **cb_kwargs)
+        request.callback = watched_async
+    else:
+        @wraps(callback)
+        def watched(response, **cb_kwargs):
+            answered.add(method)
+            return callback(response, **cb_kwargs)
+        request.callback = watched
+
+    def watched_errback(failure):
+        answered.add(method)
+        return errback(failure)
+
+    request.errback = watched_errback
+    return request
+
+
+def _not_downloaded(method):
+    """The error of a sample request that was neither answered nor failed: the crawl
+    dropped it before any download (offsite, a URL it cannot fetch; the log says)."""
+    error = RuntimeError(f"the @url request of {method.__name__} was not downloaded: the "
+                         f"crawl dropped it before its download (offsite, or a URL it cannot "
+                         f"fetch; check -L DEBUG logs why)")
+    return type(error), error, None

@@ -110,6 +110,9 @@ def fetch_once(command, url, opts):
 
 
 def _cb_close(_, fetcher):
+    """Dump the stats (C{STATS_DUMP}, as Scrapy's fetch does at the end of its crawl) and
+    close the connections."""
+    fetcher.crawler.stats.close_spider(fetcher.spider, "finished")
     return fetcher.close()
 
 

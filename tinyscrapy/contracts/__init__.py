@@ -37,7 +37,16 @@ from tinyscrapy.utils.misc import arg_to_iter
 from tinyscrapy.utils.python import get_spec
 
 CONTRACT_LINE = re.compile(r"@(\w+)\s*(.*)")
-HAS_CONTRACTS = re.compile(r"^\s*@", re.MULTILINE)
+# the fields of an epytext docstring (tinyscrapy's own and Twisted's): @param, @return,
+# ... are not contracts, unless a contract takes that name
+EPYTEXT_FIELDS = frozenset({
+    "param", "parameter", "arg", "argument", "type", "keyword", "kwarg", "kwparam",
+    "return", "returns", "rtype", "returntype", "raise", "raises", "except", "exception",
+    "ivar", "cvar", "var", "see", "seealso", "note", "attention", "bug", "warning",
+    "warn", "since", "version", "deprecated", "todo", "author", "organization",
+    "copyright", "license", "contact", "summary", "group", "sort", "change",
+    "permission", "requires", "precondition", "postcondition", "invariant", "status",
+})
 
 
 class Contract:
@@ -137,24 +146,33 @@ class ContractsManager:
             self.contracts[contract.name] = contract
 
     def tested_methods_from_spidercls(self, spidercls):
-        """The names of C{spidercls}' callables whose docstring has a C{@} line."""
+        """The names of C{spidercls}' callables whose docstring has a contract line
+        (L{contract_lines})."""
         return [name for name, value in getmembers(spidercls)
-                if callable(value) and value.__doc__ and HAS_CONTRACTS.search(value.__doc__)]
+                if callable(value) and value.__doc__ and any(self.contract_lines(value))]
+
+    def contract_lines(self, method):
+        """
+        C{(name, args)} of each contract line of C{method}'s docstring: a line that
+        starts with C{@word} (not C{@ } alone), C{word} not an epytext field (C{@param},
+        C{@return}, ...) unless a contract is named so.
+        """
+        for line in (method.__doc__ or "").split("\n"):
+            line = line.strip()
+            match = CONTRACT_LINE.match(line) if line.startswith("@") else None
+            if match is not None and (match.group(1) in self.contracts
+                                      or match.group(1) not in EPYTEXT_FIELDS):
+                yield match.groups()
 
     def extract_contracts(self, method):
         """
-        The contracts of C{method}'s docstring, one per C{@name args} line (a line whose
-        C{@} is not followed by a word is not one).
+        The contracts of C{method}'s docstring, one per contract line
+        (L{contract_lines}).
 
         @raise ValueError: a line names a contract that is not known.
         """
         found = []
-        for line in (method.__doc__ or "").split("\n"):
-            line = line.strip()
-            match = CONTRACT_LINE.match(line) if line.startswith("@") else None
-            if match is None:
-                continue
-            name, args = match.groups()
+        for name, args in self.contract_lines(method):
             if name not in self.contracts:
                 raise ValueError(f"unknown contract @{name} in the docstring of "
                                  f"{getattr(method, '__qualname__', method)} (the known "

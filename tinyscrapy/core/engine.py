@@ -136,6 +136,7 @@ class ExecutionEngine:
         return d
 
     def _cb_scheduler_opened(self, _):
+        logger.info("Spider opened: %s", self.spider)
         self._heartbeat.start(self._heartbeat_interval, now=False)
         self.crawler.signals.send(signals.engine_started, spider=self.spider)
         self.wake("open")
@@ -305,7 +306,7 @@ class ExecutionEngine:
         reason = _close_reason(spider, reason)
         if self.closing_reason is None:
             self.closing_reason = reason
-            logger.info("closing %s (%s)", self.spider, reason)
+            logger.info("Closing spider (%s): %s", reason, self.spider)
         self.wake("close")
         return self._close
 
@@ -318,7 +319,7 @@ class ExecutionEngine:
         """
         self.acknowledging = False
         if not (self.closing_reason or "").endswith("_error"):
-            logger.info("closing %s (%s)", self.spider, reason)
+            logger.info("Closing spider (%s): %s", reason, self.spider)
             self.closing_reason = reason
         if not self._closing_started:
             self.wake("error")
@@ -343,7 +344,7 @@ class ExecutionEngine:
 
     def _cb_closed(self, _):
         reason = self.closing_reason  # an error while closing may have changed it
-        logger.info("spider %s closed (%s)", self.spider, reason)
+        logger.info("Spider closed (%s): %s", reason, self.spider)
         if self._spider_closed_callback is not None:
             self._spider_closed_callback(self.spider)
         self._close.callback(reason)

@@ -202,7 +202,7 @@ class Shell:
         """What the prompt offers, one C{[s]} line each, as Scrapy's banner."""
         lines = ["Available Scrapy objects (tinyscrapy's):",
                  "  scrapy     the tinyscrapy package (scrapy.Request, scrapy.Selector, ...)"]
-        lines += [f"  {name:<10} {value}" for name, value in sorted(self.vars.items())
+        lines += [f"  {name:<10} {_short(value)}" for name, value in sorted(self.vars.items())
                   if self._is_relevant(value)]
         lines.append("Useful shortcuts:")
         if self.fetch_available:
@@ -242,6 +242,14 @@ class Shell:
 
 def _no_vars(namespace):
     return None
+
+
+def _short(value):
+    """A value as the banner shows it: settings by their count, not every value."""
+    from tinyscrapy.settings import BaseSettings
+    if isinstance(value, BaseSettings):
+        return f"<{type(value).__name__}: {len(value)} settings>"
+    return value
 
 
 def inspect_response(response, spider):

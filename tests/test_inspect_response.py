@@ -131,8 +131,8 @@ class ShellInTheReactorThreadTests(unittest.TestCase):
         back."""
         import signal
 
-        from tinyscrapy.http.response.html import HtmlResponse
         from tinyscrapy.http.request import Request
+        from tinyscrapy.http.response.html import HtmlResponse
         opened = []
         self.patch(sys.modules["tinyscrapy.shell"], "start_python_console",
                    lambda namespace, **kwargs: opened.append(namespace))

@@ -108,6 +108,8 @@ def _get_commands_dict(settings, inproject, only=None):
 
     @param only: a command's name: import only that one of tinyscrapy's own modules (the
         others import what their commands need, lxml and the reactor among them).
+    @raise UsageError: C{COMMANDS_MODULE} (or a module below it) does not import.
+    @raise ValueError: an entry point is not a class.
     """
     from tinyscrapy.scrapyfinder import is_installed
     commands = {}
@@ -119,7 +121,11 @@ def _get_commands_dict(settings, inproject, only=None):
     for group in groups:
         commands.update(_get_commands_from_entry_points(inproject, group))
     if settings["COMMANDS_MODULE"]:
-        commands.update(_get_commands_from_module(settings["COMMANDS_MODULE"], inproject))
+        try:
+            commands.update(_get_commands_from_module(settings["COMMANDS_MODULE"], inproject))
+        except ImportError as e:
+            raise UsageError(f"cannot import COMMANDS_MODULE {settings['COMMANDS_MODULE']!r}: "
+                             f"{type(e).__name__}: {e}") from None
     return commands
 
 

@@ -74,44 +74,18 @@ class Contract:
         """Make C{request}'s callback run C{pre_process} on the response first (when the
         contract has one), reporting it to C{results}. @return: C{request}."""
         check = getattr(self, "pre_process", None)
-        if check is None:
-            return request
-        callback, testcase = request.callback, self.testcase_pre
-        if _is_async(callback):
-            @wraps(callback)
-            async def pre_hooked_async(response, **cb_kwargs):
-                _run_hook(check, response, testcase, results)
-                return await _collect_async(callback(response, **cb_kwargs))
-            request.callback = pre_hooked_async
-        else:
-            @wraps(callback)
-            def pre_hooked(response, **cb_kwargs):
-                _run_hook(check, response, testcase, results)
-                return _collect(callback(response, **cb_kwargs))
-            request.callback = pre_hooked
+        if check is not None:
+            request.callback = _hooked(request.callback, check, self.testcase_pre, results,
+                                       before=True)
         return request
 
     def add_post_hook(self, request, results):
         """Make C{request}'s callback run C{post_process} on its output (a list) after it
         (when the contract has one), reporting it to C{results}. @return: C{request}."""
         check = getattr(self, "post_process", None)
-        if check is None:
-            return request
-        callback, testcase = request.callback, self.testcase_post
-        if _is_async(callback):
-            @wraps(callback)
-            async def post_hooked_async(response, **cb_kwargs):
-                output = await _collect_async(callback(response, **cb_kwargs))
-                _run_hook(check, output, testcase, results)
-                return output
-            request.callback = post_hooked_async
-        else:
-            @wraps(callback)
-            def post_hooked(response, **cb_kwargs):
-                output = _collect(callback(response, **cb_kwargs))
-                _run_hook(check, output, testcase, results)
-                return output
-            request.callback = post_hooked
+        if check is not None:
+            request.callback = _hooked(request.callback, check, self.testcase_post, results,
+                                       before=False)
         return request
 
     def adjust_request_args(self, args):
@@ -251,6 +225,34 @@ class ContractsManager:
             results.addError(_create_testcase(method, "errback"),
                              (failure.type, failure.value, failure.getTracebackObject()))
         request.errback = errback
+
+
+def _hooked(callback, check, testcase, results, before):
+    """
+    C{callback} wrapped to run C{check} as a test case: on the response first
+    (C{before}), else on the callback's output (a list) after it. The wrapper returns the
+    output as a list, and is C{async def} when C{callback} is.
+    """
+    if _is_async(callback):
+        @wraps(callback)
+        async def hooked_async(response, **cb_kwargs):
+            if before:
+                _run_hook(check, response, testcase, results)
+            output = await _collect_async(callback(response, **cb_kwargs))
+            if not before:
+                _run_hook(check, output, testcase, results)
+            return output
+        return hooked_async
+
+    @wraps(callback)
+    def hooked(response, **cb_kwargs):
+        if before:
+            _run_hook(check, response, testcase, results)
+        output = _collect(callback(response, **cb_kwargs))
+        if not before:
+            _run_hook(check, output, testcase, results)
+        return output
+    return hooked
 
 
 def _is_async(callback):

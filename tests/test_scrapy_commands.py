@@ -466,3 +466,57 @@ class VersionTests(unittest.TestCase):
         self.assertEqual(names[0], "tinyscrapy")
         self.assertEqual(names[-1], "Platform")
         self.assertIn("Twisted", names)
+
+
+SCRAPY_SPIDER = '''
+import scrapy
+
+
+class PagesSpider(scrapy.Spider):
+    name = "pages"
+    start_urls = [{url!r}]
+
+    def parse(self, response):
+        """
+        @url {url}
+        @returns items 1 1
+        @scrapes title
+        """
+        yield {{"title": response.css("title::text").get()}}
+'''
+
+
+class ScrapyProjectTests(unittest.TestCase):
+    """A Scrapy project, unchanged: its main.py and its contracts."""
+
+    @defer.inlineCallbacks
+    def test_main_py_and_check(self):
+        """A main.py calling scrapy.cmdline.execute runs unchanged; check runs its contracts."""
+        server = serve(self)
+        url = server.add_page("/", title="home")
+        project = os.path.abspath(self.mktemp())
+        files = {
+            "scrapy.cfg": "[settings]\ndefault = pages.settings\n",
+            "pages/__init__.py": "",
+            "pages/settings.py": 'BOT_NAME = "pages"\nSPIDER_MODULES = ["pages.spiders"]\n',
+            "pages/spiders/__init__.py": "",
+            "pages/spiders/pages.py": SCRAPY_SPIDER.format(url=url),
+            "main.py": "from scrapy.cmdline import execute\n\n"
+                       "execute(['scrapy', 'crawl', 'pages', '-O', 'items.jsonl'])\n",
+        }
+        for name, text in files.items():
+            os.makedirs(os.path.dirname(os.path.join(project, name)), exist_ok=True)
+            with open(os.path.join(project, name), "w") as f:
+                f.write(textwrap.dedent(text))
+        env = {"TINYSCRAPY_AS_SCRAPY": None}
+        code, _, err = yield run_python(reactor, ["-m", "tinyscrapy.scrapyfinder", "main.py"],
+                                        cwd=project, env=env)
+        self.assertEqual(code, 0, err)
+        with open(os.path.join(project, "items.jsonl")) as f:
+            self.assertEqual(json.loads(f.read()), {"title": "home"})
+        code, out, err = yield run_command(reactor, ["check"], cwd=project, env=env)
+        self.assertEqual(code, 0, err)
+        self.assertIn("Ran 2 contracts", err)
+        code, _, err = yield run_python(reactor, ["-m", "tinyscrapy.scrapyfinder", "nope.py"],
+                                        cwd=project, env=env)
+        self.assertEqual((code, err), (2, "tinyscrapy: error: no such script: nope.py\n"))

@@ -83,8 +83,7 @@ class ScrapyCommandTests(unittest.TestCase):
             self.assertEqual(int(f.read()), os.getpid())
 
     def test_run_options(self):
-        """-a becomes a dict; -o and --overwrite-output become FEEDS with Scrapy's format
-        after a colon, and the overwrite flag."""
+        """-a becomes a dict; -o and -O become FEEDS: a format after a colon, the overwrite flag."""
         command = RunLike()
         opts, args = parsed(command, ["-a", "x=1", "-a", "y=a=b", "--output", "out.txt:csv",
                                       "-O", "b.json", "spider.py"])
@@ -92,7 +91,7 @@ class ScrapyCommandTests(unittest.TestCase):
         self.assertEqual(args, ["spider.py"])
         self.assertEqual(command.settings.getdict("FEEDS"), {
             "out.txt": {"format": "csv", "overwrite": False},
-            "b.json": {"format": "json", "overwrite": True}})
+            "b.json": {"overwrite": True}})  # the feed exporter reads the extension
 
     def test_stdout_feed_value(self):
         """-o -:json reads -:json as the value (stdout, JSON), not as an option."""

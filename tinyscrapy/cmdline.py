@@ -265,7 +265,7 @@ class Command:
                 from tinyscrapy.crawler import CrawlerProcess
                 self.command.crawler_process = CrawlerProcess(self.settings)
                 if self.as_scrapy:
-                    logging.getLogger("tinyscrapy.scrapyfinder").info(
+                    logging.getLogger("tinyscrapy.scrapyfinder").debug(
                         "`import scrapy` is served by tinyscrapy (docs/porting.md)")
             if self.opts.profile:
                 self._run_profiled()

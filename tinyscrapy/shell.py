@@ -37,7 +37,6 @@ from tinyscrapy.utils.console import DEFAULT_PYTHON_SHELLS, start_python_console
 
 logger = logging.getLogger(__name__)
 
-MAX_HOPS = 30  # redirects and retries of one fetch; the middlewares' own limits come first
 MAX_LOCAL_FILE = 64 * 1024 * 1024  # a local file the shell reads (DOWNLOAD_MAXSIZE is lower)
 
 
@@ -366,32 +365,26 @@ class PageFetcher:
         from tinyscrapy.http.request import Request
         return Request(url, dont_filter=True, meta=_status_meta(not no_redirect))
 
-    def fetch(self, request, hops=0):
+    def fetch(self, request):
         """
-        Download C{request}, following the requests the middlewares continue it with.
+        Download C{request}, following the requests the middlewares continue it with
+        (L{tinyscrapy.core.downloader.fetch_through}).
 
         @return: a Deferred firing with the L{HttpResponse}; it errbacks with the
             download's failure.
         """
-        d = self.downloader.fetch(request, self.spider)
-        d.addCallback(self._cb_fetched, hops)
+        from tinyscrapy.core.downloader import fetch_through
+        d = fetch_through(self.downloader, request, self.spider, self.reactor)
+        d.addCallback(self._cb_fetched)
         return d
 
-    def _cb_fetched(self, result, hops):
-        from twisted.internet.task import deferLater
-
-        from tinyscrapy.http.request import Request
-        if not isinstance(result, Request):
-            if logger.isEnabledFor(logging.DEBUG):  # Scrapy's Crawled (200) line
-                from tinyscrapy.logformatter import log_line
-                log_line(logger, self.crawler.logformatter.crawled(
-                    result.request, result, self.spider))
-            return result
-        if hops >= MAX_HOPS:
-            raise RuntimeError(f"gave up after {hops} redirects or retries: {result.url}")
-        not_before = result.meta.get("not_before") or 0  # a retry waits out its backoff
-        wait = max(0.0, not_before - self.reactor.seconds())
-        return deferLater(self.reactor, wait, self.fetch, result, hops + 1)
+    def _cb_fetched(self, response):
+        """Scrapy's C{Crawled (200)} line for the response, at DEBUG."""
+        if logger.isEnabledFor(logging.DEBUG):
+            from tinyscrapy.logformatter import log_line
+            log_line(logger, self.crawler.logformatter.crawled(
+                response.request, response, self.spider))
+        return response
 
     def log_failure(self, failure, url):
         from tinyscrapy.exceptions import describe_failure

@@ -519,3 +519,104 @@ class ScrapyProjectTests(unittest.TestCase):
         code, _, err = yield run_python(reactor, ["-m", "tinyscrapy.scrapyfinder", "nope.py"],
                                         cwd=project, env=env)
         self.assertEqual((code, err), (2, "tinyscrapy: error: no such script: nope.py\n"))
+
+
+SETTINGS_SPIDER = '''
+import tinyscrapy
+
+
+class {cls}(tinyscrapy.Spider):
+    name = "{name}"
+    custom_settings = {{"USER_AGENT": "{name}-agent"}}
+
+    def start_requests(self):
+        yield tinyscrapy.Request({url!r})
+
+    def parse(self, response):
+        yield {{"spider": self.name, "flag": self.settings.getbool("FLAG")}}
+'''
+
+
+class CommandLineSettingsTests(unittest.TestCase):
+    """-s before the spiders are looked up, and --spider, in a project's commands."""
+
+    def setUp(self):
+        self.server = serve(self)
+        self.url = self.server.add_page("/", title="home")
+        self.project = os.path.abspath(self.mktemp())
+        files = {
+            "tinyscrapy.cfg": "[settings]\ndefault = proj.settings\n",
+            "proj/__init__.py": "",
+            "proj/settings.py": 'SPIDER_MODULES = ["proj.spiders"]\n',
+            "proj/spiders/__init__.py": "",
+            "proj/spiders/a.py": SETTINGS_SPIDER.format(cls="A", name="a", url=self.url),
+            "other/__init__.py": "",
+            "other/b.py": SETTINGS_SPIDER.format(cls="B", name="b", url=self.url),
+        }
+        for name, text in files.items():
+            os.makedirs(os.path.dirname(os.path.join(self.project, name)), exist_ok=True)
+            with open(os.path.join(self.project, name), "w") as f:
+                f.write(text)
+
+    @defer.inlineCallbacks
+    def items(self, args):
+        """Run a crawling command with C{args}. @return: a Deferred firing with its
+        items."""
+        out = os.path.join(self.project, "items.jsonl")
+        code, _, err = yield run_command(reactor, [*args, "-O", out], cwd=self.project)
+        self.assertEqual(code, 0, err)
+        with open(out) as f:
+            return [json.loads(line) for line in f]
+
+    @defer.inlineCallbacks
+    def test_list_set_spider_modules(self):
+        """list takes -s: SPIDER_MODULES given there is where it looks."""
+        code, out, err = yield run_command(reactor, ["list"], cwd=self.project)
+        self.assertEqual((code, out), (0, "a\n"), err)
+        code, out, err = yield run_command(reactor, ["list", "-s", "SPIDER_MODULES=other"],
+                                           cwd=self.project)
+        self.assertEqual((code, out), (0, "b\n"), err)
+        code, out, err = yield run_command(
+            reactor, ["list", "-s", 'SPIDER_MODULES=["other", "proj.spiders"]'],
+            cwd=self.project)
+        self.assertEqual((code, out), (0, "a\nb\n"), err)
+
+    @defer.inlineCallbacks
+    def test_crawl_and_run_set_spider_modules(self):
+        """crawl and run find spiders where -s SPIDER_MODULES says; -s FLAG=True is getbool's."""
+        code, _, err = yield run_command(reactor, ["crawl", "b"], cwd=self.project)
+        self.assertEqual(code, 2, err)
+        items = yield self.items(["crawl", "b", "-s", "SPIDER_MODULES=other", "-s", "FLAG=True"])
+        self.assertEqual(items, [{"spider": "b", "flag": True}])
+        items = yield self.items(["run", "b", "--set", "SPIDER_MODULES=other",
+                                  "-s", "FLAG=False"])
+        self.assertEqual(items, [{"spider": "b", "flag": False}])
+        items = yield self.items(["crawl", "a", "-s", "FLAG=true"])
+        self.assertEqual(items, [{"spider": "a", "flag": True}])
+
+    @defer.inlineCallbacks
+    def test_page_commands_spider_option(self):
+        """fetch, view and shell --spider NAME download with that spider's USER_AGENT."""
+        code, out, err = yield run_command(reactor, ["fetch", "--nolog", self.url],
+                                           cwd=self.project)
+        self.assertEqual(code, 0, err)
+        self.assertNotIn("-agent", self.server.requests[-1].headers["user-agent"])
+        code, out, err = yield run_command(reactor, ["fetch", "--nolog", "--spider", "a",
+                                                     self.url], cwd=self.project)
+        self.assertEqual(code, 0, err)
+        self.assertIn("<title>home</title>", out)
+        self.assertEqual(self.server.requests[-1].headers["user-agent"], "a-agent")
+        code, out, err = yield run_command(
+            reactor, ["view", "--nolog", "--spider", "b", "-s", "SPIDER_MODULES=other",
+                      self.url], cwd=self.project, env={"BROWSER": "false"})
+        self.assertEqual(code, 0, err)
+        os.remove(out.strip())
+        self.assertEqual(self.server.requests[-1].headers["user-agent"], "b-agent")
+        code, out, err = yield run_command(
+            reactor, ["shell", "--nolog", "--spider", "a", self.url, "-c",
+                      "(spider.name, request.headers[b'User-Agent'])"], cwd=self.project)
+        self.assertEqual((code, out), (0, "('a', b'a-agent')\n"), err)
+        code, out, err = yield run_command(reactor, ["fetch", "--spider", "nope", self.url],
+                                           cwd=self.project)
+        self.assertEqual(code, 2)
+        self.assertIn("nope", err)

@@ -218,9 +218,6 @@ class Command:
             settings = get_project_settings()
             if os.environ.get("EDITOR"):
                 settings.set("EDITOR", os.environ["EDITOR"], "project")
-        if settings["ADDONS"]:  # where the spiders are may be an add-on's to say
-            from tinyscrapy.addons import AddonManager
-            AddonManager.load_pre_crawler_settings(settings)
         self.settings = settings
         self.inproject = inside_project()
         argv = [PROG, *argv]

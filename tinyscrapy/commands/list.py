@@ -24,7 +24,10 @@ class Command(ScrapyCommand):
         from tinyscrapy.spiderloader import find_spiders, get_spider_loader, has_spiders_folder
         from tinyscrapy.utils.project import inside_project
         if inside_project():
-            for name in get_spider_loader(self.settings).list():
+            if self.settings["ADDONS"]:  # where the spiders are may be an add-on's to say
+                from tinyscrapy.addons import AddonManager  # (the CrawlerProcess's step)
+                AddonManager.load_pre_crawler_settings(self.settings)
+            for name in sorted(get_spider_loader(self.settings).list()):
                 print(name)
             return
         for path in find_spiders() if has_spiders_folder() else DEMO_SPIDERS:

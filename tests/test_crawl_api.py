@@ -977,8 +977,7 @@ class AddonCommandTests(unittest.TestCase):
 
     @defer.inlineCallbacks
     def test_crawl_by_name_where_an_addon_says(self):
-        """crawl NAME finds the spider in the modules the add-on's
-        update_pre_crawler_settings named, and the pipeline it enabled runs."""
+        """crawl NAME and list find spiders where update_pre_crawler_settings says."""
         from .helpers import run_command
         server = serve(self)
         start = server.add_page("/")
@@ -994,6 +993,8 @@ class AddonCommandTests(unittest.TestCase):
         with open(out) as f:
             self.assertEqual([json.loads(line) for line in f],
                              [{"url": start, "stamped": True}])
+        code, out, err = yield run_command(reactor, ["list"], cwd=root)
+        self.assertEqual((code, out), (0, "pages\n"), err)
 
 
 class _QueueCrawler:

@@ -21,8 +21,10 @@ When it runs here: L{AddonManager.load_settings} is called by the L{tinyscrapy.c
 when it is made, after the spider's C{custom_settings} and before the settings are checked
 and the reactor chosen (so an add-on may set C{TWISTED_REACTOR}); Scrapy calls it a step
 later, after the spider's C{from_crawler} (docs/differences.md).
-L{AddonManager.load_pre_crawler_settings} is called on the project's settings before its
-spiders are looked up by name.
+L{AddonManager.load_pre_crawler_settings} is called on the project's settings (the command
+line's C{-s} included) before its spiders are looked up by name: by the
+L{tinyscrapy.crawler.CrawlerProcess} when it is made, as Scrapy's, and by the C{list}
+command.
 """
 
 import logging

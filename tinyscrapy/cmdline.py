@@ -53,6 +53,8 @@ class _Parser(argparse.ArgumentParser):
                           "DIR/<spider name> (the JOBDIR setting)")
         self.add_argument("--scheduler", metavar="URL", help="shared frontier, e.g. "
                           "redis://127.0.0.1:6379/0 (the SCHEDULER_URL setting)")
+        self.add_argument("--workers", metavar="N", help="run the crawl in N processes that "
+                          "share one frontier (auto: one per core; the WORKERS setting)")
         self.add_argument("--trace", metavar="FILE",
                           help="write the engine timeline as HTML (the TRACE_FILE setting); "
                           "- prints one line per event on stderr instead")
@@ -164,15 +166,15 @@ class Command:
         return status
 
     def apply_options(self):
-        """Turn C{-s}, C{-L}, C{--jobdir}, C{--scheduler}, C{--trace}, C{-o} and C{-O} into
-        settings, and set up logging."""
+        """Turn C{-s}, C{-L}, C{--jobdir}, C{--scheduler}, C{--trace}, C{--workers}, C{-o}
+        and C{-O} into settings, and set up logging."""
         args = self.args
         for name, value in setting_pairs(args.settings, "-s"):
             self.settings.set(name, parse_value(value, name), "cmdline")
         if args.loglevel:
             self.settings.set("LOG_LEVEL", args.loglevel.upper(), "cmdline")
         for name, option in (("JOBDIR", "jobdir"), ("SCHEDULER_URL", "scheduler"),
-                             ("TRACE_FILE", "trace")):
+                             ("TRACE_FILE", "trace"), ("WORKERS", "workers")):
             value = getattr(args, option, None)  # `bench` has none of these
             if value is not None:
                 self.settings.set(name, value, "cmdline")

@@ -141,6 +141,7 @@ class Crawler:
                 "Crawling already taking place" if self.crawling else
                 "Cannot run Crawler.crawl() more than once on the same instance."))
         self.crawling = self._started = True
+        self._spider_args = (args, kwargs)  # what a worker of --workers makes its spider with
         d = self._crawl(*args, **kwargs)
         d.addBoth(self._cb_crawl_ended)
         return d
@@ -220,7 +221,11 @@ class Crawler:
         slots), then the extensions, which only listen to signals: each connects its own
         in C{from_crawler}."""
         from tinyscrapy.core.engine import ExecutionEngine
-        engine = self.engine = ExecutionEngine(self)
+        from tinyscrapy.frontier import workers_wanted
+        engine_class = ExecutionEngine
+        if workers_wanted(self.settings) > 1:  # --workers N: leased to N processes
+            from tinyscrapy.frontier.service import FrontierService as engine_class
+        engine = self.engine = engine_class(self)
         self.extensions = build_ordered(self, "EXTENSIONS")
         return engine
 
@@ -352,7 +357,14 @@ class CrawlerRunner:
         d = crawler.crawl(*args, **kwargs)
         self._active.add(d)
         d.addBoth(self._cb_crawl_done, crawler, d)
+        for worker in getattr(crawler.engine, "workers", ()):  # --workers: each process too
+            self._active.add(worker.ended)
+            worker.ended.addBoth(self._cb_worker_ended, worker.ended)
         return d
+
+    def _cb_worker_ended(self, result, d):
+        self._active.discard(d)
+        return result
 
     def _cb_crawl_done(self, result, crawler, d):
         self.crawlers.discard(crawler)

@@ -162,6 +162,26 @@ def _return(_, value):
     return value
 
 
+def until(condition, interval=0.01):
+    """
+    Wait for an event that has no Deferred of its own: C{condition()} is polled every
+    C{interval} seconds (bounded by the test's own timeout).
+
+    @return: a Deferred firing with None once C{condition()} is true.
+    """
+    from twisted.internet import task
+    done = defer.Deferred()
+
+    def poll():
+        if condition():
+            loop.stop()
+            done.callback(None)
+
+    loop = task.LoopingCall(poll)
+    loop.start(interval)
+    return done
+
+
 FAST = os.environ.get("TINYSCRAPY_TEST_TIER") == "fast"
 
 

@@ -212,10 +212,10 @@ class RunspiderTests(unittest.TestCase):
         self.assertEqual(code, 2, err)
         self.assertIn("No module named 'scrapy' (code written for Scrapy: run it with "
                       "--as-scrapy", err)
-        code, out, err = yield run_command(reactor, [*args, "--as-scrapy"], cwd=folder,
-                                           env={"TINYSCRAPY_AS_SCRAPY": None})
+        code, out, err = yield run_command(reactor, [*args, "--as-scrapy", "-L", "DEBUG"],
+                                           cwd=folder, env={"TINYSCRAPY_AS_SCRAPY": None})
         self.assertEqual(code, 0, err)
-        self.assertIn("`import scrapy` is served by tinyscrapy", err)
+        self.assertIn("`import scrapy` is served by tinyscrapy", err)  # at DEBUG
         self.assertEqual(json.loads(out), {"title": "Home"})
 
 

@@ -52,6 +52,41 @@ class SettingsMappingTests(unittest.TestCase):
         self.assertEqual(SETTINGS_PRIORITIES["addon"], 15)
         self.assertIsNone(settings["MISSING"])
 
+    def test_component_priority_dicts(self):
+        """Scrapy's helpers for component dicts treat a class and a path to it (Scrapy's or
+        tinyscrapy's) as one component; getwithbase keeps priorities, so that
+        build_component_list lets a project's entry win over the base one it names."""
+        from tinyscrapy.downloadermiddlewares.retry import RetryMiddleware
+        from tinyscrapy.downloadermiddlewares.useragent import UserAgentMiddleware
+        from tinyscrapy.utils.conf import build_component_list
+        retry = "scrapy.downloadermiddlewares.retry.RetryMiddleware"
+        settings = Settings({"DOWNLOADER_MIDDLEWARES": {
+            retry: 999, "scrapy.downloadermiddlewares.useragent.UserAgentMiddleware": None}})
+        names = build_component_list(settings.getwithbase("DOWNLOADER_MIDDLEWARES"))
+        self.assertEqual(names[-1], "tinyscrapy.downloadermiddlewares.retry.RetryMiddleware")
+        self.assertEqual(len([n for n in names if n.endswith("RetryMiddleware")]), 1)
+        self.assertFalse([n for n in names if n.endswith("UserAgentMiddleware")])
+        settings.setdefault_in_component_priority_dict(
+            "DOWNLOADER_MIDDLEWARES", RetryMiddleware, 5)
+        self.assertEqual(settings["DOWNLOADER_MIDDLEWARES"][retry], 999)  # already there
+        settings.set_in_component_priority_dict("DOWNLOADER_MIDDLEWARES", RetryMiddleware, 5)
+        self.assertEqual(settings["DOWNLOADER_MIDDLEWARES"][RetryMiddleware], 5)
+        self.assertNotIn(retry, settings["DOWNLOADER_MIDDLEWARES"])
+        self.assertEqual(settings.getpriority("DOWNLOADER_MIDDLEWARES"), 20)
+
+        class MyRetry(RetryMiddleware):
+            pass
+
+        settings.replace_in_component_priority_dict(
+            "DOWNLOADER_MIDDLEWARES", RetryMiddleware, MyRetry)
+        self.assertEqual(settings["DOWNLOADER_MIDDLEWARES"][MyRetry], 5)
+        self.assertRaises(KeyError, settings.replace_in_component_priority_dict,
+                          "DOWNLOADER_MIDDLEWARES", UserAgentMiddleware, MyRetry)
+        merged = settings.get_component_priority_dict_with_base("DOWNLOADER_MIDDLEWARES")
+        self.assertIsNone(merged["scrapy.downloadermiddlewares.useragent.UserAgentMiddleware"])
+        self.assertNotIn("tinyscrapy.downloadermiddlewares.useragent.UserAgentMiddleware",
+                         merged)
+
     def test_setdefault_lists_and_base(self):
         """setdefault, add_to_list, remove_from_list and getwithbase behave as Scrapy's."""
         settings = Settings()
@@ -94,9 +129,11 @@ class SettingsMappingTests(unittest.TestCase):
 
     def test_unsupported_scrapy_setting_is_warned_about_by_name(self):
         """A setting of Scrapy's that tinyscrapy does not act on is warned about, with the
-        reason, and never guessed to be a typo of another."""
+        reason, and never guessed to be a typo of another; one Scrapy no longer reads
+        (an older project's REQUEST_FINGERPRINTER_IMPLEMENTATION) passes without a word."""
         logs = capture_logs(self, "tinyscrapy")
-        settings = Settings({"AWS_REGION_NAME": "eu-west-1", "DOWNLOAD_DELAYY": 1})
+        settings = Settings({"AWS_REGION_NAME": "eu-west-1", "DOWNLOAD_DELAYY": 1,
+                             "REQUEST_FINGERPRINTER_IMPLEMENTATION": "2.7"})
         crawler = Crawler(_Idle, settings)
         return crawler.crawl().addCallback(self._cb_warned, logs)
 
@@ -106,6 +143,8 @@ class SettingsMappingTests(unittest.TestCase):
                       "it", text)
         self.assertNotIn("AWS_REGION_NAME (did you mean", text)
         self.assertIn("DOWNLOAD_DELAYY (did you mean DOWNLOAD_DELAY?)", text)
+        self.assertEqual([m for m in logs.messages(logging.WARNING)
+                          if "REQUEST_FINGERPRINTER_IMPLEMENTATION" in m], [])
 
 
 class _Idle(Spider):
@@ -326,6 +365,12 @@ class ComponentSettingsTests(unittest.TestCase):
         self.assertEqual(crawler.stats.get_value("finish_reason"), "finished")
         self.assertEqual(sorted(self.server.hits), ["/", "/a", "/b", "/q3"])
         self.assertTrue(all(count == 1 for count in self.server.hits.values()))
+        # closed early, with requests still in a scheduler that cannot count them: they
+        # are the scheduler's (cancelled), not missing
+        crawler = yield crawl(Links, {"SCHEDULER": _ListScheduler,
+                                      "CLOSESPIDER_PAGECOUNT": 1}, start_urls=[self.start])
+        self.assertEqual(crawler.stats.get_value("ledger/missing"), 0)
+        self.assertGreater(crawler.stats.get_value("ledger/cancelled"), 0)
 
     def test_scrapy_paths_in_class_settings(self):
         """A scrapy.* path in a class setting names tinyscrapy's class at that place."""
@@ -366,6 +411,39 @@ class SpiderInputTests(unittest.TestCase):
         self.server.add_page("/a")
         self.server.add_page("/refuse")
         self.server.add_page("/missing", status=404)
+
+    @defer.inlineCallbacks
+    def test_handled_exception_leaves_no_error(self):
+        """An exception a process_spider_exception handles (it returns an iterable) is
+        not logged, counted or signalled, and does not count for CLOSESPIDER_ERRORCOUNT,
+        as in Scrapy; its items are scraped. One nobody handles is, once."""
+
+        class Recover:
+            def process_spider_exception(self, response, exception):
+                if response.url.endswith("/a"):
+                    return [{"recovered": response.url}]
+                return None
+
+        class Raises(Spider):
+            name = "raises"
+
+            def parse(self, response):
+                if response.url == self.start_urls[0]:
+                    yield response.follow("/a")
+                    yield response.follow("/refuse")
+                    return
+                raise ValueError("boom")
+
+        logs = capture_logs(self, "tinyscrapy")
+        crawler, items = yield crawl_and_collect(Raises, {
+            "SPIDER_MIDDLEWARES": {Recover: 500}, "CLOSESPIDER_ERRORCOUNT": 2},
+            start_urls=[self.start])
+        self.assertEqual(items, [{"recovered": self.server.url("/a")}])
+        self.assertEqual(crawler.stats.get_value("spider_exceptions/ValueError"), 1)
+        self.assertEqual(crawler.stats.get_value("finish_reason"), "finished")
+        errors = [m for m in logs.messages(logging.ERROR) if "Spider error" in m]
+        self.assertEqual(len(errors), 1, errors)
+        self.assertIn("/refuse", errors[0])
 
     @defer.inlineCallbacks
     def test_input_hook_called_and_refusal_goes_to_the_errback(self):
@@ -514,6 +592,20 @@ class AddonTests(unittest.TestCase):
         self.assertEqual(runner.settings.getlist("SPIDER_MODULES"), ["tests.test_crawl_api"])
         self.assertIs(runner.create_crawler("one_item").spidercls, _OneItem)
 
+    def test_failing_addon_is_one_clear_error(self):
+        """An add-on whose update_settings raises stops the start with a UsageError that
+        names it, the exception and where it was raised."""
+
+        class Broken:
+            def update_settings(self, settings):
+                raise KeyError("NO_SUCH")
+
+        with self.assertRaises(UsageError) as caught:
+            Crawler(_OneItem, Settings({"ADDONS": {Broken: 1}}))
+        message = str(caught.exception)
+        self.assertIn(".<locals>.Broken failed to set up: KeyError: 'NO_SUCH'", message)
+        self.assertIn("test_crawl_api.py, line", message)
+
     def test_bad_addon_path_is_one_clear_error(self):
         """An add-on path that does not import stops the start with a UsageError."""
         with self.assertRaises(UsageError) as caught:
@@ -569,11 +661,56 @@ class CrawlerLifecycleTests(unittest.TestCase):
         yield crawler.crawl(start_urls=[self.start])
         self.assertEqual(crawler.stats.get_value("finish_reason"), "shutdown")
 
+    @defer.inlineCallbacks
+    def test_from_crawler_returning_none(self):
+        """A spider's or a component's from_crawler that forgets to return is one usage
+        error naming it (a TypeError too, as in Scrapy)."""
+        from tinyscrapy.utils.misc import ReturnedNone
+
+        class Forgets(_OneItem):
+            @classmethod
+            def from_crawler(cls, crawler, *args, **kwargs):
+                super().from_crawler(crawler, *args, **kwargs)
+
+        class NoFilter:
+            @classmethod
+            def from_crawler(cls, crawler):
+                return None
+
+        for spidercls, settings, name in ((Forgets, {}, "Forgets"),
+                                          (_OneItem, {"DUPEFILTER_CLASS": NoFilter},
+                                           "NoFilter")):
+            crawler = Crawler(spidercls, Settings({"LOG_LEVEL": "WARNING", **settings}))
+            failure = yield self.assertFailure(crawler.crawl(), ReturnedNone)
+            self.assertIsInstance(failure, (UsageError, TypeError))
+            self.assertIn(f"{name}.from_crawler returned None", str(failure))
+
     def test_arguments(self):
         """A spider instance is refused; Scrapy's init_reactor flag is accepted."""
         self.assertRaises(ValueError, Crawler, _OneItem())
         crawler = Crawler(_OneItem, {"LOG_LEVEL": "WARNING"}, True)
         self.assertIs(crawler.spidercls, _OneItem)
+
+
+class SummaryLineTests(unittest.TestCase):
+    """The line a person reads at the end names only feeds that were written."""
+
+    @defer.inlineCallbacks
+    def test_feed_exporter_switched_off(self):
+        """FEEDS set but the FeedExporter switched off: the line says the items were not
+        stored, and no file is written."""
+        server = serve(self)
+        start = server.add_page("/")
+        out = os.path.join(self.mktemp(), "items.jsonl")
+        logs = capture_logs(self, "tinyscrapy")
+        yield crawl(_OneItem, {
+            "LOG_LEVEL": "INFO", "FEEDS": {out: {"format": "jsonlines"}},
+            "EXTENSIONS": {"scrapy.extensions.feedexport.FeedExporter": None}},
+            start_urls=[start])
+        (line,) = [m for m in logs.messages(logging.INFO) if m.startswith("one_item: 1 pages")]
+        self.assertTrue(line.endswith("items not stored (the feed exporter is switched off)"),
+                        line)
+        self.assertFalse(os.path.exists(out))
 
 
 class RunnerTests(unittest.TestCase):

@@ -28,10 +28,6 @@ PLANNED = {
     "scrapy.core.downloader.handlers.base": "The crawl's API",
     "scrapy.core.downloader.handlers.datauri": "The crawl's API",
     "scrapy.core.downloader.handlers.file": "The crawl's API",
-    "scrapy.extensions.postprocessing": "Items out",
-    "scrapy.pipelines.files": "Items out",
-    "scrapy.pipelines.images": "Items out",
-    "scrapy.pipelines.media": "Items out",
 }
 
 # modules that only re-export, where Scrapy's own module at that path re-exports too

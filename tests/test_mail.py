@@ -109,13 +109,16 @@ class MailSenderTests(unittest.TestCase):
 
     @defer.inlineCallbacks
     def test_silent_server_times_out(self):
-        """A server that never answers: the send gives up after the timeout."""
+        """A server that never answers: the whole send gives up after the timeout, with
+        no new attempt (the factory's retries would take six timeouts)."""
         silent = SilentServer().start()
         self.addCleanup(silent.stop)
         sender = MailSender(smtphost="127.0.0.1", smtpport=silent.port)
         sender.timeout = 0.2
-        yield self.assertFailure(sender.send(["a@example.com"], "s", "b"), Exception)
+        yield self.assertFailure(sender.send(["a@example.com"], "s", "b"),
+                                 defer.TimeoutError)
         self.assertEqual(len(self.logs.messages(logging.ERROR)), 1)
+        self.assertEqual(len(silent.connections), 1)
 
     @defer.inlineCallbacks
     def test_cancel_gives_up(self):

@@ -101,6 +101,8 @@ class PolitenessTests(unittest.TestCase):
         from tinyscrapy.core.downloader.slots import LimitRule, parse_download_slots
         for value, words in (({"h": {"concurency": 1}}, "unknown key 'concurency'"),
                              ({"h": {"delay": -1}}, "DOWNLOAD_SLOTS['h']: delay=-1"),
+                             ({"h": {"concurrency": "two"}},
+                              "DOWNLOAD_SLOTS['h']: concurrency='two': expected int"),
                              ({"h": 3}, "a slot's settings are a dict"),
                              (["h"], "must be a dict")):
             with self.assertRaises(UsageError) as caught:

@@ -26,8 +26,9 @@ spiders are looked up by name.
 """
 
 import logging
+import traceback
 
-from tinyscrapy.exceptions import NotConfigured
+from tinyscrapy.exceptions import NotConfigured, UsageError
 from tinyscrapy.middleware import ordered_paths
 from tinyscrapy.utils.misc import build_from_crawler, load_object
 
@@ -52,9 +53,10 @@ class AddonManager:
         Build every add-on C{ADDONS} enables (with C{from_crawler} when it has one) and
         call its C{update_settings(settings)}.
 
-        @raise UsageError: C{ADDONS} is not an ordered setting, or names what does not import.
-        @raise Exception: whatever an add-on's C{from_crawler} or C{update_settings} raised,
-            other than L{NotConfigured}, stops the crawl from starting, as in Scrapy.
+        @raise UsageError: C{ADDONS} is not an ordered setting, or names what does not
+            import, or an add-on's C{from_crawler} or C{update_settings} raised (other
+            than L{NotConfigured}): the crawl does not start, and the message names the
+            add-on, the exception and where it was raised.
         """
         for path in ordered_paths(settings, "ADDONS"):
             addon_class = load_object(path)
@@ -67,6 +69,11 @@ class AddonManager:
                 if e.args:
                     logger.warning("Disabled %s: %s", _label(path), e.args[0])
                 continue
+            except UsageError:
+                raise
+            except Exception as e:
+                raise UsageError(f"add-on {_label(path)} failed to set up: "
+                                 f"{type(e).__name__}: {e}{_where(e)}") from e
             self.addons.append(addon)
         if self.addons:
             logger.info("Enabled addons:\n%s", self.addons)
@@ -82,6 +89,12 @@ class AddonManager:
             update = getattr(load_object(path), "update_pre_crawler_settings", None)
             if update is not None:
                 update(settings)
+
+
+def _where(exception):
+    """C{" (file.py, line 12)"}: where C{exception} was raised, or nothing."""
+    frames = traceback.extract_tb(exception.__traceback__)
+    return f" ({frames[-1].filename}, line {frames[-1].lineno})" if frames else ""
 
 
 def _label(path):

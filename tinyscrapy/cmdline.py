@@ -152,15 +152,18 @@ class Command:
             if demo_url and getattr(spidercls, "uses_demo_site", False):
                 kwargs["base_url"] = demo_url
             crawlers.append(process.create_crawler(spidercls))
-            process.crawl(crawlers[-1], **kwargs)
+            d = process.crawl(crawlers[-1], **kwargs)
+            d.addErrback(_told)  # logged once by the process, which records the status
         process.start()
         if process.usage_error is not None:  # e.g. a shared frontier that cannot connect
             raise process.usage_error
         status = 1 if process.failed or process.forced else 0
         from tinyscrapy.utils.log import nothing_fetched
+        from tinyscrapy.utils.reactor import asyncio_needed
         for crawler in crawlers:
-            message = nothing_fetched(crawler)
-            if message is not None:  # every start request was refused, timed out, ...
+            # every start request was refused, timed out, ...; or asyncio code failed
+            message = nothing_fetched(crawler) or asyncio_needed(crawler)
+            if message is not None:
                 logging.getLogger("tinyscrapy.crawler").error("%s", message)
                 status = 1
         return status
@@ -184,13 +187,14 @@ class Command:
             self.settings.set("LOG_FILE", args.logfile, "cmdline")
         configure_logging(self.settings)
         if getattr(self, "as_scrapy", False):
-            logging.getLogger("tinyscrapy.scrapyfinder").info(
+            logging.getLogger("tinyscrapy.scrapyfinder").debug(
                 "`import scrapy` is served by tinyscrapy (docs/porting.md)")
         feeds = {}
         for value, overwrite in [(p, False) for p in args.append] + \
                 [(p, True) for p in args.overwrite]:
-            path, fmt = feed_path_and_format(value)
-            feeds[path] = {"format": fmt, "overwrite": overwrite}
+            path, fmt = feed_path_and_format(value, self.settings)
+            feeds[path] = {"overwrite": overwrite} if fmt is None else \
+                {"format": fmt, "overwrite": overwrite}
         if feeds:
             self.settings.set("FEEDS", feeds, "cmdline")
         elif "FEEDS" not in self.settings.overridden():
@@ -226,6 +230,11 @@ class Command:
         return url
 
 
+def _told(_failure):
+    """A crawl's failure, logged by the process already (never "Unhandled error")."""
+    return None
+
+
 def setting_pairs(items, flag):
     """C{(name, value)} of each C{NAME=VALUE} of option C{flag}.
     @raise UsageError: one is not C{NAME=VALUE}."""
@@ -248,24 +257,20 @@ def _attach_dash_values(argv):
     return out
 
 
-def feed_format(path):
-    """The feed format for a file name, from its extension."""
-    from tinyscrapy.extensions.feedexport import format_for_path
-    return format_for_path(path)
-
-
-def feed_path_and_format(value):
+def feed_path_and_format(value, settings):
     """
-    C{-o}'s value as Scrapy reads it: C{PATH}, or C{PATH:FORMAT} (C{items.txt:jsonlines},
-    C{-:json} for stdout) when what follows the last colon names a format.
+    C{-o}'s value as Scrapy reads it: C{URI}, or C{URI:FORMAT} (C{items.txt:jsonlines},
+    C{-:json} for stdout) when what follows the last colon is a format of
+    C{FEED_EXPORTERS}.
 
-    @return: C{(path, format)}. @raise UsageError: no format can be told.
+    @return: C{(uri, format)}; the format is None when the feed exporter tells it from
+        the extension (with the spider's settings too: its C{FEED_EXPORTERS}).
     """
-    from tinyscrapy.exporters import WRITERS
-    path, colon, fmt = value.rpartition(":")
-    if colon and path and fmt in WRITERS:
-        return path, fmt
-    return value, feed_format(value)
+    formats = {**settings.getdict("FEED_EXPORTERS_BASE"), **settings.getdict("FEED_EXPORTERS")}
+    uri, colon, fmt = value.rpartition(":")
+    if colon and uri and formats.get(fmt) is not None:
+        return uri, fmt
+    return value, None
 
 
 def configure_logging(settings):

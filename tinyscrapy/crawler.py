@@ -27,10 +27,13 @@ The coroutine runners (Scrapy 2.13 and later) run on the asyncio reactor, which
 L{AsyncCrawlerProcess} installs; C{crawl()} returns an asyncio Future instead of a
 Deferred, and C{join()} and C{stop()} are coroutines.
 
-Ctrl-C (SIGINT) or SIGTERM closes every crawl gracefully, as in Scrapy: no new downloads
-start, those in flight finish and are scraped, and the crawl ends with the reason
-C{"shutdown"} (a C{--jobdir} frontier keeps what was waiting, for the next run). A second
-signal stops the reactor at once.
+Ctrl-C (SIGINT), SIGTERM or SIGHUP closes every crawl gracefully, as in Scrapy: no new
+downloads start, those in flight finish and are scraped, and the crawl ends with the reason
+C{"shutdown"} (a C{--jobdir} frontier keeps what was waiting, for the next run). The close
+is bounded (C{CLOSE_GRACE_PERIOD}): what is still in flight then is cancelled, a part still
+closing is given up, and so is a step of a crawl still opening. A second signal stops the
+reactor at once; it counts only once the reactor has handled the first (one kill delivered
+twice, to the process and to its group, is one).
 """
 
 import logging
@@ -43,16 +46,21 @@ from twisted.python.failure import Failure
 from tinyscrapy import signals
 from tinyscrapy.addons import AddonManager
 from tinyscrapy.core.startrequests import start_of
-from tinyscrapy.exceptions import UsageError
+from tinyscrapy.exceptions import StartError, UsageError
 from tinyscrapy.ledger import RequestLedger
 from tinyscrapy.middleware import build_ordered
 from tinyscrapy.settings import Settings
 from tinyscrapy.signalmanager import SignalBus
 from tinyscrapy.spiders import Spider
-from tinyscrapy.utils.defer import deferred_to_future, maybe_deferred_to_future
+from tinyscrapy.utils.defer import (
+    Unwaited,
+    Waiting,
+    deferred_to_future,
+    maybe_deferred_to_future,
+)
 from tinyscrapy.utils.gc import tune_for_crawl
 from tinyscrapy.utils.log import configure_logging, log_start, update_root_handler
-from tinyscrapy.utils.misc import build, build_from_crawler, load_object
+from tinyscrapy.utils.misc import ReturnedNone, build, build_from_crawler, load_object
 from tinyscrapy.utils.reactor import (
     ASYNCIO_REACTOR,
     apply_reactor_setting,
@@ -108,7 +116,8 @@ class Crawler:
             update_settings(self.settings)
         else:
             self.settings.update(getattr(spidercls, "custom_settings", None) or {}, "spider")
-        self.signals = SignalBus(self)
+        self.unwaited = Unwaited()  # the Deferreds nobody waits for: the close waits for them
+        self.signals = SignalBus(self, self.unwaited)
         self.addons = AddonManager(self)
         self.addons.load_settings(self.settings)  # before anything is built from them
         self.settings.validate()  # a bad value stops the start here, with one line
@@ -127,6 +136,9 @@ class Crawler:
         self._started = False
         self._opened = False
         self._stop_reason = None
+        self._opening_step = None  # the Waiting of the opening step under way
+        self._opening_timer = None  # set by a stop while opening: CLOSE_GRACE_PERIOD
+        self._opening_overdue = False
 
     def crawl(self, *args, **kwargs):
         """
@@ -161,12 +173,14 @@ class Crawler:
         self.engine = self._create_engine()
         self._log_start()
         self.stats.open_spider(self.spider)
-        yield self.engine.scraper.open_spider(self.spider)
-        yield self.signals.send_deferred(signals.spider_opened, spider=self.spider)
+        yield self._opening(self.engine.scraper.open_spider(self.spider), "the pipelines")
+        yield self._opening(self.signals.send_deferred(signals.spider_opened,
+                                                       spider=self.spider), "spider_opened")
         start = start_of(self.spider, self.engine.scraper.spidermw)  # start(), or start_requests()
-        yield self.engine.open_spider(self.spider, start)
+        yield self._opening(self.engine.open_spider(self.spider, start), "the frontier")
         self._opened = True
         if self._stop_reason is not None:  # stopped (Ctrl-C) while it was opening
+            self._cancel_opening_timer()
             self.engine.close_spider(self._stop_reason)
         reason = yield self.engine.start()
         return reason
@@ -186,8 +200,16 @@ class Crawler:
     def _create_spider(self, *args, **kwargs):
         """The spider, from C{spidercls.from_crawler}, as L{crawl} makes it (Scrapy's name for
         that step, which a component's tests call on a
-        L{tinyscrapy.utils.test.get_crawler} crawler)."""
-        return self.spidercls.from_crawler(self, *args, **kwargs)
+        L{tinyscrapy.utils.test.get_crawler} crawler).
+
+        @raise ReturnedNone: the spider's C{from_crawler} returned None (a usage error).
+        """
+        spider = self.spidercls.from_crawler(self, *args, **kwargs)
+        if spider is None:
+            raise ReturnedNone(f"{self.spidercls.__qualname__}.from_crawler returned None: "
+                               f"it must return the spider (return super().from_crawler("
+                               f"crawler, *args, **kwargs))")
+        return spider
 
     def _apply_settings(self):
         """The spider is made (its C{from_crawler} may have set settings): check them,
@@ -205,11 +227,43 @@ class Crawler:
             it is not crawling).
         """
         if not self._opened:
-            self._stop_reason = reason
+            if self._stop_reason is None:
+                self._stop_reason = reason
+                grace = self.settings.getfloat("CLOSE_GRACE_PERIOD")
+                if grace > 0 and self.crawling:
+                    self._opening_timer = self.reactor.callLater(grace,
+                                                                 self._opening_is_overdue)
             return defer.succeed(None)
         if not self.crawling:
             return defer.succeed(None)
         return self.engine.close_spider(reason)
+
+    def _opening(self, d, what):
+        """
+        Wait for one step of the opening (C{d}); once the crawl was stopped, only until
+        C{CLOSE_GRACE_PERIOD} is over: then the step is given up (cancelled), and the crawl
+        opens on, to close at once.
+
+        @return: a Deferred firing as C{d} does, or with None when given up.
+        """
+        step = self._opening_step = Waiting(d, f"opening {self.spider.name}: {what}")
+        if self._opening_overdue and not step.done.called:
+            self.reactor.callLater(0, self._give_up_opening, step)
+        return step.done
+
+    def _opening_is_overdue(self):
+        self._opening_overdue = True
+        self._give_up_opening(self._opening_step)
+
+    def _cancel_opening_timer(self):
+        if self._opening_timer is not None and self._opening_timer.active():
+            self._opening_timer.cancel()
+
+    def _give_up_opening(self, step):
+        if step is not None and not step.done.called:
+            logger.warning("%s: not finished within CLOSE_GRACE_PERIOD after the stop, "
+                           "cancelled", step.what)
+            step.give_up()
 
     async def stop_async(self):
         """L{stop} as a coroutine (Scrapy 2.14): complete when the crawl has closed."""
@@ -443,6 +497,7 @@ class CrawlerProcess(CrawlerRunner):
         self.failed = False
         self.forced = False
         self.usage_error = None
+        self._shutdown = None  # None, then "asked" (a signal came), "closing", "forced"
 
     @property
     def reactor(self):
@@ -483,9 +538,16 @@ class CrawlerProcess(CrawlerRunner):
             self.usage_error = failure.value
             return failure
         self.failed = True
-        logger.error("crawl of %s failed", crawler.spidercls.__name__, exc_info=(
+        name = crawler.spidercls.__name__
+        if failure.check(StartError):  # a component could not start: one line
+            logger.error("crawl of %s failed: %s", name, failure.value)
+            cause = failure.value.__cause__ or failure.value
+            logger.debug("crawl of %s failed", name, exc_info=(type(cause), cause,
+                                                               cause.__traceback__))
+            return failure
+        logger.error("crawl of %s failed", name, exc_info=(
             failure.type, failure.value, failure.getTracebackObject()))
-        return failure
+        return None  # logged once, here: not again as an unhandled error in the Deferred
 
     def start(self, stop_after_crawl=True, install_signal_handlers=True):
         """
@@ -498,7 +560,7 @@ class CrawlerProcess(CrawlerRunner):
                 return
             d.addBoth(self._stop_reactor)
         if install_signal_handlers:
-            self._on_signals(self._signal_shutdown)
+            self._on_signals(self._signal_received)
         suggest = getattr(self.reactor, "suggestThreadPoolSize", None)
         if suggest is not None:  # DNS lookups and the file writes of a thread
             suggest(self.settings.getint("REACTOR_THREADPOOL_MAXSIZE"))
@@ -507,21 +569,36 @@ class CrawlerProcess(CrawlerRunner):
 
     @staticmethod
     def _on_signals(handler):
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(signum, handler)
+        for name in ("SIGINT", "SIGTERM", "SIGHUP"):  # no SIGHUP on Windows
+            signum = getattr(signal, name, None)
+            if signum is not None:
+                signal.signal(signum, handler)
 
-    def _signal_shutdown(self, signum, _frame):
-        """First Ctrl-C: close every crawl gracefully (runs between two reactor steps, so
-        it only hands the work to the reactor)."""
-        self._on_signals(self._signal_force)
+    def _signal_received(self, signum, _frame):
+        """
+        SIGINT, SIGTERM or SIGHUP. A signal handler runs between two bytecodes of whatever
+        the reactor thread was doing (logging, maybe): it logs nothing and only hands the
+        work to the reactor. The first signal closes every crawl gracefully; one that
+        comes before the reactor has handled it is the same one delivered twice (GNU
+        C{timeout} signals the process and its group); one after it stops at once.
+        """
+        if self._shutdown is None:
+            self._shutdown = "asked"
+            self.reactor.callFromThread(self._graceful_stop, signum)
+        elif self._shutdown == "closing":
+            self._shutdown = "forced"
+            self.reactor.callFromThread(self._forced_stop, signum)
+
+    def _graceful_stop(self, signum):
+        self._shutdown = "closing"
         logger.info("received %s: closing gracefully (send it again to stop at once)",
                     signal.Signals(signum).name)
-        self.reactor.callFromThread(self._stop_all)
+        self._stop_all()
 
-    def _signal_force(self, signum, _frame):
+    def _forced_stop(self, signum):
         self.forced = True
         logger.info("received %s again: stopping at once", signal.Signals(signum).name)
-        self.reactor.callFromThread(self._stop_reactor)
+        self._stop_reactor()
 
     def _stop_reactor(self, _=None):
         from twisted.internet.error import ReactorNotRunning

@@ -12,7 +12,9 @@ the start with C{MAIL_SSL}; C{MAIL_TLS} requires STARTTLS) and hands it to an
 C{ESMTPSenderFactory}. It logs C{Mail sent OK: ...} or C{Unable to send mail: ...} once
 (the recipients and the subject, never the credentials), and the reactor waits for it
 before it shuts down. Every wait is bounded: the connection and each answer of the
-server within L{MailSender.timeout} seconds, and at most 5 more connection attempts.
+server within L{MailSender.timeout} seconds, at most 5 more connection attempts, and the
+whole send, attempts included, within L{MailSender.timeout} seconds too (a server that
+accepts and never answers costs one C{timeout}, not six).
 """
 
 import logging
@@ -54,7 +56,8 @@ class MailSender:
 
     @ivar smtpuser: the user name to authenticate with (bytes), or None.
     @ivar smtppass: its password (bytes), or None; never logged.
-    @cvar timeout: seconds to wait for the connection and for each answer of the server.
+    @cvar timeout: seconds to wait for the connection, for each answer of the server, and
+        for the whole send.
     """
 
     timeout = 60.0
@@ -137,6 +140,7 @@ class MailSender:
                           "mailattachs": len(attachs)})
             return None
         d = self._sendmail(recipients, msg.as_string().encode(charset or "utf-8"))
+        d.addTimeout(self.timeout, self.reactor)  # the whole send, every attempt included
         d.addCallbacks(self._sent_ok, self._sent_failed,
                        callbackArgs=(to, cc, subject, len(attachs)),
                        errbackArgs=(to, cc, subject, len(attachs)))

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from twisted.internet.defer import Deferred
 
-from tinyscrapy.exceptions import UsageError
+from tinyscrapy.exceptions import StartError, UsageError
 from tinyscrapy.http.request import Request
 from tinyscrapy.http.response import Response
 from tinyscrapy.utils.defer import deferred_from_coro
@@ -119,12 +119,22 @@ def build_ordered(crawler, name):
     Build every enabled component of the ordered setting C{name}.
 
     @return: a list of C{(path, component)} pairs, in order; switched-off ones left out.
+    @raise StartError: a component's C{from_crawler} (or constructor) raised: named in one
+        line, and the crawl does not start (exit status 1).
+    @raise UsageError: one returned what is not a component (L{_check_component}).
     """
     built = []
     for path in ordered_paths(crawler.settings, name):
-        component = build(load_object(path), crawler)
+        objcls = load_object(path)
+        label = path if isinstance(path, str) else _name_of(path)
+        try:
+            component = build(objcls, crawler)
+        except (UsageError, StartError):
+            raise
+        except Exception as e:
+            maker = "from_crawler" if hasattr(objcls, "from_crawler") else "__init__"
+            raise StartError(f"{name}: {label}.{maker} raised {type(e).__name__}: {e}") from e
         if component is not None:
-            label = path if isinstance(path, str) else _name_of(path)
             _check_component(name, label, component)
             built.append((label, component))
     return built
@@ -192,7 +202,18 @@ _READY = (Response, Request)
 
 
 class MiddlewareError(TypeError):
-    """A middleware hook returned something its contract does not allow."""
+    """
+    A middleware hook returned something its contract does not allow.
+
+    @ivar label: the hook, C{"path.method"}.
+    @ivar result: what it returned (a Deferred in it is the catcher's to handle:
+        L{tinyscrapy.utils.defer.ignore_result}).
+    """
+
+    def __init__(self, message, label=None, result=None):
+        super().__init__(message)
+        self.label = label
+        self.result = result
 
 
 async def _waited(result):
@@ -234,13 +255,17 @@ def _hooks(middlewares, name, n_args, reverse=False):
 def _expect(label, value):
     if not isinstance(value, _READY):
         raise MiddlewareError(f"{label} must return HttpResponse or Request, got "
-                              f"{type(value).__name__}")
+                              f"{type(value).__name__}", label, value)
 
 
 def _expect_iterable(label, value):
-    # a dict, a string or a single Request is iterable, but never what the hook meant
-    if not hasattr(value, "__iter__") or isinstance(value, (dict, str, bytes, Request)):
-        raise MiddlewareError(f"{label} must return an iterable, got {type(value).__name__}")
+    # a dict, a string or a single Request is iterable, but never what the hook meant; a
+    # Deferred is iterable too (Twisted's "yield from"), and iterating one that has not
+    # fired gives itself back, for ever
+    if not hasattr(value, "__iter__") or isinstance(value, (dict, str, bytes, Request,
+                                                            Deferred)):
+        raise MiddlewareError(f"{label} must return an iterable, got {type(value).__name__}",
+                              label, value)
 
 
 # Scrapy's built-in component paths that are not tinyscrapy's paths too (a project names
@@ -278,6 +303,4 @@ SCRAPY_PATHS = {
     _EXT + "remote_control.RemoteControl": Absent("no remote control (it needs aiohttp); "
                                                   "the telnet console, TELNETCONSOLE_ENABLED, "
                                                   "runs code in the crawl"),
-    "scrapy.pipelines.images.ImagesPipeline": Absent("no media pipelines"),
-    "scrapy.pipelines.files.FilesPipeline": Absent("no media pipelines"),
 }

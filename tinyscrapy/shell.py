@@ -20,8 +20,6 @@ import sys
 
 import tinyscrapy
 
-MAX_HOPS = 30  # redirects and retries of one fetch; the middlewares' own limits come first
-
 
 class Shell:
     """
@@ -158,28 +156,16 @@ class PageFetcher:
             {"handle_httpstatus_list": _AllBut3xx()}
         return Request(url, dont_filter=True, meta=meta)
 
-    def fetch(self, request, hops=0):
+    def fetch(self, request):
         """
-        Download C{request}, following the requests the middlewares continue it with.
+        Download C{request}, following the requests the middlewares continue it with
+        (L{tinyscrapy.core.downloader.fetch_through}).
 
         @return: a Deferred firing with the L{HttpResponse}; it errbacks with the
             download's failure.
         """
-        d = self.downloader.fetch(request, self.spider)
-        d.addCallback(self._cb_fetched, hops)
-        return d
-
-    def _cb_fetched(self, result, hops):
-        from twisted.internet.task import deferLater
-
-        from tinyscrapy.http.request import Request
-        if not isinstance(result, Request):
-            return result
-        if hops >= MAX_HOPS:
-            raise RuntimeError(f"gave up after {hops} redirects or retries: {result.url}")
-        not_before = result.meta.get("not_before") or 0  # a retry waits out its backoff
-        wait = max(0.0, not_before - self.reactor.seconds())
-        return deferLater(self.reactor, wait, self.fetch, result, hops + 1)
+        from tinyscrapy.core.downloader import fetch_through
+        return fetch_through(self.downloader, request, self.spider, self.reactor)
 
     def log_failure(self, failure, url):
         import logging

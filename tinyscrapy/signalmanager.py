@@ -9,19 +9,23 @@ A receiver gets, as keyword arguments, only the ones it accepts, as Scrapy's dis
 does. L{SignalBus.send} calls the receivers in the order they connected and returns
 C{(receiver, result)} pairs, an exception a receiver raised among them (logged, unless it
 is the decision the signal is for: C{DontCloseSpider} and C{CloseSpider} from
-C{spider_idle}, C{StopDownload} from the download signals).
+C{spider_idle}, C{StopDownload} from the download signals). A receiver of a signal sent
+this way that returns a Deferred or a coroutine is not waited for, but is not lost either:
+a coroutine runs, and a failure either of them ends with is logged.
 L{SignalBus.send_deferred} waits for the Deferreds (or coroutines) receivers return, and
-fires once they all have; a failure among them is logged and swallowed. The signals
+fires once they all have; a failure among them is logged and swallowed. A receiver's
+other results are its own business: they are returned, never an error. The signals
 themselves are the objects of L{tinyscrapy.signals}.
 """
 
 import inspect
 import logging
 
-from twisted.internet.defer import Deferred, DeferredList, ensureDeferred, maybeDeferred
+from twisted.internet.defer import CancelledError, Deferred, DeferredList, maybeDeferred
 from twisted.python.failure import Failure
 
 from tinyscrapy.signals import _DECISIONS
+from tinyscrapy.utils.defer import Unwaited, deferred_from_coro
 
 logger = logging.getLogger(__name__)
 
@@ -31,10 +35,13 @@ class SignalBus:
     The receivers of one crawler's signals.
 
     @ivar sender: what a receiver that names C{sender} gets (the crawler).
+    @ivar unwaited: the L{Unwaited} that keeps the Deferreds of receivers of signals sent
+        without waiting (the crawl's close waits for them).
     """
 
-    def __init__(self, sender=None):
+    def __init__(self, sender=None, unwaited=None):
         self.sender = sender
+        self.unwaited = unwaited if unwaited is not None else Unwaited()
         self._receivers = {}  # signal -> [(receiver, names it accepts or None for all)]
 
     def connect(self, receiver, signal, **_kwargs):
@@ -61,7 +68,9 @@ class SignalBus:
         Call every receiver of C{signal} now, in the order they connected.
 
         @return: a list of C{(receiver, result)}; a receiver that raised has its exception
-            as result (L{DontCloseSpider} included, so the engine can see it).
+            as result (L{DontCloseSpider} included, so the engine can see it); one that
+            returned a coroutine has its Deferred (it runs), and a failure of that Deferred,
+            or of one a receiver returned, is logged and ends there.
         """
         entries = self._receivers.get(signal)
         if _GLOBAL and signal in _GLOBAL:  # a script's dispatcher.connect(): every crawl
@@ -75,10 +84,15 @@ class SignalBus:
                     result = receiver(**kwargs)
                 else:
                     result = receiver(**self._arguments(names, signal, kwargs))
+                if result is not None and inspect.isawaitable(result):
+                    result = _running(result)
+                    self.unwaited.add(result, f"signal {signal.name}: receiver {receiver!r}"
+                                              f"{_about(kwargs)}")
                 results.append((receiver, result))
             except Exception as e:
                 if type(e).__name__ not in _DECISIONS.get(signal.name, ()):
-                    logger.exception("signal %s: receiver %r raised", signal.name, receiver)
+                    logger.exception("signal %s: receiver %r raised%s", signal.name,
+                                     receiver, _about(kwargs))
                 results.append((receiver, e))
         return results
 
@@ -98,12 +112,10 @@ class SignalBus:
             case: nothing is made), else a Deferred that fires with None once they all
             have; their failures are logged, never propagated.
         """
-        waits = [_as_deferred(result) for _, result in self.send(signal, **kwargs)
-                 if isinstance(result, Deferred) or inspect.isawaitable(result)]
+        waits = [result for _, result in self.send(signal, **kwargs)
+                 if isinstance(result, Deferred)]
         if not waits:
             return None
-        for wait in waits:
-            wait.addErrback(_log_receiver_failure, signal)
         return DeferredList(waits, consumeErrors=True).addCallback(_discard)
 
     def send_deferred(self, signal, **kwargs):
@@ -118,8 +130,8 @@ class SignalBus:
         waits = [maybeDeferred(_call_awaiting, receiver,
                                self._arguments(names, signal, kwargs))
                  for receiver, names in entries]
-        for wait in waits:
-            wait.addErrback(_log_receiver_failure, signal)
+        for wait, (receiver, _) in zip(waits, entries, strict=True):
+            wait.addErrback(_log_receiver_failure, signal, receiver)
         d = DeferredList(waits, consumeErrors=True)
         d.addCallback(_pair_results, [receiver for receiver, _ in entries])
         return d
@@ -164,13 +176,19 @@ def _accepted_names(receiver):
 def _call_awaiting(receiver, kwargs):
     """Call a receiver; a coroutine it returns becomes a Deferred to wait for."""
     result = receiver(**kwargs)
-    if inspect.isawaitable(result) and not isinstance(result, Deferred):
-        return ensureDeferred(result)
+    if inspect.isawaitable(result):
+        return _running(result)
     return result
 
 
-def _as_deferred(result):
-    return result if isinstance(result, Deferred) else ensureDeferred(_awaited(result))
+def _running(awaitable):
+    """A Deferred for what a receiver returned: itself, or its coroutine running (as an
+    asyncio Task under the asyncio reactor)."""
+    if isinstance(awaitable, Deferred):
+        return awaitable
+    if not inspect.iscoroutine(awaitable):
+        awaitable = _awaited(awaitable)
+    return deferred_from_coro(awaitable)
 
 
 async def _awaited(awaitable):
@@ -186,11 +204,23 @@ def _pair_results(results, receivers):
             for receiver, (ok, value) in zip(receivers, results, strict=True)]
 
 
-def _log_receiver_failure(failure, signal):
-    """Log a receiver's failure; it stays the result, for L{SignalBus.send_deferred}."""
-    logger.error("signal %s: a receiver failed", signal.name,
-                 exc_info=(failure.type, failure.value, failure.getTracebackObject()))
+def _log_receiver_failure(failure, signal, receiver):
+    """Log a receiver's failure (its cancel at close only at INFO level: the crawl gave up
+    waiting for it); it stays the result, for L{SignalBus.send_deferred}."""
+    if failure.check(CancelledError):
+        logger.info("signal %s: receiver %r cancelled (the crawl closed)", signal.name,
+                    receiver)
+    else:
+        logger.error("signal %s: a receiver failed (%r)", signal.name, receiver,
+                     exc_info=(failure.type, failure.value, failure.getTracebackObject()))
     return failure
+
+
+def _about(kwargs):
+    """The URL a signal is about (its response's or request's), for a log line."""
+    target = kwargs.get("response") or kwargs.get("request")
+    url = getattr(target, "url", None)
+    return f" (for {url})" if url else ""
 
 
 SignalManager = SignalBus  # Scrapy's name

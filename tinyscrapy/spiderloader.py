@@ -163,7 +163,8 @@ class SpiderLoader:
                 if not self.warn_only:
                     raise
                 import warnings
-                warnings.warn(f"{e}; its spiders are skipped (SPIDER_LOADER_WARN_ONLY)",
+                warnings.warn(f"{e}. Could not load spiders from module {module_name!r}: "
+                              f"none of its spiders is loaded (SPIDER_LOADER_WARN_ONLY)",
                               RuntimeWarning, stacklevel=2)
                 continue
             for module in modules:

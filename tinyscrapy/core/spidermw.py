@@ -97,9 +97,13 @@ class SpiderMiddlewareChain:
 
     def handle_exception(self, response, exception, spider):
         """
-        Offer a callback's exception to the middlewares.
+        Offer a callback's exception to the middlewares. A hook is synchronous, as in
+        Scrapy: a Deferred or a coroutine it returns is its wrong result.
 
         @return: an iterable that replaces the output, or None when nobody handled it.
+        @raise MiddlewareError: a hook returned something that is neither None nor an
+            iterable.
+        @raise Exception: what a hook raised (the hooks after it are not asked).
         """
         for label, hook, with_spider in self._exception_hooks:
             result = hook(response, exception, spider) if with_spider \

@@ -20,7 +20,8 @@ L{CloseSpider}: stop a crawl early, on Scrapy's C{CLOSESPIDER_*} settings.
 can also raise L{tinyscrapy.exceptions.CloseSpider} with its own reason.
 
 Each condition calls L{ExecutionEngine.close_spider}: the engine takes no new request,
-lets the downloads in flight finish (their callbacks and items included), closes the
+lets the downloads in flight finish (their callbacks and items included, for
+C{CLOSE_GRACE_PERIOD} at most: then they are cancelled), closes the
 pipelines and feeds, and counts the requests still waiting as C{ledger/cancelled}. The
 first reason given is the finish reason.
 """

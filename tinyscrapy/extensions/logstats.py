@@ -206,7 +206,7 @@ class Progress:
         engine, scheduler = records.get("engine"), records.get("scheduler")
         queued = getattr(scheduler, "pending", None)
         if queued is None and self.crawler.engine is not None:
-            queued = pending_count(self.crawler.engine.scheduler)
+            queued = pending_count(self.crawler.engine.scheduler) or 0
         ledger = records.get("ledger")
         exceptions = sum(value for key, value in stats.get_stats().items()
                          if key.startswith("spider_exceptions/"))

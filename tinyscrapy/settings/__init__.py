@@ -22,10 +22,20 @@ warns at start about the unknown names that nothing has read (L{Settings.unread_
 
 import copy
 import json
+import logging
 from collections.abc import MutableMapping
 
 from tinyscrapy.exceptions import UsageError
-from tinyscrapy.settings.default_settings import DEFAULTS, KINDS, PATH, PATHS, UNSUPPORTED
+from tinyscrapy.settings.default_settings import (
+    DEFAULTS,
+    KINDS,
+    OBSOLETE,
+    PATH,
+    PATHS,
+    UNSUPPORTED,
+)
+
+logger = logging.getLogger(__name__)
 
 SETTINGS_PRIORITIES = {"default": 0, "command": 10, "addon": 15, "project": 20, "spider": 30,
                        "cmdline": 40}
@@ -294,13 +304,85 @@ class BaseSettings(MutableMapping):
         return copy.deepcopy(value)
 
     def getwithbase(self, name):
-        """C{NAME_BASE} merged with C{NAME}, as a L{BaseSettings} (C{NAME} winning)."""
+        """
+        C{NAME_BASE} merged with C{NAME}, as a L{BaseSettings} (C{NAME} winning): each
+        key keeps the priority of the setting it came from (C{_BASE}'s at C{default}), so
+        that L{tinyscrapy.utils.conf.build_component_list} lets a project's entry win over
+        a base one that names the same component another way.
+        """
         if not isinstance(name, str):
             raise ValueError(f"Base setting key must be a string, got {name}")
         merged = BaseSettings()
-        merged.update(self.getdict(name + "_BASE"))
-        merged.update(self.getdict(name))
+        merged.update(self.getdict(name + "_BASE"), "default")
+        merged.update(self.getdict(name), self.getpriority(name) or "default")
         return merged
+
+    def get_component_priority_dict_with_base(self, name):
+        """
+        C{NAME_BASE} merged with C{NAME}, one key per component: keys that name the same
+        class (a path and the class, Scrapy's path and tinyscrapy's) are one, the latest
+        one's spelling and value kept (a warning names a component given twice in one
+        of them).
+
+        @return: a L{BaseSettings}.
+        """
+        if not isinstance(name, str):
+            raise ValueError(f"Base setting key must be a string, got {name}")
+        merged = {}  # component's import path -> (key as given, value)
+        for part in (name + "_BASE", name):
+            seen = set()
+            for key, value in self.getdict(part).items():
+                identity = _component_identity(key)
+                if identity in seen:
+                    logger.warning("Setting %s contains multiple keys that refer to the same "
+                                   "object: %s. Only the last one will be kept.", name,
+                                   identity)
+                seen.add(identity)
+                merged.pop(identity, None)
+                merged[identity] = (key, value)
+        result = BaseSettings()
+        result.update(dict(merged.values()), self.getpriority(name) or "default")
+        return result
+
+    def set_in_component_priority_dict(self, name, cls, priority):
+        """Set component C{cls} in the component priority dict C{name} to C{priority},
+        replacing any key (a path) that names the same class; the setting keeps its
+        priority."""
+        components = dict(self.getdict(name))
+        for key in tuple(components):
+            if isinstance(key, str) and _loaded(key) is cls:
+                del components[key]
+        components[cls] = priority
+        self.set(name, components, self.getpriority(name) or 0)
+
+    def setdefault_in_component_priority_dict(self, name, cls, priority):
+        """Set component C{cls} in the component priority dict C{name} to C{priority},
+        unless it is there already (as the class or a path to it)."""
+        components = dict(self.getdict(name))
+        if any(_loaded(key) is cls for key in components):
+            return
+        components[cls] = priority
+        self.set(name, components, self.getpriority(name) or 0)
+
+    def replace_in_component_priority_dict(self, name, old_cls, new_cls, priority=None):
+        """
+        Replace C{old_cls} with C{new_cls} in the component priority dict C{name}, with
+        C{priority} or else C{old_cls}'s.
+
+        @raise KeyError: C{old_cls} is not there, or is switched off (None).
+        """
+        components = dict(self.getdict(name))
+        old_priority = None
+        found = False
+        for key in tuple(components):
+            if _loaded(key) is old_cls:
+                found = True
+                old_priority = components.pop(key)
+        if not found or old_priority is None:
+            raise KeyError(f"{old_cls} not found in the {name} setting "
+                           f"({self.getdict(name)!r}).")
+        components[new_cls] = old_priority if priority is None else priority
+        self.set(name, components, self.getpriority(name) or 0)
 
     def _typed(self, name, default, kind):
         value = self.get(name, default)
@@ -349,7 +431,8 @@ class Settings(BaseSettings):
         @return: a sorted list of C{(name, closest known name or None)}.
         """
         return [(name, _closest(name)) for name in self.unknown()
-                if name not in self._read and name not in UNSUPPORTED]
+                if name not in self._read and name not in UNSUPPORTED
+                and name not in OBSOLETE]
 
     def unsupported_set(self):
         """The settings set here that are Scrapy's and that tinyscrapy does not act on,
@@ -370,17 +453,16 @@ class Settings(BaseSettings):
             value = self._values[name]
             if kind is None or value is None:
                 continue
-            if kind is PATH:
-                if isinstance(value, str):
-                    from tinyscrapy.utils.misc import load_object
-                    load_object(value)
-            elif kind is PATHS:
+            if kind is PATH or kind is PATHS:
                 from tinyscrapy.utils.misc import load_object
-                for entry in self.getlist(name):
+                entries = [value] if kind is PATH else self.getlist(name)
+                for entry in entries:
+                    if kind is PATH and not isinstance(entry, str):
+                        continue  # the class itself
                     try:
                         load_object(entry)
-                    except UsageError as e:
-                        raise UsageError(f"setting {name}: {e}") from None
+                    except UsageError as e:  # the same kind of error, naming the setting
+                        raise type(e)(f"setting {name}: {e}") from None
             elif kind is str:
                 if not isinstance(value, str):
                     raise SettingValueError(f"setting {name}={value!r}: expected a string")
@@ -439,3 +521,22 @@ def defaults_table():
     lines += [f"| {left} | {right} |" for left, right in
               zip(cells[:half], cells[half:], strict=True)]
     return "\n".join(lines)
+
+
+def _loaded(key):
+    """The object a component key names (a path is imported); the key itself when it
+    cannot be."""
+    from tinyscrapy.utils.misc import load_object
+    try:
+        return load_object(key)
+    except (UsageError, NameError, TypeError, ValueError, ImportError):
+        return key
+
+
+def _component_identity(key):
+    """One name for a component however it is given: its import path."""
+    obj = _loaded(key)
+    if isinstance(obj, str):
+        return obj
+    qualname = getattr(obj, "__qualname__", None)
+    return f"{obj.__module__}.{qualname}" if qualname else repr(obj)

@@ -15,6 +15,7 @@ DEFAULTS = {
     "START_REQUESTS_BATCH": 100,
     # --workers N: one crawl in N processes sharing the parent's frontier (docs/workers.md)
     "WORKERS": 1,
+    "CLOSE_GRACE_PERIOD": 4.0,
     # the downloader
     "CONCURRENT_REQUESTS_PER_DOMAIN": 8,
     "DOWNLOAD_DELAY": 0.0,
@@ -189,6 +190,37 @@ DEFAULTS = {
     "FEED_EXPORT_FIELDS": None,
     "FEED_EXPORT_ENCODING": None,
     "FEED_EXPORT_INDENT": 0,
+    "FEED_EXPORT_BATCH_ITEM_COUNT": 0,
+    "FEED_STORE_EMPTY": True,
+    "FEED_URI_PARAMS": None,
+    "FEED_TEMPDIR": None,
+    "FEED_URI": None,  # deprecated by Scrapy for FEEDS, still read
+    "FEED_FORMAT": "jsonlines",
+    "FEED_EXPORTERS": {},
+    "FEED_EXPORTERS_BASE": {
+        "json": "tinyscrapy.exporters.JsonItemExporter",
+        "jsonlines": "tinyscrapy.exporters.JsonLinesItemExporter",
+        "jsonl": "tinyscrapy.exporters.JsonLinesItemExporter",
+        "jl": "tinyscrapy.exporters.JsonLinesItemExporter",
+        "csv": "tinyscrapy.exporters.CsvItemExporter",
+        "xml": "tinyscrapy.exporters.XmlItemExporter",
+        "marshal": "tinyscrapy.exporters.MarshalItemExporter",
+        "pickle": "tinyscrapy.exporters.PickleItemExporter",
+    },
+    "FEED_STORAGES": {},
+    "FEED_STORAGES_BASE": {
+        "": "tinyscrapy.extensions.feedexport.FileFeedStorage",
+        "file": "tinyscrapy.extensions.feedexport.FileFeedStorage",
+        "stdout": "tinyscrapy.extensions.feedexport.StdoutFeedStorage",
+        # Scrapy's remote storages: not in tinyscrapy (naming one stops the start)
+        "s3": "tinyscrapy.extensions.feedexport.S3FeedStorage",
+        "gs": "tinyscrapy.extensions.feedexport.GCSFeedStorage",
+        "ftp": "tinyscrapy.extensions.feedexport.FTPFeedStorage",
+        "ftps": "tinyscrapy.extensions.feedexport.FTPFeedStorage",
+    },
+    # the media pipelines (tinyscrapy.pipelines.files, .images)
+    "FILES_STORE": None,
+    "IMAGES_STORE": None,
     "STATS_FILE": None,
     "TRACE_FILE": None,
     "TRACE_MAX_EVENTS": 100000,
@@ -287,8 +319,13 @@ KINDS = {
     "DEFAULT_ITEM_CLASS": PATH,
     "FEED_EXPORT_FIELDS": None,  # a list, or a dict of field to column name
     "FEED_EXPORT_ENCODING": str,
+    "FEED_URI_PARAMS": PATH,
+    "FEED_TEMPDIR": str,
+    "FEED_URI": None,  # a URI, or a pathlib.Path
+    "FILES_STORE": None,  # a path (str or os.PathLike)
+    "IMAGES_STORE": None,
     "STATS_FILE": str,
-    "LOG_LEVEL": None,  # a level name or number (logging.INFO): observe/logconfig.py checks it
+    "LOG_LEVEL": None,  # a level name or number (logging.INFO): utils/log.py checks it
     "LOG_FORMAT": str,
     "LOG_DATEFORMAT": str,
     "LOG_FILE": str,
@@ -365,3 +402,9 @@ UNSUPPORTED = {
                         "another; pages in flight (CONCURRENT_REQUESTS) run side by side: "
                         "docs/differences.md, 'engine'",
 }
+
+# Settings older Scrapy releases read and Scrapy 2.19 no longer does (a project generated
+# by Scrapy 2.7 to 2.11 sets the first): accepted without a word, as Scrapy 2.19 does.
+OBSOLETE = frozenset({
+    "REQUEST_FINGERPRINTER_IMPLEMENTATION",
+})

@@ -33,8 +33,7 @@ import logging
 from types import GeneratorType
 
 from tinyscrapy.exceptions import UsageError
-from tinyscrapy.http.request import Request
-from tinyscrapy.http.response import request_url
+from tinyscrapy.http.request import Request, request_url
 from tinyscrapy.spiders import Spider
 from tinyscrapy.utils.url import HTML_SPACE
 

@@ -22,15 +22,7 @@ themselves.
 
 from tinyscrapy.exceptions import NotConfigured
 from tinyscrapy.spiders import Spider
-
-
-def _as_iterable(output):
-    """A callback's output as an iterable (None is nothing, one object is one)."""
-    if output is None:
-        return ()
-    if isinstance(output, (dict, str, bytes)) or not hasattr(output, "__iter__"):
-        return (output,)
-    return output
+from tinyscrapy.utils.misc import arg_to_iter
 
 
 class XMLFeedSpider(Spider):
@@ -76,7 +68,7 @@ class XMLFeedSpider(Spider):
         """L{parse_node} of each node, through L{process_results}."""
         for node in nodes:
             yield from self.process_results(response,
-                                            _as_iterable(self.parse_node(response, node)))
+                                            arg_to_iter(self.parse_node(response, node)))
 
     def _register_namespaces(self, selector):
         for prefix, uri in self.namespaces:
@@ -133,4 +125,4 @@ class CSVFeedSpider(Spider):
         for values in csviter(response, self.delimiter, self.headers,
                               quotechar=self.quotechar):
             yield from self.process_results(response,
-                                            _as_iterable(self.parse_row(response, values)))
+                                            arg_to_iter(self.parse_row(response, values)))

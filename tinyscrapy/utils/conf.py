@@ -132,13 +132,15 @@ def build_component_list(compdict, *, convert=None):
     left out: Scrapy's reading of C{ITEM_PIPELINES}, C{DOWNLOADER_MIDDLEWARES}, ...
 
     @param convert: applied to each key (an old path to its new one: by default
-        L{tinyscrapy.utils.deprecate.update_classpath}); two keys that convert to the same
+        L{tinyscrapy.utils.deprecate.update_classpath}, then a path of Scrapy's to
+        tinyscrapy's at the same place, as L{tinyscrapy.utils.misc.load_object} reads
+        it); two keys that convert to the same
         one are an error, unless C{compdict} has priorities (C{getpriority}) and one is
         higher.
     @raise ValueError: an order that is not a number, or two keys for one component.
     """
     if convert is None:
-        from tinyscrapy.utils.deprecate import update_classpath as convert
+        convert = _current_path
     for name, value in compdict.items():
         if value is not None and (isinstance(value, bool)
                                   or not isinstance(value, numbers.Real)):
@@ -160,6 +162,14 @@ def build_component_list(compdict, *, convert=None):
         priorities[key] = priority
     enabled = [(value, key) for key, value in converted.items() if value is not None]
     return [key for _, key in sorted(enabled, key=_order)]
+
+
+def _current_path(path):
+    from tinyscrapy.utils.deprecate import update_classpath
+    path = update_classpath(path)
+    if isinstance(path, str) and path.startswith("scrapy."):
+        return "tinyscrapy" + path[len("scrapy"):]
+    return path
 
 
 def _order(pair):
@@ -200,9 +210,8 @@ def feed_process_params_from_cli(settings, output, *, overwrite_output=None):
 
     @raise UsageError: both kinds are given, or a format is not one tinyscrapy writes.
     """
-    from tinyscrapy.exporters import WRITERS
-    formats = [*WRITERS, *(name for name, cls in settings.getdict("FEED_EXPORTERS").items()
-                           if cls is not None)]
+    exporters = {**settings.getdict("FEED_EXPORTERS_BASE"), **settings.getdict("FEED_EXPORTERS")}
+    formats = [name for name, cls in exporters.items() if cls is not None]
     overwrite = False
     if overwrite_output:
         if output:

@@ -12,14 +12,30 @@ L{aiter_errback} (an iterable whose errors go to an errback), L{deferred_f_from_
 and the deprecated L{defer_fail}, L{defer_succeed}, L{defer_result},
 L{mustbe_deferred}, L{process_chain}, L{process_parallel}, L{maybeDeferred_coro}, which
 warn as Scrapy's do.
+
+tinyscrapy's own, for the waits that must end: L{Waiting}, a wait one may give up (the
+close of a crawl is bounded); L{ignore_result}, for a Deferred or a coroutine nobody will
+wait for (its failure is still logged); and L{Unwaited}, the Deferreds of one crawl that
+nobody waits for, which its close waits for (bounded) so that no failure of theirs is lost
+when the reactor stops.
 """
 
+import asyncio
 import inspect
+import logging
+import os
 import warnings
 from collections import deque
 from functools import wraps
 
-from twisted.internet.defer import Deferred, DeferredList, ensureDeferred, fail, succeed
+from twisted.internet.defer import (
+    CancelledError,
+    Deferred,
+    DeferredList,
+    ensureDeferred,
+    fail,
+    succeed,
+)
 from twisted.python.failure import Failure
 
 from tinyscrapy.exceptions import ScrapyDeprecationWarning
@@ -55,11 +71,28 @@ def deferred_from_coro(coro):
 
 def _eb_explain_asyncio(failure):
     """asyncio's own error says nothing of the reactor: say which setting is missing."""
-    if failure.check(RuntimeError) and str(failure.value) in _NO_ASYNCIO_LOOP:
+    if _raised_by_asyncio(failure):
         raise AsyncioReactorNeeded(
             f"a coroutine awaited asyncio code ({failure.value}), which needs the asyncio "
             f"reactor: set TWISTED_REACTOR = {ASYNCIO_REACTOR!r}") from failure.value
     return failure
+
+
+_ASYNCIO_DIR = os.path.dirname(asyncio.__file__) + os.sep
+
+
+def _raised_by_asyncio(failure):
+    """Whether C{failure} is asyncio's, with no asyncio loop running the coroutine:
+    asyncio's own messages for it, or an error raised inside asyncio (C{asyncio.Event},
+    C{asyncio.Queue} and their kin fail with an C{AttributeError} there)."""
+    if failure.check(AsyncioReactorNeeded, CancelledError, asyncio.CancelledError):
+        return False
+    if failure.check(RuntimeError) and str(failure.value) in _NO_ASYNCIO_LOOP:
+        return True
+    tb = failure.getTracebackObject()
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and tb.tb_frame.f_code.co_filename.startswith(_ASYNCIO_DIR)
 
 
 def deferred_to_future(d):
@@ -324,3 +357,108 @@ def maybeDeferred_coro(f, *args, **kwargs):  # noqa: N802 (Scrapy's name)
     if isinstance(result, Failure):
         return fail(result)
     return succeed(result)
+
+
+logger = logging.getLogger(__name__)
+
+
+def ignore_result(value, what, unwaited=None):
+    """
+    C{value} is not waited for (a hook's wrong result, an output that is no request nor
+    item): if it is a Deferred, a failure it fires with later is logged, naming C{what}
+    (never "Unhandled error in Deferred"), and it is kept in C{unwaited} (an L{Unwaited})
+    until it fires; if it is a coroutine, it is closed (never "coroutine was never
+    awaited"). Anything else is left alone.
+    """
+    if isinstance(value, Deferred):
+        if unwaited is not None:
+            unwaited.add(value, what)
+        else:
+            value.addErrback(_eb_log_ignored, what)
+    elif inspect.iscoroutine(value):
+        value.close()
+
+
+def _eb_log_ignored(failure, what):
+    """Log the failure of a Deferred nobody waits for (not its cancel at close)."""
+    if failure.check(CancelledError):
+        return
+    logger.error("%s failed", what, exc_info=(failure.type, failure.value,
+                                             failure.getTracebackObject()))
+
+
+class Unwaited:
+    """
+    The Deferreds of one crawl that nobody waits for: what a receiver of a signal sent
+    without waiting returned, a hook's wrong result. A failure of one is logged as it
+    comes (naming what it is); the close waits for those still pending (L{settled}).
+    """
+
+    def __init__(self):
+        self._pending = set()
+
+    def add(self, d, what):
+        """Keep C{d} until it fires; log its failure then."""
+        d.addErrback(_eb_log_ignored, what)
+        if not d.called:
+            self._pending.add(d)
+            d.addBoth(self._cb_fired, d)
+
+    def _cb_fired(self, result, d):
+        self._pending.discard(d)
+        return result
+
+    def settled(self):
+        """
+        @return: a Deferred firing with None once every Deferred still pending has fired
+            (at once if none is). Cancelling it cancels them (quietly: the close gave
+            up on them).
+        """
+        if not self._pending:
+            return None
+        return DeferredList(list(self._pending), consumeErrors=True).addCallback(_nothing)
+
+
+def _nothing(_):
+    return None
+
+
+class Waiting:
+    """
+    A wait for a Deferred that the waiter may give up (the close of a crawl is bounded).
+
+    @ivar done: fires as the watched Deferred does (with its result or its failure), or
+        with None when L{give_up} comes first. After that the watched Deferred's result
+        is dropped, but a failure other than its cancellation is logged: no error is lost.
+    """
+
+    def __init__(self, d, what):
+        """@param what: names what is waited for, in a log line (C{"pipeline X"})."""
+        self.what = what
+        self.done = Deferred()
+        self._watched = d
+        d.addBoth(self._cb_settled)
+
+    def _cb_settled(self, result):
+        if not self.done.called:
+            if isinstance(result, Failure):
+                self.done.errback(result)
+            else:
+                self.done.callback(result)
+        elif isinstance(result, Failure) and not result.check(CancelledError,
+                                                             asyncio.CancelledError):
+            _eb_log_ignored(result, f"{self.what} (given up on)")
+        return None
+
+    def give_up(self):
+        """
+        Stop waiting: L{done} fires with None now, then the watched Deferred is cancelled
+        (its canceller runs; a Deferred without one errbacks with C{CancelledError}).
+
+        @return: True, or False when it had fired already (nothing done).
+        """
+        if self.done.called:
+            return False
+        self.done.callback(None)
+        self._watched.cancel()
+        return True

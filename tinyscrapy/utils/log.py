@@ -366,9 +366,19 @@ def _feeds(crawler, name):
     feeds = crawler.settings.getdict("FEEDS")
     if not feeds:
         return "items not stored (no feed)"
+    if not _feed_exporter_running(crawler):
+        return "items not stored (the feed exporter is switched off)"
     paths = ["stdout" if path == "-" else (path % {"name": name} if "%(" in path else path)
              for path in feeds]
     return "items in " + ", ".join(paths)
+
+
+def _feed_exporter_running(crawler):
+    from tinyscrapy.extensions.feedexport import FeedExporter
+    try:
+        return crawler.get_extension(FeedExporter) is not None
+    except RuntimeError:  # the crawl never got as far as its extensions
+        return False
 
 
 # why a request failed or was dropped, in words (the ledger counts by class name)

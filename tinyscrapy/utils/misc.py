@@ -89,19 +89,25 @@ def load_object(path):
 def arg_to_iter(arg):
     """
     C{arg} as something to iterate over: C{()} for None, C{arg} itself when it is
-    iterable, else C{[arg]}. A dict, an item, a C{str} and C{bytes} are one value each.
+    iterable, else C{[arg]}. A dict, a C{str}, C{bytes} and any item itemadapter knows
+    (an L{tinyscrapy.item.Item}, a pydantic model: iterable, yet one item) are one value
+    each.
     """
     if arg is None:
         return ()
-    if hasattr(arg, "__iter__") and not isinstance(arg, (dict, str, bytes)) \
-            and not _is_declared_item(arg):
+    if not hasattr(arg, "__iter__") or isinstance(arg, (dict, str, bytes)):
+        return [arg]
+    if isinstance(arg, (list, tuple)) or inspect.isgenerator(arg):
         return arg
-    return [arg]
+    return [arg] if _is_item(arg) else arg
 
 
-def _is_declared_item(value):
+def _is_item(value):
     item = sys.modules.get("tinyscrapy.item")  # no Item without it
-    return item is not None and isinstance(value, item.Item)
+    if item is not None and isinstance(value, item.Item):
+        return True
+    from itemadapter import is_item  # imported once something else is iterable
+    return is_item(value)
 
 
 def walk_modules_iter(path):
@@ -152,12 +158,22 @@ def build(objcls, crawler):
     except NotConfigured as e:
         if isinstance(e, UsageError):
             raise
-        logger.debug("%s is not configured: %s", getattr(objcls, "__name__", objcls), e)
+        reason = f": {e}" if str(e) else ""
+        logger.debug("%s is not configured%s", getattr(objcls, "__name__", objcls), reason)
         return None
     if component is None:
-        raise UsageError(f"{getattr(objcls, '__qualname__', objcls)}.from_crawler returned "
-                         "None: it must return the component (or raise NotConfigured)")
+        raise ReturnedNone(_returned_none(objcls))
     return component
+
+
+class ReturnedNone(UsageError, TypeError):
+    """A component's C{from_crawler} returned None (a missing C{return}): a C{TypeError},
+    as in Scrapy, and a usage error the command line says in one line."""
+
+
+def _returned_none(objcls):
+    return (f"{getattr(objcls, '__qualname__', objcls)}.from_crawler returned None: it must "
+            f"return the component (or raise NotConfigured)")
 
 
 def build_from_crawler(objcls, crawler, /, *args, **kwargs):
@@ -166,16 +182,15 @@ def build_from_crawler(objcls, crawler, /, *args, **kwargs):
     exists, else C{objcls(*args, **kwargs)}. Unlike L{build}, a L{NotConfigured} it raises
     reaches the caller (a test checks that a component switches itself off).
 
-    @raise TypeError: C{from_crawler} returned None.
+    @raise ReturnedNone: C{from_crawler} returned None (a C{TypeError}).
     """
     if hasattr(objcls, "from_crawler"):
         instance = objcls.from_crawler(crawler, *args, **kwargs)
     else:
         instance = objcls(*args, **kwargs)
     if instance is None:
-        raise TypeError(f"{objcls.__qualname__}.from_crawler returned None")
+        raise ReturnedNone(_returned_none(objcls))
     return instance
-
 
 
 MIN_FREE_BYTES = 64 * 1024  # less free space than this: refused

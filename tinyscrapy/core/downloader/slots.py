@@ -66,6 +66,7 @@ class Slot:
     @ivar active: requests handed to the downloader and not yet released.
     @ivar unsent: of those, the ones not yet on the wire.
     @ivar on_the_way: of those, the ones past the gate and not yet on the wire.
+    @ivar passed: the ones past the gate (transferring) and not yet released.
     @ivar last_sent: when the last request went out on the wire (None: never).
     @ivar next_send: the earliest time the next request may go out.
     @ivar sent_count: how many requests went out.
@@ -74,8 +75,8 @@ class Slot:
     """
 
     __slots__ = ("key", "rule", "floor", "delay", "spaced", "active", "unsent", "on_the_way",
-                 "last_sent", "next_send", "sent_count", "smallest_gap", "_stretch", "_extra",
-                 "_slack", "fastest")
+                 "passed", "last_sent", "next_send", "sent_count", "smallest_gap", "_stretch",
+                 "_extra", "_slack", "fastest")
 
     def __init__(self, key, rule, floor, delay, spaced):
         self.key = key
@@ -83,7 +84,7 @@ class Slot:
         self.floor = floor
         self.delay = delay
         self.spaced = spaced
-        self.active = self.unsent = self.on_the_way = self.sent_count = 0
+        self.active = self.unsent = self.on_the_way = self.passed = self.sent_count = 0
         self.last_sent = self.smallest_gap = None
         self.next_send = 0.0
         self._stretch = 1.0
@@ -282,11 +283,18 @@ class Slots:
         """
         How long C{request} must still wait before it may go out on the wire.
 
+        A request the scheduler handed out found a free place in its slot; one downloaded
+        outside the scheduler (robots.txt, a media file) may have come while the slot was
+        full, and waits here until fewer than the slot's parallelism are past the gate.
+
         @return: seconds to wait (then ask again), or 0.0: it may go now, and it counts as
             on its way until L{sent} (or L{release}).
         """
         ticket = self._tickets.get(request)
         slot = ticket.slot if ticket is not None else self.slot(self.key_for(request))
+        if ticket is not None and not ticket.passed and slot.passed >= slot.rule.parallelism:
+            self._gate_waits += 1
+            return max(slot.delay, UNSENT_RECHECK)
         if slot.spaced:
             if slot.on_the_way:  # another send is under way; ours is timed from it
                 self._gate_waits += 1
@@ -298,6 +306,7 @@ class Slots:
         if ticket is not None and not ticket.passed:
             ticket.passed = True
             slot.on_the_way += 1
+            slot.passed += 1
         return 0.0
 
     def sent(self, request):
@@ -336,6 +345,8 @@ class Slots:
             return
         slot = ticket.slot
         slot.active -= 1
+        if ticket.passed:
+            slot.passed -= 1
         if ticket.sent_at is None:
             slot.unsent -= 1
             if ticket.passed:
@@ -547,6 +558,10 @@ def parse_download_slots(value, default):
         if unknown:
             raise UsageError(f"{where}: unknown key {unknown[0]!r} (known: "
                              f"{', '.join(_SLOT_KEYS)})")
+        for key, kind, least in (("concurrency", int, 1), ("delay", float, 0),
+                                 ("jitter", float, 0)):
+            if key in slot_settings:  # checked under the user's own names
+                _number(slot_settings, key, None, kind, least, where)
         entry = {_SLOT_KEYS[key]: v for key, v in slot_settings.items()}
         entry["domain_regexp"] = r"\A" + re.escape(str(name)) + r"\Z"
         rules.append(_parse_rule(entry, default, where))

@@ -16,6 +16,7 @@ can rebuild a stored request of any kind without importing by name.
 import re
 
 from tinyscrapy.http.headers import Headers, header_pairs
+from tinyscrapy.utils.python import to_bytes
 from tinyscrapy.utils.trackref import object_ref
 
 # a URL w3lib's safe_url_string would give back unchanged: lower-case scheme and host, and
@@ -46,15 +47,6 @@ def safe_url(url, encoding="utf-8"):
 def _check_scheme(url):
     if "://" not in url and not url.startswith(("about:", "data:")):
         raise ValueError(f"Missing scheme in request url: {url}")
-
-
-def to_bytes(value, encoding="utf-8"):
-    """C{value} (C{str} or C{bytes}) as C{bytes}, as Scrapy's bodies are."""
-    if isinstance(value, bytes):
-        return value
-    if isinstance(value, str):
-        return value.encode(encoding)
-    raise TypeError(f"to_bytes must receive a str or bytes object, got {type(value).__name__}")
 
 
 def NO_CALLBACK(*args, **kwargs):  # noqa: N802 - Scrapy's name

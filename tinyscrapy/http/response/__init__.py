@@ -16,7 +16,7 @@ L{tinyscrapy.http.response.json}; links are joined by L{tinyscrapy.utils.url}.
 
 from tinyscrapy.exceptions import NotSupported
 from tinyscrapy.http.headers import Headers
-from tinyscrapy.http.request import Request, request_url  # noqa: F401 - the crawl spider's
+from tinyscrapy.http.request import Request
 from tinyscrapy.utils.trackref import object_ref
 
 

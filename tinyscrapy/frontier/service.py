@@ -571,9 +571,7 @@ class WorkerPool:
         """C{worker}'s process ended without finishing: its leases go back (or are given
         up); it is started again unless the crawl closes, it never opened, or it died
         L{MAX_RESTARTS} times."""
-        lost = [lease.id for lease in self.leases.values() if lease.worker is worker]
-        for lease_id in lost:
-            self._end(lease_id, "lost")
+        lost = self.end_leases(worker, "lost")
         self.stats.inc_value("workers/died")
         if self.closing is not None:
             worker.give_up("shutdown" if self.closing == "shutdown" else "worker_died")
@@ -588,13 +586,26 @@ class WorkerPool:
         else:
             logger.error("worker %d (pid %s) died (%s): %d of its requests go back to the "
                          "frontier; starting it again", worker.index + 1, process.pid,
-                         process.ended_how, len(lost))
+                         process.ended_how, lost)
             worker.restarts += 1
             self._restarts += 1
             self.stats.inc_value("workers/restarts")
             worker.spawn()
         if self.engine is not None:
             self.engine.wake("worker died")
+
+    def end_leases(self, worker, how):
+        """
+        End every lease C{worker} still holds: C{"lost"} (its process died) or
+        C{"returned"} (it finished without acknowledging them: cancelled at its close).
+        Each goes back to the frontier (L{_end}).
+
+        @return: how many there were.
+        """
+        held = [lease.id for lease in self.leases.values() if lease.worker is worker]
+        for lease_id in held:
+            self._end(lease_id, how)
+        return len(held)
 
     def gave_up(self, worker):
         """C{worker} will not run again: if it held the start requests, they are done;
@@ -784,6 +795,7 @@ class Worker:
             return
         self.process = None
         if process.reason is not None:
+            self.pool.end_leases(self, "returned")
             self.give_up(process.reason)
         else:
             self.pool.died(self, process)
@@ -821,6 +833,7 @@ class WorkerProcess(ProcessProtocol):
         self.pid = None
         self.start_error = None
         self.ended_how = None
+        self.reports = set()
 
     def spawn(self, reactor, settings):
         from tinyscrapy.utils.reactor import reactor_path
@@ -864,11 +877,31 @@ class WorkerProcess(ProcessProtocol):
         if childFD == AMP_OUT:
             self.link.dataReceived(data)
 
+    def reporting(self, d):
+        """C{d}, a L{Report} still being handled (its items wait for the feeds), is
+        waited for before this process's end is (L{processEnded}). @return: C{d}."""
+        self.reports.add(d)
+        d.addBoth(self._cb_reported, d)
+        return d
+
+    def _cb_reported(self, result, d):
+        self.reports.discard(d)
+        return result
+
     def processEnded(self, reason):
+        """The process is gone: once the reports it sent are handled (what they
+        acknowledge is not lost), its worker knows (L{Worker.process_ended})."""
         value = reason.value
         code, signum = getattr(value, "exitCode", None), getattr(value, "signal", None)
         self.ended_how = f"signal {signum}" if signum else f"exit status {code}"
         self.link.connectionLost(reason)
+        if self.reports:
+            d = DeferredList(list(self.reports))
+            d.addCallback(self._cb_reports_handled)
+        else:
+            self.worker.process_ended(self)
+
+    def _cb_reports_handled(self, _):
         self.worker.process_ended(self)
 
 
@@ -886,7 +919,8 @@ class ParentLink(amp.AMP):
     @Report.responder
     def report(self, batch):
         worker = self.process.worker
-        return worker.pool.report(worker, loads(batch))
+        d = worker.pool.report(worker, loads(batch))
+        return d if d.called else self.process.reporting(d)
 
     @Finished.responder
     def finished(self, reason, batch):

@@ -178,7 +178,7 @@ class WorkerLink(amp.AMP):
         spidercls = spider_class(config["spider"])
         crawler = self.crawler = WorkerCrawler(spidercls, settings)
         crawler.worker = self
-        crawler.ledger = WorkerLedger(crawler.stats)
+        crawler.ledger = WorkerLedger(crawler.stats, self)
         bus = crawler.signals
         bus.connect(self._engine_started, signals.engine_started)
         bus.connect(self._item_scraped, signals.item_scraped)
@@ -255,10 +255,15 @@ class WorkerLink(amp.AMP):
         if self._flush_call is None:
             self._flush_call = self.reactor.callLater(0, self.flush)
 
-    def flush(self):
+    def flush(self, books=False):
         """
-        Send what the outbox holds as one L{Report}.
+        Send what the outbox holds as one L{Report}, with what changed in the stats and
+        the ledger since the last one: a page's acknowledgement and its counts travel
+        together, so a worker killed between two reports loses neither alone (its
+        unacknowledged pages are fetched again, and counted again).
 
+        @param books: send what changed in the stats and the ledger even with no record
+            to go with it (every L{STATS_INTERVAL}: the memory in use, say).
         @return: a Deferred firing once the parent has it (at once when there is nothing);
             it never errbacks (a lost parent is logged by L{connectionLost}).
         """
@@ -266,6 +271,8 @@ class WorkerLink(amp.AMP):
         if call is not None and call.active():
             call.cancel()
         self._report_start()
+        if self._outbox or books:
+            self._add_books()
         if not self._outbox:
             return succeed(None)
         box, self._outbox = self._outbox, {}
@@ -280,10 +287,20 @@ class WorkerLink(amp.AMP):
                 self._reported_start = state
                 self._outbox["start"] = list(state)
 
+    def _add_books(self):
+        """Put what changed in the stats and the ledger in the outbox (nothing when
+        nothing did)."""
+        crawler = self.crawler
+        if crawler is None:
+            return
+        stats, ledger = crawler.stats.take_delta(), crawler.ledger.take_delta()
+        if any(stats):
+            self._outbox["stats"] = stats
+        if ledger[0] or ledger[1]:
+            self._outbox["ledger"] = ledger
+
     def _report_stats(self):
-        self._outbox["stats"] = self.crawler.stats.take_delta()
-        self._outbox["ledger"] = self.crawler.ledger.take_delta()
-        self.flush()
+        self.flush(books=True)
 
     # what this worker's crawl does, for the parent
 
@@ -544,8 +561,10 @@ class WorkerScheduler:
         return buffer.popleft() if buffer else None
 
     def request_done(self, request):
-        lease = self._leases.pop(request, None)
+        lease = self._leases.get(request)
         if lease is not None:
+            self.link.crawler.ledger.acknowledge(request)
+            del self._leases[request]
             self.link.add("done", lease)
 
     def next_ready_time(self):
@@ -725,20 +744,44 @@ class WorkerLedger(RequestLedger):
     A worker's request ledger: its entries are counted as usual, and the parent's ledger
     adds them up (L{take_delta}); a request is often opened in one process and ended in
     another, so only the crawl's books, in the parent, balance.
+
+    The end of a request the parent leased is held until its acknowledgement
+    (L{WorkerScheduler.request_done}), and counted in the same report: a worker killed
+    in between loses both, and the parent's copy of the lease ends the entry once.
     """
 
-    def __init__(self, stats):
+    def __init__(self, stats, link=None):
         super().__init__(stats)
+        self.link = link
         self._opened = 0
         self._closed = {}
+        self._held = {}  # a leased request -> (state, reason) of its end, until done
 
     def open(self, request):
         self.opened += 1
         self._opened += 1
 
     def close(self, request, state, reason=None):
+        scheduler = self.link.scheduler if self.link is not None else None
+        if scheduler is not None and scheduler.lease_of(request) is not None:
+            self._held[request] = (state, reason)
+            return
+        self._count(request, state, reason)
+
+    def _count(self, request, state, reason):
         super().close(request, state, reason)
         self._closed[state] = self._closed.get(state, 0) + 1
+
+    def acknowledge(self, request):
+        """C{request}, a lease, is acknowledged: its end (if it has one here) counts now."""
+        held = self._held.pop(request, None)
+        if held is not None:
+            self._count(request, *held)
+
+    def forget(self, request):
+        """C{request}, a lease, is not acknowledged (given back, or cancelled at close):
+        the parent ends its entry."""
+        self._held.pop(request, None)
 
     def reconcile(self, pending, in_flight=0):
         """Nothing to check here: the parent reconciles the crawl's books. @return: 0."""

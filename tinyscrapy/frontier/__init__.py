@@ -47,19 +47,20 @@ def scheduler_class(settings):
 def workers_wanted(settings):
     """
     How many worker processes C{WORKERS} asks for: a whole number, or C{"auto"} (the
-    cores this process may run on). 0 and 1 mean none: the crawl runs in this process.
+    cores this process may run on). 1 means none: the crawl runs in this process.
 
-    @raise UsageError: neither a whole number of at least 0 nor C{"auto"}.
+    @raise UsageError: neither a whole number of at least 1 nor C{"auto"}.
     """
     value = settings.get("WORKERS", 1)
     text = value.strip().lower() if isinstance(value, str) else None
     if text == "auto":
         return cores()
-    if text is not None and text.isdigit():
+    if text is not None and text.isdigit() and int(text) >= 1:
         return int(text)
-    if type(value) is int and value >= 0:
+    if type(value) is int and value >= 1:
         return value
-    raise UsageError(f"WORKERS={value!r}: expected a whole number or \"auto\"")
+    raise UsageError(f"--workers {value}: expected a whole number of at least 1, or "
+                     f"\"auto\" (one per core)")
 
 
 def cores():

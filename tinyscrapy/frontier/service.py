@@ -86,6 +86,12 @@ class FrontierService(ExecutionEngine):
     """
 
     def __init__(self, crawler, spider_closed_callback=None, *, reactor=None):
+        """
+        @raise UsageError: the spider or a setting cannot reach a worker process (checked
+            before anything opens).
+        """
+        spider_locator(crawler.spidercls)
+        portable_settings(crawler.settings)
         self.pool = pool = WorkerPool(crawler, reactor)
         crawler.downloader, crawler.slots = pool, pool.slots
         scheduler = Scheduler.from_crawler(crawler) if pool.shared else None
@@ -855,8 +861,9 @@ class WorkerProcess(ProcessProtocol):
         d = self.link.callRemote(Start, config=config)
         d.addCallbacks(self._cb_started, self._eb_start_failed)
 
-    def _cb_started(self, _):
+    def _cb_started(self, answer):
         self.ready = True
+        logger.info("worker %d started (pid %d)", self.worker.index + 1, answer["pid"])
         closing = self.worker.closing()
         if closing is not None:
             self.call(Close, reason=closing)

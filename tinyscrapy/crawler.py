@@ -152,6 +152,7 @@ class Crawler:
         if self._started:
             return defer.fail(self._started_already("crawl"))
         self.crawling = self._started = True
+        self._spider_args = (args, kwargs)  # what a worker of --workers makes its spider with
         d = self._crawl(*args, **kwargs)
         d.addBoth(self._cb_crawl_ended)
         return d
@@ -289,7 +290,11 @@ class Crawler:
         downloader first: robots.txt downloads through it, and the scheduler consults its
         slots)."""
         from tinyscrapy.core.engine import ExecutionEngine
-        self.engine = ExecutionEngine(self)
+        from tinyscrapy.frontier import workers_wanted
+        engine_class = ExecutionEngine
+        if workers_wanted(self.settings) > 1:  # --workers N: leased to N processes
+            from tinyscrapy.frontier.service import FrontierService as engine_class
+        self.engine = engine_class(self)
         return self.engine
 
     def scheduler_class(self):
@@ -424,7 +429,14 @@ class CrawlerRunner:
         d = crawler.crawl(*args, **kwargs)
         self._active.add(d)
         d.addBoth(self._cb_crawl_done, crawler, d)
+        for worker in getattr(crawler.engine, "workers", ()):  # --workers: each process too
+            self._active.add(worker.ended)
+            worker.ended.addBoth(self._cb_worker_ended, worker.ended)
         return d
+
+    def _cb_worker_ended(self, result, d):
+        self._active.discard(d)
+        return result
 
     def _cb_crawl_done(self, result, crawler, d):
         self.crawlers.discard(crawler)

@@ -20,8 +20,9 @@ without a message asks for the command's help (printed on stdout), as in Scrapy.
 
 L{BaseRunSpiderCommand} is the base of the commands that run spiders (C{run},
 C{runspider}, C{crawl}, C{parse}): C{-a}, C{-o}, C{-O}, and tinyscrapy's C{--jobdir},
-C{--scheduler} and C{--trace}. L{ScrapyCommand.crawl} runs spider classes together in the
-command's L{CrawlerProcess} and returns the exit status (C{check} crawls with it too).
+C{--scheduler}, C{--workers} and C{--trace}. L{ScrapyCommand.crawl} runs spider classes
+together in the command's L{CrawlerProcess} and returns the exit status (C{check} crawls
+with it too).
 """
 
 import argparse
@@ -273,6 +274,9 @@ class BaseRunSpiderCommand(ScrapyCommand):
         parser.add_argument("--scheduler", metavar="URL",
                             help="shared frontier, e.g. redis://127.0.0.1:6379/0 (the "
                                  "SCHEDULER_URL setting)")
+        parser.add_argument("--workers", metavar="N",
+                            help="run the crawl in N processes that share one frontier "
+                                 "(auto: one per core; the WORKERS setting)")
         parser.add_argument("--trace", metavar="FILE",
                             help="write the engine timeline as HTML (the TRACE_FILE setting); "
                                  "- prints one line per event on stderr instead")
@@ -280,7 +284,8 @@ class BaseRunSpiderCommand(ScrapyCommand):
     def process_options(self, args, opts):
         """
         The global options, then C{-a} into C{opts.spargs} (a dict), C{-o} and C{-O} into
-        C{FEEDS}, and C{--jobdir}, C{--scheduler}, C{--trace} into their settings. Without
+        C{FEEDS}, and C{--jobdir}, C{--scheduler}, C{--workers}, C{--trace} into their
+        settings. Without
         C{-o}, C{-O} or a C{FEEDS} set anywhere, items are printed on stdout as JSON lines.
 
         @raise UsageError: an C{-a} that is not C{NAME=VALUE}, or a feed whose format
@@ -289,7 +294,7 @@ class BaseRunSpiderCommand(ScrapyCommand):
         super().process_options(args, opts)
         opts.spargs = dict(setting_pairs(opts.spargs, "-a"))
         for name, option in (("JOBDIR", "jobdir"), ("SCHEDULER_URL", "scheduler"),
-                             ("TRACE_FILE", "trace")):
+                             ("TRACE_FILE", "trace"), ("WORKERS", "workers")):
             value = getattr(opts, option, None)
             if value is not None:
                 self.settings.set(name, value, "cmdline")

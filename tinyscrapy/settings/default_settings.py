@@ -13,6 +13,8 @@ DEFAULTS = {
     "ITEM_PROCESSOR": "tinyscrapy.pipelines.ItemPipelineManager",
     "ENGINE_HEARTBEAT": 5.0,
     "START_REQUESTS_BATCH": 100,
+    # --workers N: one crawl in N processes sharing the parent's frontier (docs/workers.md)
+    "WORKERS": 1,
     "CLOSE_GRACE_PERIOD": 4.0,
     # the downloader
     "CONCURRENT_REQUESTS_PER_DOMAIN": 8,
@@ -326,6 +328,7 @@ KINDS = {
     "SCHEDULER_REDIS_TLS_CA": str,
     "TRACE_FILE": str,
     "PROGRESS": None,  # "auto" or a boolean: checked by tinyscrapy.extensions.logstats
+    "WORKERS": None,  # a whole number or "auto": checked by tinyscrapy.frontier
     "REFERRER_POLICY": None,  # a name, a class or its path: checked by the referer middleware
     "STATS_CLASS": PATH,
     "SPIDER_LOADER_CLASS": PATH,

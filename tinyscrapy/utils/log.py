@@ -299,8 +299,14 @@ def log_start(crawler):
     if own:
         logger.debug("%s: settings tinyscrapy does not know, not read so far (your own?): "
                      "%s", name, ", ".join(own))
+    log_components(crawler)
+
+
+def log_components(crawler):
+    """Log, at INFO, the enabled components of a crawl."""
     if not logger.isEnabledFor(logging.INFO):
         return
+    name = crawler.spider.name
     engine = crawler.engine
     logger.info("%s: downloader middlewares: %s", name,
                 _names(engine.downloader.middleware.components))

@@ -220,6 +220,25 @@ class SpiderLoader:
         return found
 
 
+class DummySpiderLoader:
+    """A spider loader that finds no spider (Scrapy's: a script that names its spider
+    classes needs none)."""
+
+    @classmethod
+    def from_settings(cls, settings):
+        return cls()
+
+    def load(self, spider_name):
+        """@raise KeyError: always: there are no spiders here."""
+        raise KeyError(f"DummySpiderLoader doesn't load any spiders ({spider_name!r})")
+
+    def list(self):
+        return []
+
+    def find_by_request(self, request):
+        return []
+
+
 def get_spider_loader(settings):
     """
     The project's spider loader, as Scrapy's C{get_spider_loader}: the class

@@ -17,7 +17,7 @@ from twisted.python.failure import Failure
 from tinyscrapy import signals
 from tinyscrapy.core.downloader.handlers import DownloadHandlers
 from tinyscrapy.core.downloader.middleware import DownloaderMiddlewareManager
-from tinyscrapy.core.downloader.slots import Slots
+from tinyscrapy.core.downloader.slots import Slot, Slots  # noqa: F401 - Scrapy's Slot here
 from tinyscrapy.exceptions import scrapy_download_error
 from tinyscrapy.http.request import Request
 

@@ -251,8 +251,8 @@ def _pattern(node):
 
 @functools.cache
 def _names_facts():
-    """C{(spans, literals, classes, stats_patterns, sent)}: the docs' spans; the strings
-    and assigned names of the package's source; its class and function names; the
+    """C{(spans, literals, classes, stats_patterns, sent)}: the docs' spans; the strings,
+    assigned names and keyword names of the package's source; its class and function names; the
     patterns of the stats keys it builds; the keyword arguments each signal is sent with."""
     spans = list(doc_spans())
     literals, classes, stats_patterns, sent = set(), set(), set(), {}
@@ -262,6 +262,8 @@ def _names_facts():
                 literals.add(node.value)
             elif isinstance(node, (ast.ClassDef, ast.FunctionDef)):
                 classes.add(node.name)
+            elif isinstance(node, ast.keyword) and node.arg:  # set_environ(SCRAPY_CHECK=...)
+                literals.add(node.arg)
             elif isinstance(node, ast.Assign):
                 literals.update(t.id for t in node.targets if isinstance(t, ast.Name))
                 literals.update(t.attr for t in node.targets if isinstance(t, ast.Attribute))

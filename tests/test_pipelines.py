@@ -3,6 +3,7 @@ Item pipelines: order, open and close, DropItem, Deferreds, wrong outputs, item 
 and back-pressure (a slow pipeline holds the crawl back instead of piling items up).
 """
 
+import logging
 from dataclasses import dataclass
 
 import attrs
@@ -12,6 +13,7 @@ from twisted.trial import unittest
 from tinyscrapy import DropItem, Request, Spider, signals
 
 from .helpers import crawl, make_engine, serve
+from .logs import capture_logs
 
 
 class ItemsSpider(Spider):
@@ -146,6 +148,24 @@ class PipelineTests(unittest.TestCase):
         self.assertEqual(stats.get_value("item_dropped_count"), 2)
         self.assertEqual(stats.get_value("item_dropped_reasons_count/DropItem"), 2)
         self.assertEqual(dropped, ["odd 1", "odd 3"])
+
+    def test_drop_item_log_level(self):
+        """DropItem(log_level=...) sets its Dropped line's level; without one the line is
+        at DEFAULT_DROPITEM_LOG_LEVEL, a name or a number."""
+
+        class Drop:
+            def process_item(self, item):
+                raise DropItem("quiet" if item["n"] == 0 else "loud",
+                               log_level="DEBUG" if item["n"] == 0 else None)
+
+        engine, clock, downloader, crawler = make_engine(
+            ItemsSpider, {"ITEM_PIPELINES": {Drop: 1}, "DEFAULT_DROPITEM_LOG_LEVEL": "INFO"},
+            per_page=2)
+        logs = capture_logs(self, "tinyscrapy")
+        run(engine, clock, downloader)
+        levels = {record.getMessage().split()[1]: record.levelno for record in logs.records
+                  if record.getMessage().startswith("Dropped:")}
+        self.assertEqual(levels, {"quiet": logging.DEBUG, "loud": logging.INFO})
 
     def test_deferred_process_item(self):
         """A Deferred from process_item: the next pipeline gets what it fires with."""

@@ -24,12 +24,13 @@ every download) and L{tinyscrapy.core.spidermw} (around every callback's output)
 
 import inspect
 import logging
+import warnings
 from collections import defaultdict, deque
 from dataclasses import dataclass
 
 from twisted.internet.defer import Deferred
 
-from tinyscrapy.exceptions import StartError, UsageError
+from tinyscrapy.exceptions import ScrapyDeprecationWarning, StartError, UsageError
 from tinyscrapy.http.request import Request
 from tinyscrapy.http.response import Response
 from tinyscrapy.utils.defer import deferred_from_coro
@@ -74,7 +75,9 @@ def _key(path):
     if isinstance(path, str):
         return path
     qualname = getattr(path, "__qualname__", None)
-    return f"{path.__module__}.{qualname}" if qualname else path
+    if not qualname or "<locals>" in qualname:  # no path names it: only itself
+        return path
+    return f"{path.__module__}.{qualname}"
 
 
 _told = set()  # the Scrapy paths already logged: once per process
@@ -141,6 +144,12 @@ class MiddlewareManager:
     setting = None
 
     def __init__(self, *middlewares, crawler=None, paths=None):
+        if crawler is None:
+            warnings.warn(f"MiddlewareManager.__init__() was called without the crawler "
+                          f"argument when creating {type(self).__module__}."
+                          f"{type(self).__qualname__}. This is deprecated and the argument "
+                          f"will be required in future Scrapy versions.",
+                          ScrapyDeprecationWarning, stacklevel=3)
         self.crawler = crawler
         self.middlewares = middlewares
         self.paths = tuple(paths) if paths is not None else tuple(

@@ -133,7 +133,9 @@ def _settle_unwaited(engine, reason):
 
 
 def _close_stats(engine, reason):
-    return engine.crawler.stats.close_spider(engine.spider, reason)
+    from tinyscrapy.statscollectors import call_with_spider_if_required
+    return call_with_spider_if_required(engine.crawler.stats.close_spider, engine.spider,
+                                        reason=reason)
 
 
 def _send_engine_stopped(engine, reason):

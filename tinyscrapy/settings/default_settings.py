@@ -280,6 +280,22 @@ DEFAULTS = {
     "SPIDER_LOADER_CLASS": "tinyscrapy.spiderloader.SpiderLoader",
     "SPIDER_LOADER_WARN_ONLY": False,
     "NEWSPIDER_MODULE": "",
+    # the command line (tinyscrapy.cmdline, tinyscrapy.commands; docs/projects.md)
+    "COMMANDS_MODULE": "",
+    "EDITOR": "vi",
+    "TEMPLATES_DIR": None,
+    "SPIDER_CONTRACTS": {},
+    "SPIDER_CONTRACTS_BASE": {
+        "tinyscrapy.contracts.default.UrlContract": 1,
+        "tinyscrapy.contracts.default.CallbackKeywordArgumentsContract": 1,
+        "tinyscrapy.contracts.default.MetadataContract": 1,
+        "tinyscrapy.contracts.default.MethodContract": 1,
+        "tinyscrapy.contracts.default.BodyContract": 1,
+        "tinyscrapy.contracts.default.HeaderContract": 1,
+        "tinyscrapy.contracts.default.CookieContract": 1,
+        "tinyscrapy.contracts.default.ReturnsContract": 2,
+        "tinyscrapy.contracts.default.ScrapesContract": 3,
+    },
 }
 
 # A setting that names a class: a dotted path, or the class itself.
@@ -334,6 +350,7 @@ KINDS = {
     "TELNETCONSOLE_PASSWORD": str,
     "MAIL_USER": str,
     "MAIL_PASS": str,
+    "TEMPLATES_DIR": str,
 }
 
 # Scrapy's module holds each default as a module-level name

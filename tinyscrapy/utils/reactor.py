@@ -24,6 +24,7 @@ from tinyscrapy.exceptions import UsageError
 logger = logging.getLogger(__name__)
 
 ASYNCIO_REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
+_asyncio_reactor_path = ASYNCIO_REACTOR  # Scrapy's private name: its command tests import it
 
 # what asyncio raises when it is awaited with no asyncio loop running the coroutine
 _NO_ASYNCIO_LOOP = ("no running event loop", "await wasn't used with future")

@@ -134,3 +134,17 @@ class StartCauseTests(unittest.TestCase):
         self.assertNotIn("frontier", causes)
         engine.close_spider("test")
         clock.advance(0)
+
+
+class BareCrawlerCloseTests(unittest.TestCase):
+    """An engine run on a crawler that was never crawled (a script's, a test's)."""
+
+    def test_closes_without_extensions(self):
+        """The close has no extensions' feeds to close, and logs no error for it."""
+        from .logs import capture_logs
+        logs = capture_logs(self, "tinyscrapy.core.closing")
+        engine, clock, downloader, crawler = make_engine(ListSpider)
+        self.assertIsNone(crawler.extensions)
+        clock.advance(0)
+        self.assertEqual(self.successResultOf(engine.start()), "finished")
+        self.assertEqual([r.getMessage() for r in logs.records], [])

@@ -101,8 +101,9 @@ def _close_feeds(engine, reason):
     """Close (and store) the files of the extensions that write output (the feed
     exporter's C{close_feeds}, which may return a Deferred), before the frontier's last
     write."""
+    extensions = engine.crawler.extensions  # None for a crawler never crawled (a script's)
     closing = [maybeDeferred(extension.close_feeds)
-               for extension in engine.crawler.extensions.middlewares
+               for extension in (extensions.middlewares if extensions is not None else ())
                if hasattr(extension, "close_feeds")]
     return gatherResults(closing, consumeErrors=True) if closing else None
 

@@ -143,6 +143,32 @@ class ScrapyOptionTests(unittest.TestCase):
             self.assertEqual(json.loads(f.read()), {"a": 1})
 
     @defer.inlineCallbacks
+    def test_output_adds_to_feeds_set_elsewhere(self):
+        """-O adds its feed to a FEEDS set with -s (Scrapy's merge): both are written."""
+        cli = os.path.join(self.tmp, "cli.json")
+        other = os.path.join(self.tmp, "other.csv")
+        feeds = json.dumps({other: {"format": "csv"}})
+        code, _, err = yield run_command(reactor, ["runspider", self.spider, "-O", cli,
+                                                   "-s", f"FEEDS={feeds}"], cwd=self.tmp)
+        self.assertEqual(code, 0, err)
+        with open(cli) as f:
+            self.assertEqual(json.load(f), [{"a": 1}])
+        with open(other) as f:
+            self.assertEqual(f.read().split(), ["a", "1"])
+
+    @defer.inlineCallbacks
+    def test_values_that_would_stall_are_usage_errors(self):
+        """CONCURRENT_REQUESTS=0 and a negative DOWNLOAD_TIMEOUT are refused at the start
+        with one line (exit 2), not a crawl that never moves."""
+        for setting, word in (("CONCURRENT_REQUESTS=0", "at least 1"),
+                              ("DOWNLOAD_TIMEOUT=-5", "negative")):
+            code, _, err = yield run_command(reactor, ["runspider", self.spider, "-s",
+                                                       setting], cwd=self.tmp, timeout=30)
+            self.assertEqual(code, 2, (setting, err))
+            self.assertIn(word, err)
+            self.assertEqual(len(err.strip().splitlines()), 1, err)
+
+    @defer.inlineCallbacks
     def test_stdout_as_json_without_a_log(self):
         """-o -:json prints a JSON array on stdout; --nolog keeps stderr empty."""
         code, out, err = yield run_command(reactor, ["runspider", self.spider, "-o", "-:json",

@@ -355,6 +355,14 @@ class CheckCommandTests(unittest.TestCase):
         self.assertEqual(out, "books\n  * parse\n  * parse_failing\nplain\n")
 
     @defer.inlineCallbacks
+    def test_unknown_spider(self):
+        """check with a spider name the project lacks: one line, exit 2 (no traceback)."""
+        code, out, err = yield self.check("nosuch")
+        self.assertEqual(code, 2, err)
+        self.assertIn("nosuch", err)
+        self.assertNotIn("Traceback", err)
+
+    @defer.inlineCallbacks
     def test_failing_contract(self):
         """A contract that fails: F, its message, FAILED (failures=1), exit 1; nothing
         reaches the pipelines or the feeds of the spider's settings."""

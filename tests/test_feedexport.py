@@ -289,3 +289,18 @@ class OverwriteTests(unittest.TestCase):
                     start=self.start, count=2)
         with open(self.out) as f:
             self.assertEqual(json.load(f), [{"n": 0}, {"n": 1}])
+
+
+class PseudoFilesystemTests(unittest.TestCase):
+    """A feed on a filesystem that holds no files."""
+
+    def test_proc_is_not_called_full(self):
+        """-O /proc/nope/x.json is refused as a place that holds no files, not as a full
+        disk."""
+        from tinyscrapy.exceptions import UsageError
+        from tinyscrapy.extensions.feedexport import FileFeedStorage
+        if not os.path.isdir("/proc") or os.statvfs("/proc").f_blocks != 0:
+            raise unittest.SkipTest("no /proc pseudo-filesystem here")
+        error = self.assertRaises(UsageError, FileFeedStorage("/proc/nope/x.json").check)
+        self.assertIn("holds no files", str(error))
+

@@ -73,6 +73,23 @@ class PageCommandTests(unittest.TestCase):
         self.assertNotIn(b"INFO", out)
 
     @defer.inlineCallbacks
+    def test_fetch_warns_nothing(self):
+        """fetch says nothing of tinyscrapy's own deprecations on stderr."""
+        status, out, err = yield tinyscrapy(["fetch", "--nolog", self.page])
+        self.assertEqual(status, 0, err)
+        self.assertNotIn(b"Warning", err)
+
+    @defer.inlineCallbacks
+    def test_shell_code_sees_its_own_fetch(self):
+        """shell -c evaluates in the shell's names: a fetch() in it changes response."""
+        other = self.server.url("/other")
+        status, out, err = yield tinyscrapy(
+            ["shell", "-L", "WARNING", self.page, "-c",
+             f"[fetch({other!r}), response.url][1]"])
+        self.assertEqual(status, 0, err)
+        self.assertEqual(out.strip().decode(), other)
+
+    @defer.inlineCallbacks
     def test_fetch_and_shell_obey_robots_txt(self):
         """With ROBOTSTXT_OBEY (a project's default) the page commands fetch robots.txt
         first through the same downloader: an allowed page prints, a disallowed one is

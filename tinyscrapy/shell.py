@@ -97,7 +97,10 @@ class Shell:
         else:
             self.populate_vars(spider=spider)
         if self.code:
-            print(eval(self.code, dict(self.vars)))  # noqa: S307 (the user's own code)
+            try:  # in the prompt's own names, so that a fetch() in it changes `response`
+                print(eval(self.code, self.vars))  # noqa: S307 (the user's own code)
+            finally:
+                self.vars.pop("__builtins__", None)
             return
         start_python_console(self.vars, shells=[*self._shells(DEFAULT_PYTHON_SHELLS), "python"],
                              banner=self.vars.pop("banner", ""))

@@ -285,8 +285,9 @@ class BaseRunSpiderCommand(ScrapyCommand):
         """
         The global options, then C{-a} into C{opts.spargs} (a dict), C{-o} and C{-O} into
         C{FEEDS}, and C{--jobdir}, C{--scheduler}, C{--workers}, C{--trace} into their
-        settings. Without
-        C{-o}, C{-O} or a C{FEEDS} set anywhere, items are printed on stdout as JSON lines.
+        settings. The feeds of C{-o} and C{-O} are added to a C{FEEDS} set elsewhere (a
+        project's, C{-s FEEDS=...}). Without C{-o}, C{-O} or a C{FEEDS} set anywhere, items
+        are printed on stdout as JSON lines.
 
         @raise UsageError: an C{-a} that is not C{NAME=VALUE}, or a feed whose format
             cannot be told.
@@ -305,6 +306,8 @@ class BaseRunSpiderCommand(ScrapyCommand):
             feeds[path] = {"overwrite": overwrite} if fmt is None else \
                 {"format": fmt, "overwrite": overwrite}
         if feeds:
+            # added to the FEEDS set elsewhere (the project's, -s FEEDS=...), as in Scrapy
+            feeds.update(self.settings.getdict("FEEDS"))
             self.settings.set("FEEDS", feeds, "cmdline")
         elif "FEEDS" not in self.settings.overridden():
             # items go to stdout unless a feed is configured somewhere (even as {}); set as

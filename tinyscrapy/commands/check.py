@@ -15,6 +15,7 @@ from unittest import TextTestRunner
 from tinyscrapy.commands import ScrapyCommand, setting_pairs, spider_loader
 from tinyscrapy.contracts import ContractsManager, _create_testcase
 from tinyscrapy.settings import SETTINGS_PRIORITIES
+from tinyscrapy.spiderloader import resolve_spider
 
 # the output of callbacks is thrown away: no pipeline and no feed is opened, unless the
 # command line asks (above a spider's custom_settings, below -s)
@@ -94,7 +95,7 @@ class Command(ScrapyCommand):
         tested = {}
         with set_environ(SCRAPY_CHECK="true"):
             for name in args or loader.list():
-                spidercls = loader.load(name)
+                spidercls = resolve_spider(name, loader)
                 tested[spidercls] = conman.tested_methods_from_spidercls(spidercls)
             if opts.list:
                 self._print_list(tested, opts.verbose)

@@ -112,7 +112,9 @@ def fetch_once(command, url, opts):
 def _cb_close(_, fetcher):
     """Dump the stats (C{STATS_DUMP}, as Scrapy's fetch does at the end of its crawl) and
     close the connections."""
-    fetcher.crawler.stats.close_spider(fetcher.spider, "finished")
+    from tinyscrapy.statscollectors import call_with_spider_if_required
+    call_with_spider_if_required(fetcher.crawler.stats.close_spider, fetcher.spider,
+                                 reason="finished")
     return fetcher.close()
 
 

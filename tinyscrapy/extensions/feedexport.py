@@ -273,6 +273,9 @@ class FileFeedStorage:
         if not os.access(target, os.W_OK):
             raise UsageError(f"feed {path}: cannot write it (permission denied: {target})")
         info = os.statvfs(folder)
+        if info.f_blocks == 0:  # no blocks at all: a pseudo-filesystem (/proc, /sys)
+            raise UsageError(f"feed {path}: cannot write it ({folder} is on a filesystem "
+                             f"that holds no files)")
         free = info.f_bavail * info.f_frsize
         if free < MIN_FREE_BYTES:
             raise UsageError(f"feed {path}: its filesystem is full ({free} bytes free)")

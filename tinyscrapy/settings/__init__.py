@@ -479,6 +479,17 @@ class Settings(BaseSettings):
                     raise SettingValueError(f"setting {name}={value!r}: expected a string")
             else:
                 getters[kind](name)
+            bound = _LEAST.get(name)
+            if bound is not None and self.getfloat(name) < bound[0]:
+                raise SettingValueError(f"setting {name}={value!r}: {bound[1]}")
+
+
+# settings whose kind alone does not refuse a value that would stall or break the crawl
+_LEAST = {
+    "CONCURRENT_REQUESTS": (1, "must be at least 1 (the most requests in flight; Scrapy "
+                               "reads 0 as no limit, tinyscrapy wants the number)"),
+    "DOWNLOAD_TIMEOUT": (0, "must not be negative (seconds)"),
+}
 
 
 def _closest(name):

@@ -302,7 +302,30 @@ class ScrapyNamesTests(unittest.TestCase):
         "tinyscrapy.commands.check": ["Command", "TextTestResult"],
         "tinyscrapy.contracts": ["Contract", "ContractsManager"],
         "tinyscrapy.shell": ["Shell", "inspect_response"],
+        # what the conftest.py of Scrapy's own test suite imports and patches: without one
+        # of them not a single test of that suite runs
+        "tinyscrapy.utils.reactor": ["set_asyncio_event_loop_policy", "set_asyncio_event_loop",
+                                     "install_reactor", "listen_tcp"],
+        "tinyscrapy.utils.reactorless": ["install_reactor_import_hook", "is_reactorless"],
+        "tinyscrapy.core.downloader.tls": ["_TWISTED_VERSION_MAP"],
+        "tinyscrapy.utils.ssl": ["_get_cert_options_version_kwargs"],
     }
+
+    def test_scrapy_test_suite_patches_the_heartbeat(self):
+        """Scrapy's test suite shortens ExecutionEngine._SLOT_HEARTBEAT_INTERVAL on the
+        class: the engine's heartbeat follows it unless ENGINE_HEARTBEAT is set."""
+        from twisted.internet import reactor
+
+        from tinyscrapy.core.engine import ExecutionEngine
+        from tinyscrapy.crawler import Crawler
+        from tinyscrapy.settings import Settings
+        from tinyscrapy.spiders import Spider
+        self.assertEqual(ExecutionEngine._SLOT_HEARTBEAT_INTERVAL, 5.0)
+        self.patch(ExecutionEngine, "_SLOT_HEARTBEAT_INTERVAL", 0.1)
+        engine = ExecutionEngine(Crawler(Spider, Settings(), reactor))
+        self.assertEqual(engine._heartbeat_interval, 0.1)
+        engine = ExecutionEngine(Crawler(Spider, Settings({"ENGINE_HEARTBEAT": 2}), reactor))
+        self.assertEqual(engine._heartbeat_interval, 2.0)
 
     def test_names_at_their_paths(self):
         """Each path offers the names Scrapy keeps there."""

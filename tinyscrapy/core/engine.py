@@ -92,6 +92,10 @@ class ExecutionEngine:
         L{wake} since the last turn.
     """
 
+    #: How often an idle engine looks for work, in seconds, unless C{ENGINE_HEARTBEAT} is
+    #: set: Scrapy's name (its test suite shortens it on the class).
+    _SLOT_HEARTBEAT_INTERVAL = 5.0
+
     def __init__(self, crawler, spider_closed_callback=None, *, reactor=None, scheduler=None,
                  downloader=None, scraper=None):
         """
@@ -126,7 +130,10 @@ class ExecutionEngine:
         self.wake_causes = None  # a set while someone traces the turns (tinyscrapy.trace)
         self._heartbeat = LoopingCall(self.wake, "heartbeat")
         self._heartbeat.clock = self.reactor
-        self._heartbeat_interval = crawler.settings.getfloat("ENGINE_HEARTBEAT")
+        self._heartbeat_interval = (
+            crawler.settings.getfloat("ENGINE_HEARTBEAT")
+            if (crawler.settings.getpriority("ENGINE_HEARTBEAT") or 0) > 0
+            else self._SLOT_HEARTBEAT_INTERVAL)
         self.grace_period = crawler.settings.getfloat("CLOSE_GRACE_PERIOD")
         self._grace_call = None
 

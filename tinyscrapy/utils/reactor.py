@@ -34,6 +34,16 @@ class AsyncioReactorNeeded(RuntimeError):
     """A coroutine awaited asyncio code under a reactor that is not asyncio's."""
 
 
+def set_asyncio_event_loop_policy():
+    """Make asyncio's policy one whose loops the asyncio reactor can use (Scrapy's helper:
+    on Windows the selector policy; elsewhere there is nothing to do)."""
+    if sys.platform != "win32":
+        return
+    import asyncio
+    if not isinstance(asyncio.get_event_loop_policy(), asyncio.WindowsSelectorEventLoopPolicy):
+        asyncio.set_event_loop_policy(asyncio.WindowsSelectorEventLoopPolicy())
+
+
 def set_asyncio_event_loop(event_loop_path):
     """
     The asyncio loop to run, made the current one (Scrapy's helper): a loop of the class

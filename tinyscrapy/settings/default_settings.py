@@ -44,8 +44,10 @@ DEFAULTS = {
     "DOWNLOADER_MIDDLEWARES": {},
     "DOWNLOAD_HANDLERS": {},
     "DOWNLOAD_HANDLERS_BASE": {
-        "http": "tinyscrapy.core.downloader.handlers.http11.HttpFetcher",
-        "https": "tinyscrapy.core.downloader.handlers.http11.HttpFetcher",
+        "data": "tinyscrapy.core.downloader.handlers.datauri.DataURIDownloadHandler",
+        "file": None,  # tinyscrapy: off unless a project enables FileDownloadHandler
+        "http": "tinyscrapy.core.downloader.handlers.http11.HTTP11DownloadHandler",
+        "https": "tinyscrapy.core.downloader.handlers.http11.HTTP11DownloadHandler",
     },
     "DOWNLOADER_MIDDLEWARES_BASE": {
         "tinyscrapy.downloadermiddlewares.offsite.OffsiteMiddleware": 50,

@@ -18,7 +18,7 @@ from twisted.trial import unittest
 from tinyscrapy.core.downloader.handlers.http11 import BadStatusCode
 from tinyscrapy.http import Request
 
-from .fetchutil import failure_of, get, make_fetcher
+from .fetchutil import get, make_fetcher
 from .helpers import ROOT, crawl, needs_processes, serve
 from .recording import Recorder
 from .servers import DropReused, Echo, RawServer, SetCookie

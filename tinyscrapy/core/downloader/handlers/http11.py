@@ -122,6 +122,7 @@ from tinyscrapy.http.response import Response
 from tinyscrapy.resolver import DnsCache
 from tinyscrapy.responsetypes import response_for
 from tinyscrapy.signals import bytes_received, headers_received
+from tinyscrapy.utils.request import left_its_origin
 from tinyscrapy.utils.url import url_origin
 
 logger = logging.getLogger(__name__)
@@ -431,11 +432,10 @@ def credentials_for(request, items):
     @param items: C{(name, values)} pairs, title-cased bytes names.
     @return: the pairs to send.
     """
-    meta = request._meta
-    chain = meta["redirect_urls"]
-    origin = url_origin(request.url)
-    if not chain or origin == url_origin(chain[0]):
+    if not left_its_origin(request):
         return items
+    meta = request._meta
+    origin = url_origin(request.url)
     return [(name, values) for name, values in items
             if name not in CREDENTIAL_HEADERS or _meant_for(name, values, meta, origin)]
 

@@ -279,10 +279,10 @@ class DiskScheduler(Scheduler):
         """
         A stored request that does not load. Crafted or damaged bytes
         (L{StoredRequestError}) are moved to the C{dead} table (with the reason): logged,
-        counted as C{scheduler/unloadable}, the crawl goes on. A well-formed one whose callback the spider no longer has
-        (L{MissingMethod}), or any other error (a bug, not the row's fault), is kept on
-        disk, and the crawl stops with C{jobdir_error} (exit 1), so nothing is lost: the
-        spider it was stored for finds it there.
+        counted as C{scheduler/unloadable}, the crawl goes on. A well-formed one whose
+        callback the spider no longer has (L{MissingMethod}), or any other error (a bug,
+        not the row's fault), is kept on disk, and the crawl stops with C{jobdir_error}
+        (exit 1), so nothing is lost: the spider it was stored for finds it there.
 
         @return: True when the row is kept and the crawl stops.
         """

@@ -101,7 +101,7 @@ class ExecutionEngine:
         self._wakeup = None
         self._ready_call = None
         self.wake_causes = None  # a set while someone traces the turns (observe/trace.py)
-        self._heartbeat = LoopingCall(self.wake, "heartbeat")
+        self._heartbeat = LoopingCall(self._beat)
         self._heartbeat.clock = reactor
         self._heartbeat_interval = crawler.settings.getfloat("ENGINE_HEARTBEAT")
 
@@ -193,6 +193,13 @@ class ExecutionEngine:
             self.wake_causes.add(cause)
         if self._wakeup is None and not self._close.called:
             self._wakeup = self.reactor.callLater(0, self._next_request)
+
+    def _beat(self):
+        """The heartbeat: forget the download slots gone idle, and turn the loop."""
+        slots = getattr(self.downloader, "slots", None)
+        if slots is not None:
+            slots.sweep()
+        self.wake("heartbeat")
 
     def _take_causes(self):
         """The causes of the turn starting now (None unless traced)."""

@@ -124,6 +124,12 @@ DEFAULTS = {
     "HTTPCACHE_IGNORE_HTTP_CODES": [],
     "HTTPCACHE_IGNORE_SCHEMES": ["file"],
     "HTTPCACHE_IGNORE_MISSING": False,
+    "HTTPCACHE_POLICY": "tinyscrapy.extensions.httpcache.DummyPolicy",
+    "HTTPCACHE_STORAGE": "tinyscrapy.extensions.httpcache.FilesystemCacheStorage",
+    "HTTPCACHE_DBM_MODULE": "dbm",
+    "HTTPCACHE_GZIP": False,
+    "HTTPCACHE_ALWAYS_STORE": False,
+    "HTTPCACHE_IGNORE_RESPONSE_CACHE_CONTROLS": [],
     # the scraper
     "SPIDER_MIDDLEWARES": {},
     "SPIDER_MIDDLEWARES_BASE": {
@@ -220,6 +226,8 @@ KINDS = {
     "RETRY_EXCEPTIONS": PATHS,
     "JOBDIR": str,
     "HTTPCACHE_EXPIRATION_SECS": float,
+    "HTTPCACHE_POLICY": PATH,
+    "HTTPCACHE_STORAGE": PATH,
     "SCHEDULER_URL": str,
     "SCHEDULER_REDIS_KEY": str,
     "SCHEDULER_REDIS_TLS_CA": str,

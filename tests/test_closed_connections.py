@@ -21,7 +21,7 @@ from tinyscrapy.http import Request
 from .fetchutil import get, make_fetcher
 from .helpers import ROOT, crawl, needs_processes, serve
 from .recording import Recorder
-from .servers import DropReused, Echo, RawServer, SetCookie
+from .servers import DropReused, Echo, Gzip, RawServer, SetCookie
 
 
 def http10_answer(links=0, pages=100):
@@ -176,6 +176,21 @@ class TreqClientTests(unittest.TestCase):
         for enabled in (False, True):
             yield crawl(Recorder, {"COOKIES_ENABLED": enabled}, make=make)
         self.assertEqual(seen, [None, ["session=s1"]])
+
+    @defer.inlineCallbacks
+    def test_content_encoding_as_the_server_sent_it(self):
+        """A response without Content-Encoding has none (treq's decoder agent would leave
+        an empty one); a gzip body not decoded (COMPRESSION_ENABLED off) keeps the
+        server's header and its compressed bytes; decoded, the header is gone."""
+        plain = yield get(make_fetcher(self), self.server.add_page("/plain"))
+        self.assertNotIn(b"Content-Encoding", plain.headers)
+        url = self.server.add("/gz", Gzip(b"<html>zipped</html>"))
+        kept = yield get(make_fetcher(self, {"COMPRESSION_ENABLED": False}), url)
+        self.assertEqual(kept.headers.getlist("Content-Encoding"), [b"gzip"])
+        self.assertEqual(kept.body[:2], b"\x1f\x8b")
+        decoded = yield get(make_fetcher(self), url)
+        self.assertNotIn(b"Content-Encoding", decoded.headers)
+        self.assertEqual(decoded.body, b"<html>zipped</html>")
 
     @defer.inlineCallbacks
     def test_every_download_goes_through_treq(self):

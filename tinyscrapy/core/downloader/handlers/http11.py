@@ -323,7 +323,7 @@ class HttpFetcher:
         try:
             d = client.request(request.method, _SentURL(url), headers=headers,
                                data=request.body or None, cookies=self.jar,
-                               allow_redirects=False, unbuffered=True)
+                               allow_redirects=False, unbuffered=True, reactor=self.reactor)
         except Exception:  # an agent that raises instead of failing its Deferred
             d = fail()
         finally:
@@ -522,7 +522,7 @@ class Transfer:
             headers.setRawHeaders(b"Accept-Encoding", self.accept_encoding)
         else:
             headers.removeHeader(b"Accept-Encoding")
-        d = self.connection.request(request)
+        d = self.connection.request(request, caller_notes_head=True)
         d.addCallbacks(self.cb_head, self.eb_exchange, errbackArgs=(request,))
         return d
 
@@ -534,6 +534,7 @@ class Transfer:
 
         @raise BadStatusCode: the status is not three digits.
         """
+        self.connection.head(response)
         code = response.code
         if not 100 <= code <= 999:
             self.abort()
@@ -598,6 +599,9 @@ class Transfer:
             if self.warnsize and declared > self.warnsize:
                 self._warn(declared, "declares")
         headers = Headers.from_raw(response.headers.getAllRawHeaders())
+        # treq's ContentDecoderAgent leaves an empty Content-Encoding where it found
+        # none (the transfer had hidden it): the response's own is put back instead
+        headers.pop(b"Content-Encoding", None)
         encoding = self.encoding
         if encoding is not None:
             headers[b"Content-Encoding"] = encoding  # until a decoder takes it off

@@ -70,19 +70,25 @@ class CrawlProtocol(HTTP11ClientProtocol):
         self._in_head = False
         self._line = 0  # bytes of the head line being received
 
-    def request(self, request):
-        """twisted's C{request}, counted; its Deferred also notes the answer's version."""
+    def request(self, request, caller_notes_head=False):
+        """
+        twisted's C{request}, counted; the answer's head is noted (L{head}) by its
+        Deferred, unless C{caller_notes_head} says the caller calls L{head} itself (the
+        transfer does: one callback less a request).
+        """
         self.exchanges += 1
         self._in_head = True
         self._line = 0
         self.line_too_long = False
         d = super().request(request)
-        d.addCallback(self._cb_head)
+        if not caller_notes_head:
+            d.addCallback(self.head)
         return d
 
-    def _cb_head(self, response):
+    def head(self, response):
         """The status and headers arrived: an HTTP/1.0 server closes the connection after
-        its answer (this client never asks it to keep it), so it is never reused."""
+        its answer (this client never asks it to keep it), so it is never reused.
+        @return: C{response}."""
         self._in_head = False
         self.line_too_long = False
         if response.version < (b"HTTP", 1, 1):

@@ -71,12 +71,8 @@ class RedisServer:
     def stop(self):
         if getattr(self, "paused", False):
             self.resume()
-        self.process.terminate()
-        try:
-            self.process.wait(5)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        from .helpers import stop_process
+        stop_process(self.process)
 
     def call(self, *args):
         """One command; the reply as Python values (blocking, a few ms on 127.0.0.1).

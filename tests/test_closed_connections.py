@@ -19,7 +19,7 @@ from tinyscrapy.core.downloader.handlers.http11 import BadStatusCode
 from tinyscrapy.http import Request
 
 from .fetchutil import get, make_fetcher
-from .helpers import ROOT, crawl, needs_processes, serve
+from .helpers import ROOT, crawl, needs_processes, serve, stop_process
 from .recording import Recorder
 from .servers import DropReused, Echo, Gzip, RawServer, SetCookie
 
@@ -262,7 +262,7 @@ class PythonHttpServerTests(unittest.TestCase):
         self.process = subprocess.Popen(
             [sys.executable, "-m", "http.server", str(self.port), "--bind", "127.0.0.1",
              "--directory", self.root], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        self.addCleanup(self._stop)
+        self.addCleanup(stop_process, self.process)
         deadline = time.monotonic() + 20
         while True:  # wait until it listens
             try:
@@ -272,14 +272,6 @@ class PythonHttpServerTests(unittest.TestCase):
                 if time.monotonic() > deadline or self.process.poll() is not None:
                     raise RuntimeError("python -m http.server did not start")
                 time.sleep(0.02)
-
-    def _stop(self):
-        self.process.terminate()
-        try:
-            self.process.wait(5)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
 
     @defer.inlineCallbacks
     def test_every_page_three_times(self):

@@ -33,6 +33,14 @@ class CraftedMemberTests(FaultTestCase):
         for score, member in enumerate(members):
             self.redis.call("ZADD", self.key("queue"), score, member)
 
+    @defer.inlineCallbacks
+    def take_all(self, scheduler, count):
+        """Wait until C{scheduler} handed out C{count} requests; @return: them."""
+        taken = []
+        while len(taken) < count:  # bounded: each take waits at most wait_until's time
+            taken.append((yield self.take(scheduler)))
+        return taken
+
     def valid(self, scheduler, url, **header_kwargs):
         data = codec.request_to_bytes(Request(url), scheduler.spider)
         return header(**header_kwargs) + data
@@ -51,14 +59,7 @@ class CraftedMemberTests(FaultTestCase):
                header(name=b"example.net") + b"TSJ1{not json"]
         self.seed(a, bad[0], good[0], bad[1], good[1], bad[2])
         a._empty_pop_at = float("-inf")
-        taken = []
-
-        def both_taken():
-            request = a.next_request()
-            if request is not None:
-                taken.append(request)
-            return len(taken) == 2
-        yield wait_until(both_taken)
+        taken = yield self.take_all(a, 2)
         self.assertEqual(sorted(r.url for r in taken),
                          ["http://example.com/par0", "http://example.org/slow"])
         for request in taken:
@@ -85,16 +86,9 @@ class CraftedMemberTests(FaultTestCase):
                         self.valid(a, "http://example.com/nan"), "not-a-number")
         self.redis.call("SADD", self.key("workers"), "ghost")
         a._next_status = float("-inf")
-        taken = []
-
-        def one():
-            request = a.next_request()
-            if request is not None:
-                taken.append(request)
-            return bool(taken)
-        yield wait_until(one)
-        self.assertEqual([r.url for r in taken], ["http://example.com/held"])
-        a.request_done(taken[0])
+        held = yield self.take(a)
+        self.assertEqual(held.url, "http://example.com/held")
+        a.request_done(held)
         yield wait_until(lambda: not a.has_pending_requests())
         self.assertEqual(len(self.redis.call("LRANGE", self.key("dead"), 0, -1)), 2)
         self.assertEqual(a.stats.get_value("scheduler/redis/dead_letter"), 2)

@@ -590,6 +590,8 @@ class Transfer:
 
         @return: a Deferred firing with the L{HttpResponse} once the body is read.
         """
+        # treq's _Response proxies twisted's, attribute by attribute: read twisted's
+        response = getattr(response, "original", response)
         declared = response.length
         if declared is not UNKNOWN_LENGTH:
             if self.maxsize and declared > self.maxsize and not self.truncate:
@@ -625,8 +627,9 @@ class Transfer:
                 del headers[b"Content-Encoding"]
         from treq import collect
         d = collect(response, self.collect)
-        d.addCallbacks(self.cb_body, self.eb_body, callbackArgs=(response.code, headers),
-                       errbackArgs=(response.code, headers))
+        status = response.code
+        d.addCallbacks(self.cb_body, self.eb_body, callbackArgs=(status, headers),
+                       errbackArgs=(status, headers))
         return d
 
     def collect(self, data):

@@ -348,8 +348,7 @@ class HttpFetcher:
         if meta and "redirect_urls" in meta:
             items = credentials_for(request, items)
         client = self.client
-        if (meta and meta.get("proxy")) or any(name == b"Proxy-Authorization"
-                                               for name, _ in items):
+        if (meta and meta.get("proxy")) or _has_proxy_authorization(items):
             agent, routed = self.proxies.route(request, dict(items) or None)
             items = routed.items() if routed else ()
             if agent is not None:
@@ -788,6 +787,13 @@ class Transfer:
         else:
             result.errback(tls_error(outcome) or outcome)
         return None
+
+
+def _has_proxy_authorization(items):
+    for name, _ in items:
+        if name == b"Proxy-Authorization":
+            return True
+    return False
 
 
 def _never_answered(failure):

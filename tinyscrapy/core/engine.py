@@ -196,9 +196,9 @@ class ExecutionEngine:
 
     def _beat(self):
         """The heartbeat: forget the download slots gone idle, and turn the loop."""
-        slots = getattr(self.downloader, "slots", None)
-        if slots is not None:
-            slots.sweep()
+        sweep = getattr(getattr(self.downloader, "slots", None), "sweep", None)
+        if sweep is not None:  # a downloader of the project's own may have none
+            sweep()
         self.wake("heartbeat")
 
     def _take_causes(self):

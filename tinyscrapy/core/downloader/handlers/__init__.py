@@ -56,10 +56,6 @@ class DownloadHandlers:
         for scheme, path in self._paths.items():
             self._load(scheme, path, startup=True)
 
-    def schemes(self):
-        """@return: the schemes that have a handler (lazy ones included)."""
-        return set(self._paths)
-
     def _load(self, scheme, path, startup=False):
         """Build the handler of C{scheme} (at C{startup}, only if it is not lazy).
         @return: the callable that downloads with it, or None."""

@@ -374,8 +374,10 @@ class RedisTests(unittest.TestCase):
     @defer.inlineCallbacks
     def test_nothing_stored_everything_sent(self):
         """A shared crawl closed early leaves its queue: no key holds a credential (nor the
-        Redis password), and every page fetched had its own."""
+        Redis password), no log line either (DEBUG up), and every page fetched had its
+        own."""
         url = f"redis://:{REDIS}@127.0.0.1:{self.redis.port}/0"
+        logs = capture_logs(self, "tinyscrapy", 10)
         yield crawl(StoringSpider, {"SCHEDULER_URL": url, "CLOSESPIDER_PAGECOUNT": 30,
                                     "CONCURRENT_REQUESTS": 2, "SCHEDULER_PERSIST": True,
                                     "SCHEDULER_REDIS_POLL_INTERVAL": 0.05},
@@ -383,6 +385,8 @@ class RedisTests(unittest.TestCase):
         dump = self.dump()
         self.assertIn(b"/own/", dump)  # the queue is there, with the requests left
         self.assertEqual(secrets_in(dump), [])
+        self.assertTrue(any("shared frontier" in m for m in logs.messages()))
+        self.assertEqual([m for m in logs.messages() if secrets_in(m.encode())], [])
         for request in self.server.requests:
             if request.path.startswith("/own/"):
                 self.assertEqual(request.headers["authorization"], OWN)

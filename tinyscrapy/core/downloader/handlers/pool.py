@@ -194,7 +194,8 @@ class CrawlPool(HTTPConnectionPool):
         super()._putConnection(key, connection)
 
     def idle(self):
-        """@return: how many connections wait in the pool."""
+        """@return: how many connections wait in the pool (read from twisted's private
+        C{_connections}: the pool has no public count)."""
         return sum(len(connections) for connections in self._connections.values())
 
     def closeCachedConnections(self):

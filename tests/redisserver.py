@@ -49,6 +49,9 @@ class RedisServer:
                     return self
             except OSError:
                 pass
+            except RuntimeError as e:  # an error reply: a Redis loading its data answers
+                if not str(e).startswith("LOADING"):  # "LOADING ..." until it is ready
+                    raise
             if time.monotonic() > deadline or self.process.poll() is not None:
                 self.stop()
                 raise RuntimeError(f"redis-server did not answer on port {self.port}")

@@ -1,7 +1,8 @@
 """
 A spider written with selectors, beside the raw Twisted ceiling: the example books spider
-(tinyscrapy/demo/spiders/books.py: parsel CSS selectors, response.follow, one item per book) crawls a large
-catalogue generated from the demo site, served by nginx; the raw ceiling crawls the same
+(tinyscrapy/demo/spiders/books.py: parsel CSS selectors, response.follow, one item per
+book) crawls a large catalogue generated from the demo site, served by nginx; the raw
+ceiling crawls the same
 site. Both report pages per second; the ratio is printed, never asserted.
 
     python benchmarks/selector_spider.py [--books 5000] [-c 16] [-r 3]
@@ -74,8 +75,9 @@ def main():
             with open(out) as f:
                 rates["raw"].append(sum(1 for _ in f) / wall)
             stats = os.path.join(scratch, f"stats{rep}.json")
-            wall = timed([sys.executable, "-m", "tinyscrapy", "run", "tinyscrapy.demo.spiders.books.BooksSpider",
-                          "-a", f"base_url={base}", "-O", os.path.join(scratch, "b.jsonl"),
+            wall = timed([sys.executable, "-m", "tinyscrapy", "run",
+                          "tinyscrapy.demo.spiders.books.BooksSpider", "-a", f"base_url={base}",
+                          "-O", os.path.join(scratch, "b.jsonl"),
                           "-s", f"CONCURRENT_REQUESTS={c}", "-s",
                           f"CONCURRENT_REQUESTS_PER_DOMAIN={c}", "-s", f"STATS_FILE={stats}",
                           "-L", "WARNING"], env=env)

@@ -102,8 +102,8 @@ def make_engine(spidercls, settings=None, scheduler=None, **spargs):
     scraper = Scraper(crawler)
     if scheduler is None:
         scheduler = Scheduler()
-    engine = ExecutionEngine(crawler, clock, scheduler, downloader, scraper)
-    scraper.engine = engine
+    engine = ExecutionEngine(crawler, reactor=clock, scheduler=scheduler, downloader=downloader,
+                             scraper=scraper)
     crawler.engine = engine
     engine.open_spider(crawler.spider, start_of(crawler.spider, scraper.spidermw))
     return engine, clock, downloader, crawler
@@ -162,6 +162,26 @@ def _return(_, value):
     return value
 
 
+def until(condition, interval=0.01):
+    """
+    Wait for an event that has no Deferred of its own: C{condition()} is polled every
+    C{interval} seconds (bounded by the test's own timeout).
+
+    @return: a Deferred firing with None once C{condition()} is true.
+    """
+    from twisted.internet import task
+    done = defer.Deferred()
+
+    def poll():
+        if condition():
+            loop.stop()
+            done.callback(None)
+
+    loop = task.LoopingCall(poll)
+    loop.start(interval)
+    return done
+
+
 FAST = os.environ.get("TINYSCRAPY_TEST_TIER") == "fast"
 
 
@@ -195,18 +215,19 @@ def subprocess_env():
     return env
 
 
-def run_command(reactor, args, cwd=ROOT, timeout=60, started=None):
+def run_command(reactor, args, cwd=ROOT, timeout=60, started=None, env=None):
     """
     Run C{python -m tinyscrapy ARGS} with C{reactor.spawnProcess} (a blocking subprocess
     would deadlock against a server running in this reactor).
 
     @param started: called with the process transport once it is spawned.
+    @param env: variables to set in the child, over L{subprocess_env}'s (None removes one).
     @return: a Deferred firing with C{(exit status, stdout, stderr)}.
     """
-    return run_python(reactor, ["-m", "tinyscrapy", *args], cwd, timeout, started)
+    return run_python(reactor, ["-m", "tinyscrapy", *args], cwd, timeout, started, env)
 
 
-def run_python(reactor, argv, cwd=ROOT, timeout=60, started=None):
+def run_python(reactor, argv, cwd=ROOT, timeout=60, started=None, env=None):
     """
     Run C{python ARGV} as L{run_command} runs the command line (killed after C{timeout}).
 
@@ -233,8 +254,14 @@ def run_python(reactor, argv, cwd=ROOT, timeout=60, started=None):
                                 b"".join(self.err).decode()))
 
     collect = Collect()
+    child_env = subprocess_env()
+    for name, value in (env or {}).items():
+        if value is None:
+            child_env.pop(name, None)
+        else:
+            child_env[name] = value
     transport = reactor.spawnProcess(collect, sys.executable, [sys.executable, *argv],
-                                     env=subprocess_env(), path=cwd)
+                                     env=child_env, path=cwd)
     timer = reactor.callLater(timeout, transport.signalProcess, "KILL")
     if started is not None:
         started(transport)  # e.g. to send it a signal later

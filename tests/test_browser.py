@@ -28,17 +28,25 @@ class BrowserTests(unittest.TestCase):
             return path, stream.read()
 
     def test_html_gets_a_base_href(self):
-        """An HTML page is written with <base href> to its URL, right after <head>."""
+        """An HTML page is written with <base href> to its base URL at its start, after
+        its doctype (as Scrapy 2.19 writes it: the browser moves it into the head)."""
         path, body = self.opened(response(PAGE))
         self.assertTrue(path.endswith(".html"))
-        self.assertIn(b'<head lang="en"><base href="http://127.0.0.1/d/p"><title>', body)
+        self.assertEqual(body, b'<base href="http://127.0.0.1/d/p">' + PAGE)
+        _, body = self.opened(response(b"<!DOCTYPE html>\n" + PAGE))
+        self.assertTrue(body.startswith(b'<!DOCTYPE html><base href="http://127.0.0.1/d/p">'))
+        _, body = self.opened(response(b'<html><head><base href="/o/"></head></html>'))
+        self.assertTrue(body.startswith(b'<base href="http://127.0.0.1/o/"><html>'))
 
-    def test_text_as_it_is_and_binary_refused(self):
-        """A JSON page is written unchanged; an image is a TypeError."""
-        _, body = self.opened(response(b'{"a": 1}', "application/json"))
-        self.assertEqual(body, b'{"a": 1}')
-        self.assertRaises(TypeError, open_in_browser, response(b"\x89PNG", "image/png"),
-                          _openfunc=print)
+    def test_text_as_it_is_and_binary_by_its_type(self):
+        """A JSON page is written unchanged as .txt; an image with its own extension; a
+        body of a type with no extension is a TypeError."""
+        path, body = self.opened(response(b'{"a": 1}', "application/json"))
+        self.assertEqual((path[-4:], body), (".txt", b'{"a": 1}'))
+        path, body = self.opened(response(b"\x89PNG", "image/png"))
+        self.assertEqual((path[-4:], body), (".png", b"\x89PNG"))
+        self.assertRaises(TypeError, open_in_browser,
+                          response(b"\0", "application/x-unknown-thing"), _openfunc=print)
 
     def test_get_base_url(self):
         """The <base href> when the page has one, else its URL."""

@@ -13,10 +13,11 @@ from twisted.trial import unittest
 from tinyscrapy import CloseSpider, Spider
 from tinyscrapy.crawler import Crawler
 from tinyscrapy.exceptions import NotConfigured
-from tinyscrapy.extensions.closespider import CloseConditions
+from tinyscrapy.extensions.closespider import CloseSpider as CloseSpiderExtension
 from tinyscrapy.settings import Settings
 
 from .helpers import crawl, serve
+from .logs import capture_logs
 from .servers import Delay, Drop
 from .test_scope import LinkSpider
 
@@ -121,6 +122,53 @@ class CloseSpiderTests(unittest.TestCase):
         self._check_clean(crawler, "enough")
 
     @defer.inlineCallbacks
+    def test_pagecount_no_item(self):
+        """CLOSESPIDER_PAGECOUNT_NO_ITEM=3: three pages in a row without an item close it."""
+
+        class FirstPageOnly(LinkSpider):
+            def parse(self, response):
+                for output in super().parse(response):
+                    if response.url.endswith("/") or not isinstance(output, dict):
+                        yield output
+
+        settings = {"CLOSESPIDER_PAGECOUNT_NO_ITEM": 3, "CONCURRENT_REQUESTS": 1}
+        crawler = yield crawl(FirstPageOnly, settings, start_urls=[self.start])
+        self.assertEqual(crawler.stats.get_value("item_scraped_count"), 1)
+        self.assertEqual(crawler.stats.get_value("response_received_count"), 4)
+        self._check_clean(crawler, "closespider_pagecount_no_item")
+
+    @defer.inlineCallbacks
+    def test_timeout_no_item(self):
+        """CLOSESPIDER_TIMEOUT_NO_ITEM=1 on a site that takes six seconds and yields no
+        item: closed after a second, with Scrapy's log lines."""
+        for path in self.pages:
+            self.server.add(path, Delay(0.2, b"<html>slow</html>"))
+
+        class NoItems(LinkSpider):
+            def parse(self, response):
+                return [each for each in super().parse(response) if not isinstance(each, dict)]
+
+        logs = capture_logs(self)
+        settings = {"CLOSESPIDER_TIMEOUT_NO_ITEM": 1, "CONCURRENT_REQUESTS": 1,
+                    "LOG_LEVEL": "INFO"}
+        crawler = yield crawl(NoItems, settings, start_urls=[self.start])
+        self._check_clean(crawler, "closespider_timeout_no_item")
+        self.assertGreaterEqual(crawler.stats.get_value("elapsed_time_seconds"), 1)
+        messages = logs.messages()
+        self.assertIn("Spider will stop when no items are produced after 1 seconds.", messages)
+        self.assertIn("Closing spider since no items were produced in the last 1 seconds.",
+                      messages)
+
+    @defer.inlineCallbacks
+    def test_switched_off_by_scrapy_path(self):
+        """EXTENSIONS {"scrapy.extensions.closespider.CloseSpider": None}: no limit."""
+        settings = {"CLOSESPIDER_PAGECOUNT": 2, "EXTENSIONS": {
+            "scrapy.extensions.closespider.CloseSpider": None}}
+        crawler = yield crawl(LinkSpider, settings, start_urls=[self.start])
+        self.assertEqual(crawler.stats.get_value("finish_reason"), "finished")
+        self.assertEqual(crawler.stats.get_value("response_received_count"), 31)
+
+    @defer.inlineCallbacks
     def test_finished_when_the_site_ends_first(self):
         """A limit larger than the site: finish reason "finished", no timer left."""
         settings = {"CLOSESPIDER_PAGECOUNT": 100, "CLOSESPIDER_TIMEOUT": 60}
@@ -129,12 +177,12 @@ class CloseSpiderTests(unittest.TestCase):
         self.assertEqual(crawler.stats.get_value("response_received_count"), 31)
 
 
-class CloseConditionsUnitTests(unittest.TestCase):
+class CloseSpiderExtensionTests(unittest.TestCase):
     """Configuration of the extension."""
 
     def test_off_without_settings(self):
         """No CLOSESPIDER_* setting: the extension switches itself off."""
-        self.assertRaises(NotConfigured, CloseConditions.from_crawler,
+        self.assertRaises(NotConfigured, CloseSpiderExtension.from_crawler,
                           Crawler(Spider, Settings()))
 
     def test_bad_value_is_a_usage_error(self):

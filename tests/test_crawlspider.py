@@ -156,6 +156,18 @@ class CrawlTests(unittest.TestCase):
         self.assertEqual(crawler.stats.get_value("ledger/missing"), 0)
 
     @defer.inlineCallbacks
+    def test_follow_links_setting_off(self):
+        """CRAWLSPIDER_FOLLOW_LINKS=False: the start page is parsed, no rule follows."""
+        class Start(Shop):
+            def parse_start_url(self, response):
+                return {"title": _title(response)}
+
+        crawler = yield crawl(Start, {**SETTINGS, "CRAWLSPIDER_FOLLOW_LINKS": False},
+                              start_urls=[self.start])
+        self.assertEqual(_titles(crawler), ["home"])
+        self.assertEqual(set(self.server.hits), {"/"})
+
+    @defer.inlineCallbacks
     def test_no_request_for_a_duplicate_link(self):
         """Links repeated on a page or seen before get no Request: nothing reaches the
         duplicate filter, and the ledger opens one entry per page."""

@@ -86,7 +86,7 @@ class QuotedSourceTests(unittest.TestCase):
         names = {qualname for doc, _, qualname, _ in quoted_blocks()
                  if doc == os.path.join("docs", "walkthrough.md")}
         self.assertTrue({"ExecutionEngine._next_request", "ExecutionEngine._download",
-                         "Crawler.crawl"} <= names, names)
+                         "Crawler._crawl"} <= names, names)
 
     def test_twisted_pages_quote_the_code(self):
         """Each page of docs/twisted/ (but the index) quotes tinyscrapy's own lines."""
@@ -112,7 +112,7 @@ class RewriteTests(unittest.TestCase):
         call = re.compile(r"\bself(?:\.\w+)*\.(\w+)\(")
         rewrites = [(doc,) + match for doc, text in doc_texts()
                     for match in REWRITE.findall(text)]
-        self.assertIn("Crawler.crawl", [qualname for _, _, qualname, _ in rewrites])
+        self.assertIn("Crawler._crawl", [qualname for _, _, qualname, _ in rewrites])
         for doc, module_path, qualname, block in rewrites:
             source = source_of(module_path, qualname)
             body = source[source.index('"""', source.index('"""') + 3):]

@@ -17,13 +17,32 @@ from twisted.trial import unittest
 from tinyscrapy import Request, Spider
 from tinyscrapy.crawler import Crawler
 from tinyscrapy.exceptions import UsageError
-from tinyscrapy.exporters import CsvWriter, JsonLinesWriter, JsonWriter, XmlWriter
 from tinyscrapy.extensions import feedexport as feeds
+from tinyscrapy.extensions.feedexport import FeedExporter
 from tinyscrapy.item import Field, Item
 from tinyscrapy.settings import Settings
 
 from .helpers import crawl, run_command, serve
 from .logs import capture_logs
+
+
+def open_feed(path, settings=None, spidercls=None, **options):
+    """The feed exporter of a crawler that never runs, with one feed (C{path}, C{options})
+    open and started, as at the start of a crawl."""
+    crawler = Crawler(spidercls or ItemsSpider, Settings({"FEEDS": {path: options},
+                                                          **(settings or {})}))
+    exporter = FeedExporter.from_crawler(crawler)
+    exporter.open_spider(crawler.spidercls)
+    return exporter
+
+
+def write_feed(path, items, settings=None, **options):
+    """Write C{items} to the feed C{path} as a crawl does, and close it."""
+    exporter = open_feed(path, settings, **options)
+    for item in items:
+        exporter.item_scraped(item, exporter.crawler.spidercls)
+    exporter.close_feeds()
+    return path
 
 
 def read_items(path):
@@ -141,7 +160,8 @@ class FormatTests(unittest.TestCase):
 
     @defer.inlineCallbacks
     def test_csv_extra_fields_warned_once(self):
-        """A field missing from the first item's columns is left out with one warning."""
+        """A field missing from the first item's columns is left out with one warning
+        (Scrapy's)."""
 
         class Growing(ItemsSpider):
             def parse(self, response):
@@ -149,11 +169,11 @@ class FormatTests(unittest.TestCase):
                 yield {"a": 2, "b": 2}
                 yield {"a": 3, "b": 3}
 
-        logs = capture_logs(self, "tinyscrapy.extensions.feedexport")
+        logs = capture_logs(self, "tinyscrapy.exporters")
         path = self.path("g.csv")
         yield crawl(Growing, {"FEEDS": {path: {}}}, start=self.start)
         self.assertEqual(read_items(path), [{"a": "1"}, {"a": "2"}, {"a": "3"}])
-        self.assertEqual(len([m for m in logs.messages() if "'b' is not one" in m]), 1)
+        self.assertEqual(len([m for m in logs.messages() if "dropped fields ['b']" in m]), 1)
 
     @defer.inlineCallbacks
     def test_name_in_path_splits_per_spider(self):
@@ -199,34 +219,29 @@ class FormatTests(unittest.TestCase):
         items = read_items(out)  # json.loads fails on any interleaved line
         self.assertEqual(len(items), 400)
         self.assertEqual(sorted({item["spider"] for item in items}), ["many", "second"])
-        self.assertEqual(feeds._OPEN_WRITERS, {})
+        self.assertEqual(feeds._OPEN_FEEDS, {})
 
 
 class AppendTests(unittest.TestCase):
-    """Appending continues a file; overwriting replaces it (the writers alone)."""
+    """Appending continues a file; overwriting replaces it (the feeds without a crawl)."""
 
     def setUp(self):
         self.tmp = os.path.abspath(self.mktemp())
         os.makedirs(self.tmp)
 
-    def write(self, cls, name, items, overwrite=False, fields=None):
-        path = os.path.join(self.tmp, name)
-        writer = cls(path, overwrite=overwrite, fields=fields)
-        for item in items:
-            writer.write_item(item)
-        writer.close()
-        return path
+    def write(self, name, items, **options):
+        return write_feed(os.path.join(self.tmp, name), items, **options)
 
     def test_json_append_continues_the_array(self):
         """Appending to a .json array gives one array with all the items."""
-        self.write(JsonWriter, "a.json", [{"n": 1}, {"n": 2}])
-        path = self.write(JsonWriter, "a.json", [{"n": 3}])
+        self.write("a.json", [{"n": 1}, {"n": 2}])
+        path = self.write("a.json", [{"n": 3}])
         self.assertEqual(read_items(path), [{"n": 1}, {"n": 2}, {"n": 3}])
 
     def test_json_append_to_empty_array(self):
         """An empty array (a crawl with no items) is continued without a stray comma."""
-        self.write(JsonWriter, "e.json", [])
-        path = self.write(JsonWriter, "e.json", [{"n": 1}])
+        self.write("e.json", [])
+        path = self.write("e.json", [{"n": 1}])
         self.assertEqual(read_items(path), [{"n": 1}])
 
     def test_json_append_to_a_hand_written_array(self):
@@ -234,13 +249,13 @@ class AppendTests(unittest.TestCase):
         path = os.path.join(self.tmp, "h.json")
         with open(path, "w") as f:
             f.write('[{"n": 0}]   \n\n')
-        self.write(JsonWriter, "h.json", [{"n": 1}])
+        self.write("h.json", [{"n": 1}])
         self.assertEqual(read_items(path), [{"n": 0}, {"n": 1}])
 
     def test_json_overwrite(self):
         """overwrite replaces what was there."""
-        self.write(JsonWriter, "o.json", [{"n": 1}])
-        path = self.write(JsonWriter, "o.json", [{"n": 2}], overwrite=True)
+        self.write("o.json", [{"n": 1}])
+        path = self.write("o.json", [{"n": 2}], overwrite=True)
         self.assertEqual(read_items(path), [{"n": 2}])
 
     def test_json_not_an_array_refused(self):
@@ -249,31 +264,36 @@ class AppendTests(unittest.TestCase):
             path = os.path.join(self.tmp, name)
             with open(path, "w") as f:
                 f.write(text)
-            error = self.assertRaises(UsageError, JsonWriter, path)
+            error = self.assertRaises(UsageError, open_feed, path)
             self.assertIn("not a JSON array", str(error))
+            with open(path) as f:
+                self.assertEqual(f.read(), text)
 
     def test_json_valid_before_close(self):
-        """Without close (a crash), the file is still a valid array of what was written."""
+        """Without a close (a crash), the file is still a valid array of what was written,
+        and the next run continues it."""
         path = os.path.join(self.tmp, "crash.json")
-        writer = JsonWriter(path)
-        writer.write_item({"n": 1})
-        writer.write_item({"n": 2})
+        exporter = open_feed(path)
+        for n in (1, 2):
+            exporter.item_scraped({"n": n}, ItemsSpider)
         self.assertEqual(read_items(path), [{"n": 1}, {"n": 2}])
-        writer.file.close()
-        self.write(JsonWriter, "crash.json", [{"n": 3}])
+        [slot] = exporter.slots
+        os.close(slot.file.fd)  # the process dies: nothing more is written
+        feeds._OPEN_FEEDS.clear()
+        self.write("crash.json", [{"n": 3}])
         self.assertEqual([item["n"] for item in read_items(path)], [1, 2, 3])
 
     def test_csv_append_writes_no_second_header_and_keeps_columns(self):
         """Appending to a CSV: no second header; the file's columns, in its order."""
-        self.write(CsvWriter, "c.csv", [{"a": 1, "b": 2}])
-        path = self.write(CsvWriter, "c.csv", [{"b": 4, "a": 3}])
-        with open(path) as f:
-            self.assertEqual(f.read(), "a,b\n1,2\n3,4\n")
+        self.write("c.csv", [{"a": 1, "b": 2}])
+        path = self.write("c.csv", [{"b": 4, "a": 3}])
+        with open(path, newline="") as f:
+            self.assertEqual(f.read(), "a,b\r\n1,2\r\n3,4\r\n")
 
     def test_csv_append_with_other_fields_refused(self):
         """FEED_EXPORT_FIELDS that differ from the existing header: a usage error."""
-        self.write(CsvWriter, "d.csv", [{"a": 1, "b": 2}])
-        self.assertRaises(UsageError, CsvWriter, os.path.join(self.tmp, "d.csv"),
+        self.write("d.csv", [{"a": 1, "b": 2}])
+        self.assertRaises(UsageError, open_feed, os.path.join(self.tmp, "d.csv"),
                           fields=["b", "a"])
 
     def test_jsonl_append_after_a_cut_line(self):
@@ -281,22 +301,22 @@ class AppendTests(unittest.TestCase):
         path = os.path.join(self.tmp, "l.jsonl")
         with open(path, "w") as f:
             f.write('{"n": 1}')
-        self.write(JsonLinesWriter, "l.jsonl", [{"n": 2}])
+        self.write("l.jsonl", [{"n": 2}])
         self.assertEqual(read_items(path), [{"n": 1}, {"n": 2}])
 
     def test_encoding(self):
-        """A non-UTF encoding escapes JSON and writes CSV in that encoding."""
-        json_path = self.write(JsonLinesWriter, "x.jsonl", [{"t": "é€"}])
-        latin = JsonLinesWriter(os.path.join(self.tmp, "l1.jsonl"), encoding="latin-1")
-        latin.write_item({"t": "é€"})
-        latin.close()
-        with open(latin.path, "rb") as f:
-            self.assertEqual(json.loads(f.read()), {"t": "é€"})
-        self.assertEqual(read_items(json_path), [{"t": "é€"}])
-        self.assertRaises(UsageError, JsonLinesWriter, os.path.join(self.tmp, "u.jsonl"),
-                          encoding="utf-16")
-        self.assertRaises(UsageError, JsonLinesWriter, os.path.join(self.tmp, "u.jsonl"),
-                          encoding="klingon")
+        """An encoding writes the characters it holds as they are (Scrapy's exporters); an
+        item it cannot hold is left out; one that is not a superset of ASCII, or unknown,
+        stops the start."""
+        json_path = self.write("x.jsonl", [{"t": "é€"}])
+        latin = self.write("l1.jsonl", [{"t": "€"}, {"t": "é"}], encoding="latin-1")
+        with open(latin, "rb") as f:
+            self.assertEqual(f.read(), b'{"t": "\xe9"}\n')
+        with open(json_path, "rb") as f:
+            self.assertEqual(f.read(), b'{"t": "\\u00e9\\u20ac"}\n')
+        for encoding in ("utf-16", "klingon"):
+            self.assertRaises(UsageError, open_feed, os.path.join(self.tmp, "u.jsonl"),
+                              encoding=encoding)
 
 
 class FeedSettingsTests(unittest.TestCase):
@@ -309,11 +329,13 @@ class FeedSettingsTests(unittest.TestCase):
             self.failureResultOf(crawler.crawl(start="http://127.0.0.1:1/"), UsageError)
 
     def test_unsupported_option_warned(self):
-        """An option this exporter does not know is warned about, and ignored."""
+        """An option no part of the feed reads is warned about, and ignored."""
         logs = capture_logs(self, "tinyscrapy.extensions.feedexport")
-        options = feeds._check_options("x.jsonl", {"batch_item_count": 4})
-        self.assertEqual(options["format"], "jsonlines")
-        self.assertIn("option 'batch_item_count' is not supported", logs.text())
+        path = os.path.abspath(self.mktemp()) + ".jsonl"
+        exporter = open_feed(path, batch_items=4)
+        self.assertEqual(exporter.feeds[path]["format"], "jsonl")
+        self.assertIn("option 'batch_items' is not supported", logs.text())
+        exporter.close_feeds()
 
 
 SPIDER_FILE = """
@@ -332,7 +354,8 @@ class Pages(Spider):
 
 
 class CommandFeedTests(unittest.TestCase):
-    """-o appends and -O overwrites, as in Scrapy; custom_settings FEEDS are kept."""
+    """-o appends and -O overwrites, as in Scrapy; custom_settings FEEDS are kept; -o
+    FILE:FORMAT and -o -:FORMAT; a format of the project's from the extension."""
 
     def setUp(self):
         self.server = serve(self)
@@ -381,6 +404,33 @@ class CommandFeedTests(unittest.TestCase):
         self.assertIn("not a JSON array", err)
         self.assertEqual(self.server.hits["/"], 0)
 
+    @defer.inlineCallbacks
+    def test_format_after_a_colon_and_stdout(self):
+        """-o items.txt:jsonlines writes JSON lines to items.txt; -O -:json prints one
+        JSON array on stdout."""
+        code, out, err = yield self.runspider("-o", "items.txt:jsonlines")
+        self.assertEqual(code, 0, err)
+        with open(os.path.join(self.tmp, "items.txt")) as f:
+            self.assertEqual([json.loads(line) for line in f], [{"url": self.start}])
+        code, out, err = yield self.runspider("-o", "-:json")
+        self.assertEqual(code, 0, err)
+        self.assertEqual(len(json.loads(out)), 1)
+
+    @defer.inlineCallbacks
+    def test_a_format_of_the_project_from_its_extension(self):
+        """-O products.tsv with FEED_EXPORTERS naming the format: written by it (the
+        'cannot tell the feed format' refusal is only for formats nobody writes)."""
+        exporters = json.dumps({"tsv": "tests.test_feedexport.TsvItemExporter"})
+        code, _out, err = yield self.runspider("-O", "products.tsv",
+                                               "-s", f"FEED_EXPORTERS={exporters}")
+        self.assertEqual(code, 0, err)
+        with open(os.path.join(self.tmp, "products.tsv")) as f:
+            self.assertEqual(f.readline(), "# tsv\n")
+        code, _out, err = yield self.runspider("-O", "products.xlsx")
+        self.assertEqual(code, 2, err)
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+        self.assertIn("cannot tell the feed format of 'products.xlsx'", err)
+
 
 class Product(Item):
     name = Field()
@@ -389,24 +439,19 @@ class Product(Item):
 
 
 class ExporterOptionTests(unittest.TestCase):
-    """The xml format and Scrapy's exporter options (the writers alone)."""
+    """The xml format and Scrapy's exporter options, through the feeds."""
 
     def setUp(self):
         self.tmp = os.path.abspath(self.mktemp())
         os.makedirs(self.tmp)
 
-    def write(self, cls, name, items, **options):
-        path = os.path.join(self.tmp, name)
-        writer = cls(path, **options)
-        for item in items:
-            writer.write_item(item)
-        writer.close()
-        with open(path, "rb") as f:
+    def write(self, name, items, **options):
+        with open(write_feed(os.path.join(self.tmp, name), items, **options), "rb") as f:
             return f.read()
 
     def test_xml_one_item_a_line(self):
         """xml: a declaration, <items>, one <item> a line, lists as <value>, escaped."""
-        data = self.write(XmlWriter, "a.xml", [{"a": "x & <y>", "l": ["1", 2]}, {"n": None}])
+        data = self.write("a.xml", [{"a": "x & <y>", "l": ["1", 2]}, {"n": None}])
         self.assertEqual(data, b'<?xml version="1.0" encoding="utf-8"?>\n<items>\n'
                                b"<item><a>x &amp; &lt;y&gt;</a><l><value>1</value>"
                                b"<value>2</value></l></item>\n"
@@ -414,7 +459,7 @@ class ExporterOptionTests(unittest.TestCase):
 
     def test_xml_indented_with_nested_dict(self):
         """indent 2: every element on its own line; a dict holds elements by key."""
-        data = self.write(XmlWriter, "i.xml", [{"d": {"k": "v"}}], indent=2)
+        data = self.write("i.xml", [{"d": {"k": "v"}}], indent=2)
         self.assertEqual(data.decode(), '<?xml version="1.0" encoding="utf-8"?>\n<items>\n'
                                         "  <item>\n    <d>\n      <k>v</k>\n    </d>\n"
                                         "  </item>\n</items>")
@@ -423,44 +468,45 @@ class ExporterOptionTests(unittest.TestCase):
         """item_element and root_element name the elements; appending continues the root;
         the file parses after every item."""
         kwargs = {"item_element": "product", "root_element": "products"}
-        self.write(XmlWriter, "p.xml", [{"n": 1}], export_kwargs=kwargs)
+        self.write("p.xml", [{"n": 1}], item_export_kwargs=kwargs)
         path = os.path.join(self.tmp, "p.xml")
-        writer = XmlWriter(path, export_kwargs=kwargs)
-        writer.write_item({"n": 2})
+        exporter = open_feed(path, item_export_kwargs=kwargs)
+        exporter.item_scraped({"n": 2}, ItemsSpider)
         root = ET.parse(path).getroot()  # before close
-        writer.close()
+        exporter.close_feeds()
         self.assertEqual((root.tag, [e.tag for e in root], [e.findtext("n") for e in root]),
                          ("products", ["product", "product"], ["1", "2"]))
         with open(path, "w") as f:
             f.write("<other/>")
-        self.assertRaises(UsageError, XmlWriter, path, export_kwargs=kwargs)
+        self.assertRaises(UsageError, open_feed, path, item_export_kwargs=kwargs)
 
     def test_csv_options(self):
         """delimiter, include_headers_line and join_multivalued, as Scrapy's CSV options."""
-        data = self.write(CsvWriter, "c.csv", [{"a": 1, "t": ["x", "y"]}], export_kwargs={
+        data = self.write("c.csv", [{"a": 1, "t": ["x", "y"]}], item_export_kwargs={
             "delimiter": ";", "include_headers_line": False, "join_multivalued": "|"})
         self.assertEqual(data, b"1;x|y\r\n")
 
     def test_unknown_export_kwarg_refused(self):
         """An item_export_kwargs key the format does not take: one-line UsageError."""
-        error = self.assertRaises(UsageError, CsvWriter, os.path.join(self.tmp, "u.csv"),
-                                  export_kwargs={"root_element": "x"})
-        self.assertIn("root_element not supported for csv", str(error))
+        error = self.assertRaises(UsageError, open_feed, os.path.join(self.tmp, "u.xml"),
+                                  item_export_kwargs={"delimiter": ";"})
+        self.assertIn("item_export_kwargs ['delimiter'] are not all options of "
+                      "XmlItemExporter", str(error))
+        self.assertFalse(os.path.exists(os.path.join(self.tmp, "u.xml")))
 
     def test_json_indent_and_renamed_fields(self):
         """indent pretty-prints each JSON item; fields as a dict renames the columns."""
-        data = self.write(JsonWriter, "j.json", [{"a": 1, "b": 2}], indent=2,
-                          fields={"b": "B"})
-        self.assertEqual(data, b'[\n{\n  "B": 2\n}\n]\n')
+        data = self.write("j.json", [{"a": 1, "b": 2}], indent=2, fields={"b": "B"})
+        self.assertEqual(data, b'[\n{\n  "B": 2\n}\n]')
 
     def test_declared_item_serializer_and_columns(self):
         """An Item: every declared field is a CSV column, in order; serializers apply."""
         items = [Product(name="pen", price=2), Product(name="ink", tags=["blue", "dark"])]
-        data = self.write(CsvWriter, "p.csv", items)
+        data = self.write("p.csv", items)
         self.assertEqual(data.decode(), "name,price,tags\r\npen,2.00 EUR,\r\nink,,"
                                         "\"blue,dark\"\r\n")
-        data = self.write(JsonLinesWriter, "p.jsonl", items[:1],
-                          export_kwargs={"export_empty_fields": True})
+        data = self.write("p.jsonl", items[:1],
+                          item_export_kwargs={"export_empty_fields": True})
         self.assertEqual(json.loads(data), {"name": "pen", "price": "2.00 EUR", "tags": None})
 
     def test_declared_item_fields_in_declaration_order(self):
@@ -468,7 +514,7 @@ class ExporterOptionTests(unittest.TestCase):
         item = Product()
         item["tags"] = ["a"]
         item["name"] = "pen"
-        data = self.write(JsonLinesWriter, "o.jsonl", [item])
+        data = self.write("o.jsonl", [item])
         self.assertEqual(data, b'{"name": "pen", "tags": ["a"]}\n')
 
 
@@ -518,21 +564,29 @@ class FeedPathAndFilterTests(unittest.TestCase):
         self.assertIn("%(nope)s names nothing", str(failure.value))
 
 
-class OffsetTests(unittest.TestCase):
-    """A writer counts where its next item starts (what a torn write is cut back to)
-    instead of asking the file each time: the count must be the file's position."""
+class OnDiskTests(unittest.TestCase):
+    """After each item, the file on disk is the items so far and the format's closing mark,
+    nothing more: what a torn write is cut back to, and what a reader sees."""
 
-    def test_offset_is_the_file_position_item_after_item(self):
-        """For each format, new and appended to, the counted offset is file.tell()."""
+    def test_file_after_each_item(self):
+        """For each format, new and appended to: the file is what the exporter has written
+        plus its end, item after item, and exactly that once closed."""
         folder = os.path.abspath(self.mktemp())
         os.makedirs(folder)
-        for cls, name in ((JsonLinesWriter, "o.jsonl"), (JsonWriter, "o.json"),
-                          (CsvWriter, "o.csv"), (XmlWriter, "o.xml")):
+        ends = {"o.jsonl": b"", "o.json": b"\n]", "o.csv": b"", "o.xml": b"</items>"}
+        for name, end in ends.items():
             path = os.path.join(folder, name)
             for _round in range(2):  # written, then appended to
-                writer = cls(path)
+                exporter = open_feed(path)
+                [slot] = exporter.slots
                 for n in range(3):
-                    self.assertEqual(writer.offset(), writer.file.tell(), (name, n))
-                    writer.write_item({"n": n, "text": "é" * n})
-                self.assertEqual(writer.offset(), writer.file.tell(), name)
-                writer.close()
+                    exporter.item_scraped({"n": n, "text": "é" * n}, ItemsSpider)
+                    with open(path, "rb") as f:
+                        data = f.read()
+                    self.assertEqual(len(data), slot.file.offset + len(end), (name, n))
+                    self.assertTrue(data.endswith(end), (name, n))
+                exporter.close_feeds()
+                with open(path, "rb") as f:
+                    self.assertTrue(f.read().endswith(end or b"\n"), name)
+            self.assertEqual(len(read_items(path)) if not name.endswith(".xml")
+                             else len(ET.parse(path).getroot()), 6, name)

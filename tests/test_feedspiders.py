@@ -3,9 +3,12 @@ XMLFeedSpider and CSVFeedSpider, as Scrapy's: nodes and rows of real pages serve
 127.0.0.1, each through parse_node or parse_row and process_results.
 """
 
+from dataclasses import dataclass
+
 from twisted.internet import defer
 from twisted.trial import unittest
 
+from tinyscrapy.item import Field, Item
 from tinyscrapy.spiders import CSVFeedSpider, XMLFeedSpider
 
 from .helpers import crawl_and_collect, serve
@@ -54,6 +57,34 @@ class RowSpider(CSVFeedSpider):
         yield row
 
 
+class Row(Item):
+    id = Field()
+    name = Field()
+
+
+@dataclass
+class Node:
+    title: str
+
+
+class ItemRowSpider(RowSpider):
+    """Returns an Item from parse_row (not a generator)."""
+
+    name = "item-rows"
+
+    def parse_row(self, response, row):
+        return Row(row)
+
+
+class DataclassNodeSpider(XMLFeedSpider):
+    """Returns a dataclass from parse_node."""
+
+    name = "dataclass-nodes"
+
+    def parse_node(self, response, node):
+        return Node(node.xpath("title/text()").get())
+
+
 class FeedSpiderTests(unittest.TestCase):
     """Nodes and rows reach their callbacks as in Scrapy."""
 
@@ -89,3 +120,14 @@ class FeedSpiderTests(unittest.TestCase):
         items = yield crawl_items(RowsWithHeaders, start_urls=[self.csv])
         self.assertEqual(items[0], {"x": "id", "y": "name"})
         self.assertEqual(len(items), 3)
+
+    @defer.inlineCallbacks
+    def test_an_item_returned_is_one_item(self):
+        """An Item returned from parse_row, and a dataclass from parse_node, are one item
+        each (as Scrapy's arg_to_iter has them), not iterated field by field."""
+        rows = yield crawl_items(ItemRowSpider, start_urls=[self.csv])
+        self.assertEqual([dict(row) for row in rows],
+                         [{"id": "1", "name": "a;b"}, {"id": "2", "name": "c"}])
+        self.assertTrue(all(isinstance(row, Row) for row in rows))
+        nodes = yield crawl_items(DataclassNodeSpider, start_urls=[self.feed])
+        self.assertEqual(nodes, [Node("one"), Node("two")])

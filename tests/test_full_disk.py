@@ -245,7 +245,7 @@ class _RecordingDisk(DiskScheduler):
     feeds_open_at_close = []
 
     def close(self, reason):
-        _RecordingDisk.feeds_open_at_close.append(dict(feeds._OPEN_WRITERS))
+        _RecordingDisk.feeds_open_at_close.append(dict(feeds._OPEN_FEEDS))
         return super().close(reason)
 
 
@@ -277,47 +277,47 @@ class CloseOrderTests(unittest.TestCase):
 
 
 class FeedEdgeTests(unittest.TestCase):
-    """Feed files at their edges: a disk full before the first item, a cut that must not
-    grow the file, a first JSON item that cannot be encoded."""
+    """Feed files at their edges: a disk full before the first item, a write cut on a
+    full disk, a first JSON item that cannot be encoded."""
 
     def test_json_and_xml_feed_on_a_disk_full_at_start_is_one_line(self):
-        """The closing mark cannot be written at the start: a usage error naming the
-        feed (exit 2 from the command line), no traceback."""
+        """A feed on a full filesystem is refused when the crawler is built: a usage error
+        naming the feed (exit 2 from the command line), no traceback."""
         from tinyscrapy.exceptions import UsageError
-        from tinyscrapy.exporters import JsonWriter, XmlWriter
+
+        from .test_feeds import open_feed
         disk = mount_tmpfs(self, "64k")
         fill(disk)
-        for cls, name in ((JsonWriter, "o.json"), (XmlWriter, "o.xml")):
+        for name in ("o.json", "o.xml"):
             path = os.path.join(disk, name)
             with self.assertRaises(UsageError) as caught:
-                cls(path)
-            self.assertIn(f"cannot write the feed {path}", str(caught.exception))
+                open_feed(path)
+            self.assertIn(f"feed {path}: its filesystem is full", str(caught.exception))
 
-    def test_cut_never_grows_the_file(self):
-        """A position counted from bytes still in the buffer is cut to what is on disk:
-        no zero byte is added to the user's file."""
-        from tinyscrapy.exporters import JsonLinesWriter
-        from tinyscrapy.extensions import feedexport as feeds
-        path = os.path.abspath(self.mktemp())
+    def test_a_write_that_fails_is_cut_off(self):
+        """A write that fails part-way (the disk fills) leaves the file as it was before the
+        item: the old items, the JSON array's closing bracket, no byte of the new one."""
+        from tinyscrapy.extensions.feedexport import FeedFile
+        disk = mount_tmpfs(self, "64k")
+        path = os.path.join(disk, "o.json")
         with open(path, "wb") as f:
-            f.write(b'{"old": 1}\n')
-        writer = JsonLinesWriter(path)
-        writer.file.write(b'{"half')  # in the buffer only
-        feeds._cut_torn_write(writer, writer.file.tell())
+            f.write(b'[\n{"old": 1}\n]')
+        feed = FeedFile(path)
+        feed.continue_at(len(b'[\n{"old": 1}'))
+        filler = fill(disk)
+        feed.write(b',\n{"new": "' + b"x" * 200000 + b'"}')
+        with self.assertRaises(OSError):
+            feed.commit(b"\n]")
+        feed.close()
+        os.unlink(filler)
         with open(path, "rb") as f:
-            self.assertEqual(f.read(), b'{"old": 1}\n')
+            self.assertEqual(json.loads(f.read()), [{"old": 1}])
 
     def test_json_first_item_that_cannot_be_encoded(self):
         """A first item the encoding cannot hold is refused; the next one is the array's
         first: the file stays valid JSON."""
-        import json
-
-        from tinyscrapy.exporters import JsonWriter
+        from .test_feeds import write_feed
         path = os.path.abspath(self.mktemp()) + ".json"
-        writer = JsonWriter(path, encoding="latin-1", export_kwargs={"ensure_ascii": False})
-        with self.assertRaises(UnicodeEncodeError):
-            writer.write_item({"price": "€"})
-        writer.write_item({"price": "£"})
-        writer.close()
+        write_feed(path, [{"price": "€"}, {"price": "£"}], encoding="latin-1")
         with open(path, encoding="latin-1") as f:
             self.assertEqual(json.load(f), [{"price": "£"}])

@@ -20,49 +20,11 @@ PACKAGE = os.path.join(ROOT, "tinyscrapy")
 # Scrapy 2.19's public module paths (tests/scrapy-modules.txt): each is a real module here,
 # comes with the issue named, or has a row in docs/differences.md
 PLANNED = {
-    "scrapy.addons": "The crawl's API",
     "scrapy.commands.check": "Scrapy's commands",
     "scrapy.commands.edit": "Scrapy's commands",
     "scrapy.contracts": "Scrapy's commands",
     "scrapy.contracts.default": "Scrapy's commands",
     "scrapy.core.downloader.contextfactory": "The crawl's API",
-    "scrapy.extension": "As Scrapy",
-    "scrapy.extensions.debug": "Extensions",
-    "scrapy.extensions.memdebug": "Extensions",
-    "scrapy.extensions.memusage": "Extensions",
-    "scrapy.extensions.periodic_log": "Extensions",
-    "scrapy.extensions.postprocessing": "Items out",
-    "scrapy.extensions.spiderstate": "Extensions",
-    "scrapy.extensions.statsmailer": "Extensions",
-    "scrapy.extensions.telnet": "Extensions",
-    "scrapy.interfaces": "As Scrapy",
-    "scrapy.logformatter": "The crawl's API",
-    "scrapy.mail": "Extensions",
-    "scrapy.pipelines.files": "Items out",
-    "scrapy.pipelines.images": "Items out",
-    "scrapy.pipelines.media": "Items out",
-    "scrapy.spidermiddlewares.base": "As Scrapy",
-    "scrapy.spidermiddlewares.metacopy": "As Scrapy",
-    "scrapy.spidermiddlewares.start": "As Scrapy",
-    "scrapy.squeues": "As Scrapy",
-    "scrapy.utils.asyncgen": "As Scrapy",
-    "scrapy.utils.asyncio": "As Scrapy",
-    "scrapy.utils.benchserver": "As Scrapy",
-    "scrapy.utils.console": "As Scrapy",
-    "scrapy.utils.datatypes": "As Scrapy",
-    "scrapy.utils.decorators": "As Scrapy",
-    "scrapy.utils.deprecate": "As Scrapy",
-    "scrapy.utils.display": "As Scrapy",
-    "scrapy.utils.engine": "As Scrapy",
-    "scrapy.utils.iterators": "As Scrapy",
-    "scrapy.utils.job": "As Scrapy",
-    "scrapy.utils.ossignal": "As Scrapy",
-    "scrapy.utils.reactorless": "As Scrapy",
-    "scrapy.utils.serialize": "As Scrapy",
-    "scrapy.utils.signal": "As Scrapy",
-    "scrapy.utils.ssl": "As Scrapy",
-    "scrapy.utils.trackref": "Extensions",
-    "scrapy.utils.versions": "As Scrapy",
 }
 
 # modules that only re-export, where Scrapy's own module at that path re-exports too
@@ -72,11 +34,11 @@ FACES = {"tinyscrapy", "tinyscrapy.http", "tinyscrapy.selector", "tinyscrapy.lin
          "tinyscrapy.__main__", "tinyscrapy.demo"}
 
 # what the kernel (core/) may import at module level: itself, the objects of a crawl, the
-# vocabulary, the helpers, and the base of its two middleware chains (as Scrapy's core
-# imports scrapy.middleware)
+# vocabulary (the log's words included), the helpers, and the base of its two middleware
+# chains (as Scrapy's core imports scrapy.middleware)
 KERNEL_MAY_IMPORT = ("tinyscrapy.core", "tinyscrapy.http", "tinyscrapy.signals",
                      "tinyscrapy.exceptions", "tinyscrapy.settings", "tinyscrapy.utils",
-                     "tinyscrapy.middleware")
+                     "tinyscrapy.middleware", "tinyscrapy.logformatter")
 
 # the one sys.modules assignment: importlib's recipe for running a file as a module
 # (runspider FILE.py), not an alias of one module under another name
@@ -262,7 +224,7 @@ class ScrapyNamesTests(unittest.TestCase):
 
     NAMES = {
         "tinyscrapy": ["Spider", "Request", "FormRequest", "Selector", "signals", "Item",
-                       "Field"],
+                       "Field", "__version__", "version_info", "install_as_scrapy"],
         "tinyscrapy.http": ["Request", "HttpResponse", "FormRequest", "JsonRequest", "Headers",
                             "XmlRpcRequest", "HtmlResponse", "TextResponse", "Response",
                             "XmlResponse"],
@@ -286,21 +248,32 @@ class ScrapyNamesTests(unittest.TestCase):
         "tinyscrapy.item": ["Item", "Field"],
         "tinyscrapy.loader": ["ItemLoader"],
         "tinyscrapy.signals": ["spider_opened", "spider_closed", "item_scraped"],
-        "tinyscrapy.utils.log": ["configure_logging", "LogCounterHandler"],
         "tinyscrapy.utils.defer": ["deferred_to_future", "maybe_deferred_to_future",
                                    "deferred_from_coro"],
         "tinyscrapy.utils.reactor": ["install_reactor", "is_asyncio_reactor_installed",
                                      "is_reactor_installed"],
         "tinyscrapy.utils.sitemap": ["Sitemap", "sitemap_urls_from_robots"],
         "tinyscrapy.utils.request": ["fingerprint", "RequestFingerprinter", "request_to_curl",
-                                     "request_httprepr"],
-        "tinyscrapy.utils.test": ["get_crawler", "get_reactor_settings"],
-        "tinyscrapy.utils.misc": ["build_from_crawler", "load_object", "set_environ"],
+                                     "request_httprepr", "request_from_dict"],
+        "tinyscrapy.utils.url": ["url_is_from_any_domain", "url_is_from_spider",
+                                 "add_http_if_no_scheme", "guess_scheme", "strip_url",
+                                 "parse_url", "url_has_any_extension"],
+        "tinyscrapy.utils.iterators": ["xmliter_lxml", "csviter"],
+        "tinyscrapy.utils.serialize": ["ScrapyJSONEncoder"],
+        "tinyscrapy.utils.misc": ["build_from_crawler", "load_object", "set_environ",
+                                  "arg_to_iter", "walk_modules"],
         "tinyscrapy.utils.python": ["to_bytes", "to_unicode"],
         "tinyscrapy.utils.httpobj": ["urlparse_cached"],
-        "tinyscrapy.utils.spider": ["DefaultSpider"],
-        "tinyscrapy.utils.project": ["get_project_settings"],
-        "tinyscrapy.utils.response": ["open_in_browser", "get_base_url"],
+        "tinyscrapy.utils.spider": ["DefaultSpider", "iterate_spider_output",
+                                    "iter_spider_classes"],
+        "tinyscrapy.utils.project": ["get_project_settings", "data_path", "inside_project",
+                                     "project_data_dir"],
+        "tinyscrapy.utils.response": ["open_in_browser", "get_base_url", "get_meta_refresh",
+                                      "response_status_message"],
+        "tinyscrapy.utils.log": ["configure_logging", "LogCounterHandler", "SpiderLoggerAdapter",
+                                 "failure_to_exc_info", "logformatter_adapter"],
+        "tinyscrapy.utils.test": ["get_crawler", "get_reactor_settings", "get_testenv"],
+        "tinyscrapy.spiderloader": ["SpiderLoader", "get_spider_loader"],
         "tinyscrapy.downloadermiddlewares.redirect": ["RedirectMiddleware",
                                                       "MetaRefreshMiddleware",
                                                       "BaseRedirectMiddleware"],

@@ -182,6 +182,10 @@ class PageCommandTests(unittest.TestCase):
              "(scrapy.Request.__module__, scrapy.__name__, item, type(item).__name__)"])
         self.assertEqual(status, 0, err)
         self.assertEqual(out, b"('tinyscrapy.http.request', 'tinyscrapy', {}, 'Item')\n")
+        status, out, err = yield tinyscrapy(
+            ["shell", "-L", "WARNING", "-s", "DEFAULT_ITEM_CLASS=collections.OrderedDict",
+             self.page, "-c", "type(item).__name__"])
+        self.assertEqual((status, out), (0, b"OrderedDict\n"), err)
 
     @defer.inlineCallbacks
     def test_shell_without_url_and_with_code(self):

@@ -79,6 +79,37 @@ class PolitenessTests(unittest.TestCase):
         self.assertSpaced(self.servers[3], 0.15, 6)
 
     @defer.inlineCallbacks
+    def test_download_slots_scrapys_per_slot_settings(self):
+        """Scrapy's DOWNLOAD_SLOTS: host .2 one at a time (concurrency), host .3 spaced
+        (delay, with a jitter that only lengthens); host .1, not named, the default's;
+        a slot named like a host's prefix is not that host's."""
+        starts = [self.site(1, 6, Delay(0.2, SLOW)), self.site(2, 6, Delay(0.1, SLOW)),
+                  self.site(3, 4)]
+        yield crawl(LinkSpider, {
+            "CONCURRENT_REQUESTS_PER_DOMAIN": 3,
+            "DOWNLOAD_SLOTS": {"127.0.0.2": {"concurrency": 1},
+                               "127.0.0.3": {"delay": 0.1, "jitter": 0.5},
+                               "127.0.0": {"concurrency": 1}},
+        }, start_urls=starts)
+        self.assertEqual(self.servers[1].max_in_flight, 3)
+        self.assertEqual(self.servers[2].max_in_flight, 1)
+        self.assertSpaced(self.servers[3], 0.1, 5)
+
+    def test_download_slots_errors(self):
+        """A DOWNLOAD_SLOTS entry with an unknown key or a bad value stops the start with
+        one line naming it."""
+        from tinyscrapy.core.downloader.slots import LimitRule, parse_download_slots
+        for value, words in (({"h": {"concurency": 1}}, "unknown key 'concurency'"),
+                             ({"h": {"delay": -1}}, "DOWNLOAD_SLOTS['h']: delay=-1"),
+                             ({"h": {"concurrency": "two"}},
+                              "DOWNLOAD_SLOTS['h']: concurrency='two': expected int"),
+                             ({"h": 3}, "a slot's settings are a dict"),
+                             (["h"], "must be a dict")):
+            with self.assertRaises(UsageError) as caught:
+                parse_download_slots(value, LimitRule())
+            self.assertIn(words, str(caught.exception))
+
+    @defer.inlineCallbacks
     def test_random_delays_never_shorten_the_delay(self):
         """C{RANDOMIZE_DOWNLOAD_DELAY} (default rule, host .2) and a rule's
         C{random_delay} (host .3) only ever lengthen the gaps."""

@@ -1,5 +1,5 @@
 """
-The progress extension: Scrapy's LogStats lines, the live line, and neither.
+Scrapy's LogStats lines and tinyscrapy's live progress line: each, both, and neither.
 """
 
 import io
@@ -9,7 +9,7 @@ from twisted.internet import defer
 from twisted.trial import unittest
 
 from tinyscrapy.exceptions import UsageError
-from tinyscrapy.extensions.logstats import Progress, live_wanted
+from tinyscrapy.extensions.logstats import LogStats, Progress, live_wanted
 
 from .helpers import LinkSpider, crawl, serve
 from .logs import capture_logs
@@ -38,8 +38,14 @@ class StreamProgress(Progress):
         return super().from_crawler(crawler, cls.stream_for_tests)
 
 
-def progress_of(crawler):
-    return next((ext for _, ext in crawler.extensions if isinstance(ext, Progress)), None)
+def progress_of(crawler, cls=Progress):
+    return next((ext for _, ext in crawler.extensions if isinstance(ext, cls)), None)
+
+
+def logstats_lines(logs):
+    """The LogStats lines logged (not the DEBUG "Crawled (200)" ones)."""
+    return [m for m in logs.messages(logging.INFO) if m.startswith("Crawled ")
+            and " pages (at " in m]
 
 
 class Talkative(LinkSpider):
@@ -73,22 +79,28 @@ class ProgressTests(unittest.TestCase):
 
     @defer.inlineCallbacks
     def test_logstats_lines(self):
-        """LOGSTATS_INTERVAL=0.2 on a non-terminal: "Crawled N pages" lines, rising."""
+        """LOGSTATS_INTERVAL=0.2 on a non-terminal: "Crawled N pages" lines from the start,
+        rising; no live line; the rates over the whole crawl in the stats."""
         crawler = yield self._crawl(LOGSTATS_INTERVAL=0.2, LOG_LEVEL="INFO")
-        lines = [m for m in self.logs.messages(logging.INFO) if m.startswith("Crawled ")]
+        lines = logstats_lines(self.logs)
         self.assertGreaterEqual(len(lines), 2, lines)
-        self.assertRegex(lines[0], r"^Crawled \d+ pages \(at \d+ pages/min\), "
+        self.assertEqual(lines[0], "Crawled 0 pages (at 0 pages/min), scraped 0 items (at 0 "
+                                   "items/min)")
+        self.assertRegex(lines[1], r"^Crawled \d+ pages \(at \d+ pages/min\), "
                                    r"scraped \d+ items \(at \d+ items/min\)$")
         counts = [int(line.split()[1]) for line in lines]
         self.assertEqual(counts, sorted(counts))
         self.assertLessEqual(counts[-1], 5)
-        self.assertFalse(progress_of(crawler).live)
+        self.assertIsNotNone(progress_of(crawler, LogStats))
+        self.assertIsNone(progress_of(crawler))
         self.assertEqual(self.stream.getvalue(), "")
+        self.assertIn("responses_per_minute", crawler.stats.get_stats())
 
     @defer.inlineCallbacks
     def test_forced_live_line(self):
-        """PROGRESS=true: the line is rewritten with \\r, then cleared; no LogStats lines."""
-        crawler = yield self._crawl(PROGRESS=True, LOGSTATS_INTERVAL=0.2)
+        """PROGRESS=true: the line is rewritten with \\r, then cleared; the LogStats lines
+        go to the log beside it, not into the line."""
+        crawler = yield self._crawl(PROGRESS=True, LOGSTATS_INTERVAL=0.2, LOG_LEVEL="INFO")
         written = self.stream.getvalue()
         draws = written.split("\r")[1:]
         lines = [draw.strip() for draw in draws if draw.strip()]
@@ -97,9 +109,9 @@ class ProgressTests(unittest.TestCase):
                                    r"\d+ queued, \d+ errors, [\d.]+ pages/s$")
         self.assertTrue(written.endswith("\r"))
         self.assertEqual(draws[-2].strip(), "")  # blanked at the end
-        self.assertTrue(progress_of(crawler).live)
-        self.assertFalse([m for m in self.logs.messages() if m.startswith("Crawled ")
-                          and " pages (at " in m])  # not the DEBUG "Crawled (200)"
+        self.assertIsNotNone(progress_of(crawler))
+        self.assertTrue(logstats_lines(self.logs))
+        self.assertNotIn("Crawled", written)
 
     @defer.inlineCallbacks
     def test_live_line_steps_aside_for_log_records(self):
@@ -123,17 +135,52 @@ class ProgressTests(unittest.TestCase):
         """PROGRESS="auto" draws the live line when the stream is a terminal."""
         self.stream.tty = True
         crawler = yield self._crawl()
-        self.assertTrue(progress_of(crawler).live)
+        self.assertIsNotNone(progress_of(crawler))
         self.assertIn("\r", self.stream.getvalue())
 
     @defer.inlineCallbacks
     def test_disabled(self):
-        """PROGRESS=false and LOGSTATS_INTERVAL=0: no extension, nothing written or logged."""
+        """PROGRESS=false and LOGSTATS_INTERVAL=0: neither extension, nothing written or
+        logged."""
         crawler = yield self._crawl(PROGRESS=False, LOGSTATS_INTERVAL=0, LOG_LEVEL="INFO")
         self.assertIsNone(progress_of(crawler))
+        self.assertIsNone(progress_of(crawler, LogStats))
         self.assertEqual(self.stream.getvalue(), "")
-        self.assertFalse([m for m in self.logs.messages() if m.startswith("Crawled ")
-                          and " pages (at " in m])  # not the DEBUG "Crawled (200)"
+        self.assertFalse(logstats_lines(self.logs))
+
+
+class LogStatsTests(unittest.TestCase):
+    """Scrapy's LogStats arithmetic, on its own."""
+
+    def setUp(self):
+        from tinyscrapy.statscollectors import StatsCollector
+        self.stats = StatsCollector()
+
+    def test_rates_per_interval(self):
+        """The rates are the growth over the last interval, per minute."""
+        logstats = LogStats(self.stats, interval=30.0)
+        logstats.pagesprev = logstats.itemsprev = 0
+        self.stats.set_value("response_received_count", 10)
+        self.stats.set_value("item_scraped_count", 4)
+        logstats.calculate_stats()
+        self.assertEqual((logstats.pages, logstats.prate, logstats.items, logstats.irate),
+                         (10, 20.0, 4, 8.0))
+        logstats.calculate_stats()
+        self.assertEqual((logstats.prate, logstats.irate), (0.0, 0.0))
+
+    def test_final_rates_need_both_times(self):
+        """Without a start or finish time, or with no second between them, the final
+        rates are None."""
+        from datetime import datetime, timedelta
+        logstats = LogStats(self.stats)
+        self.assertEqual(logstats.calculate_final_stats(None), (None, None))
+        start = datetime(2026, 1, 1, 12, 0, 0)
+        self.stats.set_value("start_time", start)
+        self.stats.set_value("finish_time", start)
+        self.assertEqual(logstats.calculate_final_stats(None), (None, None))
+        self.stats.set_value("finish_time", start + timedelta(minutes=2))
+        self.stats.set_value("response_received_count", 30)
+        self.assertEqual(logstats.calculate_final_stats(None), (15.0, 0.0))
 
 
 class LiveWantedTests(unittest.TestCase):

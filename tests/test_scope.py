@@ -113,8 +113,10 @@ class DepthTests(unittest.TestCase):
 
     @defer.inlineCallbacks
     def test_depth_limit_bounds_a_calendar_trap(self):
-        """DEPTH_LIMIT=5: the start month and five more each way (the past is a 404)."""
-        crawler = yield crawl(LinkSpider, {"DEPTH_LIMIT": 5}, start_urls=[self._calendar()])
+        """DEPTH_LIMIT=5: the start month and five more each way (the past is a 404);
+        DEPTH_STATS_VERBOSE counts the start page and the requests admitted by depth."""
+        crawler = yield crawl(LinkSpider, {"DEPTH_LIMIT": 5, "DEPTH_STATS_VERBOSE": True},
+                              start_urls=[self._calendar()])
         fetched = sorted(int(path.rsplit("/", 1)[1]) for path in self.server.hits)
         self.assertEqual(fetched, [-1, 0, 1, 2, 3, 4, 5])
         stats = crawler.stats
@@ -122,8 +124,14 @@ class DepthTests(unittest.TestCase):
         self.assertEqual(stats.get_value("ledger/dropped/DepthExceeded"), 2)  # from /cal/5
         self.assertEqual(stats.get_value("request_depth_count/0"), 1)
         self.assertEqual(stats.get_value("request_depth_count/1"), 2)  # /cal/1, /cal/-1
-        self.assertEqual(stats.get_value("request_depth_count/5"), 1)
+        # /cal/0, a start URL (never filtered, so never seen), comes again at depth 2
+        self.assertEqual(stats.get_value("request_depth_count/3"), 4)
+        self.assertEqual(stats.get_value("request_depth_count/5"), 2)  # /cal/5, /cal/3
         self.assertIsNone(stats.get_value("request_depth_count/6"))
+        quiet = yield crawl(LinkSpider, {"DEPTH_LIMIT": 2}, start_urls=[self._calendar()])
+        self.assertEqual(quiet.stats.get_value("request_depth_max"), 2)
+        self.assertFalse([key for key in quiet.stats.get_stats()
+                          if key.startswith("request_depth_count/")])
 
     @defer.inlineCallbacks
     def test_hand_made_requests_get_a_depth(self):
@@ -227,7 +235,7 @@ def _scope(stats, depth_limit=0, url_length_limit=2083, depth_priority=0):
     """The scope of a crawl with the three built-in rules, as the scraper builds it."""
     rules = [("offsite", OffsiteMiddleware(stats)),
              ("urllength", UrlLengthMiddleware(url_length_limit)),
-             ("depth", DepthMiddleware(depth_limit, stats, depth_priority))]
+             ("depth", DepthMiddleware(depth_limit, stats, prio=depth_priority))]
     return Scope(stats, rules)
 
 

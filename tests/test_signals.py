@@ -266,6 +266,9 @@ class Lifecycle(Spider):
     def spider_closed(self, spider):
         self.events.append(("spider_closed",))
 
+    def closed(self, reason):
+        self.events.append(("closed", reason))
+
     def engine_stopped(self):
         self.events.append(("engine_stopped",))
 
@@ -289,8 +292,8 @@ class LifecycleTests(unittest.TestCase):
 
     @defer.inlineCallbacks
     def test_lifecycle_signals_in_order(self):
-        """spider_opened, engine_started, the download's signals, item_error, and
-        spider_closed before engine_stopped."""
+        """spider_opened, engine_started, the download's signals, item_error, the
+        spider's closed() before spider_closed (as in Scrapy), then engine_stopped."""
         start = self.server.add_page("/")
         capture_logs(self, "tinyscrapy")
         crawler = Crawler(Lifecycle, Settings({"ITEM_PIPELINES": {BrokenPipeline: 1}}),
@@ -302,6 +305,7 @@ class LifecycleTests(unittest.TestCase):
             ("request_reached_downloader", True),
             ("response_downloaded", True),
             ("item_error", 1, "ValueError", True),
+            ("closed", "finished"),
             ("spider_closed",),
             ("engine_stopped",),
         ])

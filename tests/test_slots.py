@@ -23,14 +23,23 @@ from tinyscrapy.core.engine import ExecutionEngine
 from tinyscrapy.core.scheduler import Scheduler
 from tinyscrapy.core.scraper import Scraper
 from tinyscrapy.crawler import Crawler
-from tinyscrapy.exceptions import UsageError
+from tinyscrapy.exceptions import NotConfigured, UsageError
 from tinyscrapy.extensions.throttle import AutoThrottle
 from tinyscrapy.http import HttpResponse
 from tinyscrapy.settings import Settings
+from tinyscrapy.utils.test import get_crawler
 
 from .helpers import FakeDownloader
 
 DEFAULT = LimitRule(parallelism=8, delay=0.0)
+
+
+def autothrottle(**settings):
+    """An enabled L{AutoThrottle} made from C{AUTOTHROTTLE_*} settings (names without the
+    prefix), as the crawl makes it."""
+    values = {"AUTOTHROTTLE_ENABLED": True}
+    values.update({f"AUTOTHROTTLE_{name.upper()}": value for name, value in settings.items()})
+    return AutoThrottle.from_crawler(get_crawler(settings_dict=values))
 
 
 def make_slots(rules=(), default=DEFAULT, throttle=None, seed=1):
@@ -280,7 +289,7 @@ class SlotArithmeticTests(unittest.TestCase):
     def test_raise_delay(self):
         """A delay raised for a slot (robots.txt Crawl-delay) spaces its sends at once, is
         never lowered by AutoThrottle, and holds for a slot made later."""
-        slots, clock = make_slots(throttle=AutoThrottle(start_delay=0.0))
+        slots, clock = make_slots(throttle=autothrottle(start_delay=0.0))
         request = get("a")
         send(slots, request)
         slots.release(request)
@@ -309,7 +318,7 @@ class AutoThrottleTests(unittest.TestCase):
     """The delay follows the latency, never below the rule's, and backs off on 429/503."""
 
     def throttled(self, rule_delay=0.0, start=1.0):
-        throttle = AutoThrottle(target_concurrency=1.0, start_delay=start, max_delay=10.0)
+        throttle = autothrottle(target_concurrency=1.0, start_delay=start, max_delay=10.0)
         return make_slots(default=LimitRule(delay=rule_delay), throttle=throttle)
 
     def answer(self, slots, clock, latency, status=200):
@@ -362,13 +371,16 @@ class AutoThrottleTests(unittest.TestCase):
         self.assertEqual(slots.slot("a").delay, 1.0)
 
     def test_from_settings(self):
-        """Off by default; a target concurrency of 0 stops the start."""
-        self.assertIsNone(AutoThrottle.from_settings(Settings()))
-        throttle = AutoThrottle.from_settings(Settings({"AUTOTHROTTLE_ENABLED": True}))
-        self.assertEqual((throttle.start, throttle.max_delay, throttle.target_concurrency),
+        """Off by default (NotConfigured); a target concurrency of 0 stops the start (a
+        usage error, which is also Scrapy's NotConfigured)."""
+        self.assertRaises(NotConfigured, AutoThrottle.from_crawler, get_crawler())
+        throttle = autothrottle()
+        self.assertEqual((throttle.start, throttle.maxdelay, throttle.target_concurrency),
                          (5.0, 60.0, 1.0))
-        self.assertRaises(UsageError, AutoThrottle.from_settings, Settings(
-            {"AUTOTHROTTLE_ENABLED": True, "AUTOTHROTTLE_TARGET_CONCURRENCY": 0}))
+        error = self.assertRaises(UsageError, autothrottle, target_concurrency=0)
+        self.assertIsInstance(error, NotConfigured)
+        self.assertIn("AUTOTHROTTLE_TARGET_CONCURRENCY (0.0) must be higher than 0", str(error))
+        self.assertRaises(UsageError, autothrottle, start_delay=-1)
 
 
 class SlotSchedulerTests(unittest.TestCase):
@@ -550,9 +562,9 @@ def slot_engine(rules, settings=None, default=DEFAULT, **spargs):
     slots = Slots(parse_limit_rules(rules, default), default, clock)
     downloader = SlotDownloader(slots)
     scraper = Scraper(crawler)
-    engine = ExecutionEngine(crawler, clock, Scheduler(slots=slots, clock=clock), downloader,
-                             scraper)
-    scraper.engine = crawler.engine = engine
+    engine = crawler.engine = ExecutionEngine(
+        crawler, reactor=clock, scheduler=Scheduler(slots=slots, clock=clock),
+        downloader=downloader, scraper=scraper)
     engine.open_spider(crawler.spider, crawler.spider.start_requests())
     return engine, clock, downloader
 

@@ -145,9 +145,9 @@ class ScrapyComponentPathTests(unittest.TestCase):
 
     def test_scrapy_parts_tinyscrapy_lacks(self):
         """Switching off a part tinyscrapy lacks is nothing; asking for it is an error."""
-        off = Settings({"EXTENSIONS": {"scrapy.extensions.telnet.TelnetConsole": None}})
-        self.assertNotIn("scrapy.extensions.telnet.TelnetConsole",
-                         ordered_paths(off, "EXTENSIONS"))
-        on = Settings({"EXTENSIONS": {"scrapy.extensions.telnet.TelnetConsole": 500}})
+        remote_control = "scrapy.extensions.remote_control.RemoteControl"
+        off = Settings({"EXTENSIONS": {remote_control: None}})
+        self.assertNotIn(remote_control, ordered_paths(off, "EXTENSIONS"))
+        on = Settings({"EXTENSIONS": {remote_control: 500}})
         e = self.assertRaises(UsageError, ordered_paths, on, "EXTENSIONS")
         self.assertIn("has no equivalent in tinyscrapy", str(e))

@@ -4,6 +4,11 @@ L{Command}: C{python -m tinyscrapy COMMAND ...}.
 Each command is a module of L{tinyscrapy.commands}; this module parses the command line,
 dispatches to the command, and keeps what the crawling commands share (L{Command.crawl}).
 
+C{--as-scrapy} (or C{TINYSCRAPY_AS_SCRAPY=1}) serves C{import scrapy} from tinyscrapy for
+the command (L{tinyscrapy.scrapyfinder}), which happens by itself inside a Scrapy project
+(a C{scrapy.cfg}) where Scrapy is not installed; it is done before the project's settings
+or spiders are imported.
+
 Usage errors (an unknown command or option, a spider that does not import, a bad setting,
 a start URL that cannot be fetched) print one line on stderr and exit with status 2,
 without a traceback. A crawl that ran to its end exits 0, whatever pages failed on the way
@@ -58,15 +63,27 @@ def command_module(name):
     return importlib.import_module("tinyscrapy.commands." + name)
 
 
+AS_SCRAPY_HELP = ("serve `import scrapy` from tinyscrapy, so that a Scrapy project and its "
+                  "plugins run unchanged (also TINYSCRAPY_AS_SCRAPY=1; on by itself beside a "
+                  "scrapy.cfg when Scrapy is not installed)")
+
+
 def build_parser():
     parser = _Parser(prog="python -m tinyscrapy",
                      description="Scrapy's model, TinyScrapy's size, Twisted underneath. "
                      "`python -m tinyscrapy COMMAND -h` tells what a command does.")
+    parser.add_argument("--as-scrapy", action="store_true", default=None,
+                        help=AS_SCRAPY_HELP)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in NAMES:
         module = command_module(name)
-        module.add_arguments(commands.add_parser(
-            name, help=module.HELP, description=getattr(module, "DESCRIPTION", module.HELP)))
+        command = commands.add_parser(
+            name, help=module.HELP, description=getattr(module, "DESCRIPTION", module.HELP))
+        # after the command too; SUPPRESS, or the command's default would hide the one
+        # given before it
+        command.add_argument("--as-scrapy", action="store_true", default=argparse.SUPPRESS,
+                             help=AS_SCRAPY_HELP)
+        module.add_arguments(command)
     return parser
 
 
@@ -99,9 +116,15 @@ class Command:
         if self.args.command is None:
             raise UsageError("no command given (try: run, runspider, crawl, demo, list, "
                              "version; -h for help)")
+        from tinyscrapy.scrapyfinder import install_for_command
+        # before the project's settings module and spiders import (they may import scrapy)
+        self.as_scrapy = install_for_command(self.args.as_scrapy)
         from tinyscrapy.utils.project import project_values
         # inside a project (tinyscrapy.cfg), its settings module is the "project" layer
         self.settings = Settings(project_values(), "project")
+        if self.settings["ADDONS"]:  # where the spiders are may be an add-on's to say
+            from tinyscrapy.addons import AddonManager
+            AddonManager.load_pre_crawler_settings(self.settings)
 
     def run(self):
         """Dispatch to the command's module. @return: the exit status."""
@@ -121,19 +144,24 @@ class Command:
         install_for(self.settings, spider_classes)  # TWISTED_REACTOR, before the demo site
         demo_url = self._serve_demo_if_needed(spider_classes, spargs)
         process = CrawlerProcess(self.settings)
+        crawlers = []
         for spidercls in spider_classes:
             kwargs = dict(spargs)
             if demo_url and getattr(spidercls, "uses_demo_site", False):
                 kwargs["base_url"] = demo_url
-            process.crawl(spidercls, **kwargs)
+            crawlers.append(process.create_crawler(spidercls))
+            d = process.crawl(crawlers[-1], **kwargs)
+            d.addErrback(_told)  # logged once by the process, which records the status
         process.start()
         if process.usage_error is not None:  # e.g. a shared frontier that cannot connect
             raise process.usage_error
         status = 1 if process.failed or process.forced else 0
         from tinyscrapy.utils.log import nothing_fetched
-        for crawler in process.crawlers:
-            message = nothing_fetched(crawler)
-            if message is not None:  # every start request was refused, timed out, ...
+        from tinyscrapy.utils.reactor import asyncio_needed
+        for crawler in crawlers:
+            # every start request was refused, timed out, ...; or asyncio code failed
+            message = nothing_fetched(crawler) or asyncio_needed(crawler)
+            if message is not None:
                 logging.getLogger("tinyscrapy.crawler").error("%s", message)
                 status = 1
         return status
@@ -156,11 +184,15 @@ class Command:
         if getattr(args, "logfile", None):
             self.settings.set("LOG_FILE", args.logfile, "cmdline")
         configure_logging(self.settings)
+        if getattr(self, "as_scrapy", False):
+            logging.getLogger("tinyscrapy.scrapyfinder").debug(
+                "`import scrapy` is served by tinyscrapy (docs/porting.md)")
         feeds = {}
         for value, overwrite in [(p, False) for p in args.append] + \
                 [(p, True) for p in args.overwrite]:
-            path, fmt = feed_path_and_format(value)
-            feeds[path] = {"format": fmt, "overwrite": overwrite}
+            path, fmt = feed_path_and_format(value, self.settings)
+            feeds[path] = {"overwrite": overwrite} if fmt is None else \
+                {"format": fmt, "overwrite": overwrite}
         if feeds:
             self.settings.set("FEEDS", feeds, "cmdline")
         elif "FEEDS" not in self.settings.overridden():
@@ -196,6 +228,11 @@ class Command:
         return url
 
 
+def _told(_failure):
+    """A crawl's failure, logged by the process already (never "Unhandled error")."""
+    return None
+
+
 def setting_pairs(items, flag):
     """C{(name, value)} of each C{NAME=VALUE} of option C{flag}.
     @raise UsageError: one is not C{NAME=VALUE}."""
@@ -218,24 +255,20 @@ def _attach_dash_values(argv):
     return out
 
 
-def feed_format(path):
-    """The feed format for a file name, from its extension."""
-    from tinyscrapy.extensions.feedexport import format_for_path
-    return format_for_path(path)
-
-
-def feed_path_and_format(value):
+def feed_path_and_format(value, settings):
     """
-    C{-o}'s value as Scrapy reads it: C{PATH}, or C{PATH:FORMAT} (C{items.txt:jsonlines},
-    C{-:json} for stdout) when what follows the last colon names a format.
+    C{-o}'s value as Scrapy reads it: C{URI}, or C{URI:FORMAT} (C{items.txt:jsonlines},
+    C{-:json} for stdout) when what follows the last colon is a format of
+    C{FEED_EXPORTERS}.
 
-    @return: C{(path, format)}. @raise UsageError: no format can be told.
+    @return: C{(uri, format)}; the format is None when the feed exporter tells it from
+        the extension (with the spider's settings too: its C{FEED_EXPORTERS}).
     """
-    from tinyscrapy.exporters import WRITERS
-    path, colon, fmt = value.rpartition(":")
-    if colon and path and fmt in WRITERS:
-        return path, fmt
-    return value, feed_format(value)
+    formats = {**settings.getdict("FEED_EXPORTERS_BASE"), **settings.getdict("FEED_EXPORTERS")}
+    uri, colon, fmt = value.rpartition(":")
+    if colon and uri and formats.get(fmt) is not None:
+        return uri, fmt
+    return value, None
 
 
 def configure_logging(settings):

@@ -27,10 +27,13 @@ The coroutine runners (Scrapy 2.13 and later) run on the asyncio reactor, which
 L{AsyncCrawlerProcess} installs; C{crawl()} returns an asyncio Future instead of a
 Deferred, and C{join()} and C{stop()} are coroutines.
 
-Ctrl-C (SIGINT) or SIGTERM closes every crawl gracefully, as in Scrapy: no new downloads
-start, those in flight finish and are scraped, and the crawl ends with the reason
-C{"shutdown"} (a C{--jobdir} frontier keeps what was waiting, for the next run). A second
-signal stops the reactor at once.
+Ctrl-C (SIGINT), SIGTERM or SIGHUP closes every crawl gracefully, as in Scrapy: no new
+downloads start, those in flight finish and are scraped, and the crawl ends with the reason
+C{"shutdown"} (a C{--jobdir} frontier keeps what was waiting, for the next run). The close
+is bounded (C{CLOSE_GRACE_PERIOD}): what is still in flight then is cancelled, a part still
+closing is given up, and so is a step of a crawl still opening. A second signal stops the
+reactor at once; it counts only once the reactor has handled the first (one kill delivered
+twice, to the process and to its group, is one).
 """
 
 import logging
@@ -41,16 +44,23 @@ from twisted.internet.defer import DeferredList
 from twisted.python.failure import Failure
 
 from tinyscrapy import signals
+from tinyscrapy.addons import AddonManager
 from tinyscrapy.core.startrequests import start_of
-from tinyscrapy.exceptions import UsageError
+from tinyscrapy.exceptions import StartError, UsageError
 from tinyscrapy.ledger import RequestLedger
 from tinyscrapy.middleware import build_ordered
 from tinyscrapy.settings import Settings
 from tinyscrapy.signalmanager import SignalBus
-from tinyscrapy.utils.defer import deferred_to_future
+from tinyscrapy.spiders import Spider
+from tinyscrapy.utils.defer import (
+    Unwaited,
+    Waiting,
+    deferred_to_future,
+    maybe_deferred_to_future,
+)
 from tinyscrapy.utils.gc import tune_for_crawl
 from tinyscrapy.utils.log import configure_logging, log_start, update_root_handler
-from tinyscrapy.utils.misc import build, build_from_crawler, load_object
+from tinyscrapy.utils.misc import ReturnedNone, build, build_from_crawler, load_object
 from tinyscrapy.utils.reactor import (
     ASYNCIO_REACTOR,
     apply_reactor_setting,
@@ -84,7 +94,21 @@ class Crawler:
         started), which the scheduler consults.
     """
 
-    def __init__(self, spidercls, settings=None, reactor=None):
+    def __init__(self, spidercls, settings=None, init_reactor=False, *, reactor=None):
+        """
+        @param spidercls: the spider class (not an instance).
+        @param settings: a L{Settings}, a plain dict, or None; copied.
+        @param init_reactor: Scrapy's flag, accepted: the reactor C{TWISTED_REACTOR} names
+            is installed here whenever none is yet, whatever it says.
+        @param reactor: the reactor to run in (a test's C{Clock}); None: the installed one.
+        @raise ValueError: C{spidercls} is a spider instance.
+        @raise UsageError: a setting has a bad value, or asks for another reactor than the
+            installed one.
+        """
+        if isinstance(spidercls, Spider):
+            raise ValueError("The spidercls argument must be a class, not an object")
+        if reactor is None and not isinstance(init_reactor, bool):
+            reactor = init_reactor  # tinyscrapy's older third argument: the reactor
         self.spidercls = spidercls
         self.settings = _as_settings(settings).copy()
         update_settings = getattr(spidercls, "update_settings", None)
@@ -92,51 +116,99 @@ class Crawler:
             update_settings(self.settings)
         else:
             self.settings.update(getattr(spidercls, "custom_settings", None) or {}, "spider")
+        self.unwaited = Unwaited()  # the Deferreds nobody waits for: the close waits for them
+        self.signals = SignalBus(self, self.unwaited)
+        self.addons = AddonManager(self)
+        self.addons.load_settings(self.settings)  # before anything is built from them
         self.settings.validate()  # a bad value stops the start here, with one line
         # the reactor the crawl asks for is installed here, if nothing was yet
         self.reactor = reactor or apply_reactor_setting(self.settings, spidercls)
-        self.signals = SignalBus(self)
         self.stats = build(load_object(self.settings["STATS_CLASS"]), self)
         self.ledger = RequestLedger(self.stats)
+        self.crawling = False
         self.spider = None
         self.engine = None
         self.downloader = None
         self.slots = None
         self.extensions = []
         self._fingerprinter = None
+        self._logformatter = None
+        self._started = False
         self._opened = False
         self._stop_reason = None
+        self._opening_step = None  # the Waiting of the opening step under way
+        self._opening_timer = None  # set by a stop while opening: CLOSE_GRACE_PERIOD
+        self._opening_overdue = False
 
-    @defer.inlineCallbacks
     def crawl(self, *args, **kwargs):
         """
-        Make the spider and the engine, and run the crawl to its end.
+        Make the spider and the engine, and run the crawl to its end (L{_crawl}). Called
+        once; C{crawling} is True until the crawl has ended.
+
+        @return: a Deferred that fires with the finish reason, or errbacks with what
+            stopped the crawl from starting (a RuntimeError when called twice).
+        """
+        if self._started:
+            return defer.fail(RuntimeError(
+                "Crawling already taking place" if self.crawling else
+                "Cannot run Crawler.crawl() more than once on the same instance."))
+        self.crawling = self._started = True
+        d = self._crawl(*args, **kwargs)
+        d.addBoth(self._cb_crawl_ended)
+        return d
+
+    @defer.inlineCallbacks
+    def _crawl(self, *args, **kwargs):
+        """
+        The crawl, step by step: each C{yield} waits for a Deferred.
 
         The spider's C{from_crawler} may still change C{self.settings}; they are frozen
         right after it.
 
         @return: a Deferred that fires with the finish reason.
         """
-        self.spider = self.spidercls.from_crawler(self, *args, **kwargs)
+        self.spider = self._create_spider(*args, **kwargs)
         self._apply_settings()
         self.engine = self._create_engine()
         self._log_start()
         self.stats.open_spider(self.spider)
-        yield self.engine.scraper.open_spider(self.spider)
-        yield self.signals.send_deferred(signals.spider_opened, spider=self.spider)
-        start = start_of(self.spider, self.engine.scraper.spidermw)  # start() or start_requests()
-        yield self.engine.open_spider(self.spider, start)
+        yield self._opening(self.engine.scraper.open_spider(self.spider), "the pipelines")
+        yield self._opening(self.signals.send_deferred(signals.spider_opened,
+                                                       spider=self.spider), "spider_opened")
+        start = start_of(self.spider, self.engine.scraper.spidermw)  # start(), or start_requests()
+        yield self._opening(self.engine.open_spider(self.spider, start), "the frontier")
         self._opened = True
         if self._stop_reason is not None:  # stopped (Ctrl-C) while it was opening
+            self._cancel_opening_timer()
             self.engine.close_spider(self._stop_reason)
         reason = yield self.engine.start()
         return reason
 
+    def _cb_crawl_ended(self, result):
+        self.crawling = False
+        return result
+
+    async def crawl_async(self, *args, **kwargs):
+        """
+        L{crawl} as a coroutine (Scrapy 2.14): complete when the crawl has ended.
+
+        @return: the finish reason.
+        """
+        return await maybe_deferred_to_future(self.crawl(*args, **kwargs))
+
     def _create_spider(self, *args, **kwargs):
         """The spider, from C{spidercls.from_crawler}, as L{crawl} makes it (Scrapy's name for
         that step, which a component's tests call on a
-        L{tinyscrapy.utils.test.get_crawler} crawler)."""
-        return self.spidercls.from_crawler(self, *args, **kwargs)
+        L{tinyscrapy.utils.test.get_crawler} crawler).
+
+        @raise ReturnedNone: the spider's C{from_crawler} returned None (a usage error).
+        """
+        spider = self.spidercls.from_crawler(self, *args, **kwargs)
+        if spider is None:
+            raise ReturnedNone(f"{self.spidercls.__qualname__}.from_crawler returned None: "
+                               f"it must return the spider (return super().from_crawler("
+                               f"crawler, *args, **kwargs))")
+        return spider
 
     def _apply_settings(self):
         """The spider is made (its C{from_crawler} may have set settings): check them,
@@ -150,30 +222,76 @@ class Crawler:
         """
         Close this crawl gracefully; a crawl still opening closes as soon as it is open.
 
-        @return: a Deferred firing when it has closed (or at once, while it opens).
+        @return: a Deferred firing when it has closed (or at once, while it opens, or when
+            it is not crawling).
         """
         if not self._opened:
-            self._stop_reason = reason
+            if self._stop_reason is None:
+                self._stop_reason = reason
+                grace = self.settings.getfloat("CLOSE_GRACE_PERIOD")
+                if grace > 0 and self.crawling:
+                    self._opening_timer = self.reactor.callLater(grace,
+                                                                 self._opening_is_overdue)
+            return defer.succeed(None)
+        if not self.crawling:
             return defer.succeed(None)
         return self.engine.close_spider(reason)
 
-    def _create_engine(self):
-        """Build the parts the engine drives, each from this crawler's settings."""
-        from tinyscrapy.core.engine import ExecutionEngine
-        from tinyscrapy.core.scraper import Scraper
-        from tinyscrapy.frontier import scheduler_class  # SCHEDULER, or --jobdir's, ...
+    def _opening(self, d, what):
+        """
+        Wait for one step of the opening (C{d}); once the crawl was stopped, only until
+        C{CLOSE_GRACE_PERIOD} is over: then the step is given up (cancelled), and the crawl
+        opens on, to close at once.
 
-        # made first: robots.txt downloads through it, the scheduler consults its slots
-        downloader = build_from_crawler(load_object(self.settings["DOWNLOADER"]), self)
-        self.downloader = downloader
-        self.slots = downloader.slots
-        scheduler = build(scheduler_class(self.settings), self)
-        scraper = Scraper(self)
-        engine = ExecutionEngine(self, self.reactor, scheduler, downloader, scraper)
-        scraper.engine = engine
-        # extensions only listen to signals: each connects its own in from_crawler
+        @return: a Deferred firing as C{d} does, or with None when given up.
+        """
+        step = self._opening_step = Waiting(d, f"opening {self.spider.name}: {what}")
+        if self._opening_overdue and not step.done.called:
+            self.reactor.callLater(0, self._give_up_opening, step)
+        return step.done
+
+    def _opening_is_overdue(self):
+        self._opening_overdue = True
+        self._give_up_opening(self._opening_step)
+
+    def _cancel_opening_timer(self):
+        if self._opening_timer is not None and self._opening_timer.active():
+            self._opening_timer.cancel()
+
+    def _give_up_opening(self, step):
+        if step is not None and not step.done.called:
+            logger.warning("%s: not finished within CLOSE_GRACE_PERIOD after the stop, "
+                           "cancelled", step.what)
+            step.give_up()
+
+    async def stop_async(self):
+        """L{stop} as a coroutine (Scrapy 2.14): complete when the crawl has closed."""
+        await maybe_deferred_to_future(self.stop())
+
+    def _create_engine(self):
+        """The engine, which builds the parts it drives from this crawler's settings (the
+        downloader first: robots.txt downloads through it, and the scheduler consults its
+        slots), then the extensions, which only listen to signals: each connects its own
+        in C{from_crawler}."""
+        from tinyscrapy.core.engine import ExecutionEngine
+        engine = self.engine = ExecutionEngine(self)
         self.extensions = build_ordered(self, "EXTENSIONS")
         return engine
+
+    def scheduler_class(self):
+        """The frontier's class: C{SCHEDULER} when the user set it, else the one C{JOBDIR}
+        (on disk) or C{SCHEDULER_URL} (shared) asks for, else C{SCHEDULER}'s default."""
+        from tinyscrapy.frontier import scheduler_class
+        return scheduler_class(self.settings)
+
+    @property
+    def logformatter(self):
+        """The crawl's L{tinyscrapy.logformatter.LogFormatter} (C{LOG_FORMATTER}), built on
+        first use."""
+        if self._logformatter is None:
+            self._logformatter = build_from_crawler(
+                load_object(self.settings["LOG_FORMATTER"]), self)
+        return self._logformatter
 
     @property
     def request_fingerprinter(self):
@@ -182,6 +300,13 @@ class Crawler:
         if self._fingerprinter is None:
             self._fingerprinter = fingerprinter_for(self)
         return self._fingerprinter
+
+    def get_addon(self, cls):
+        """The add-on of class C{cls} (or a subclass) this crawl loaded, or None."""
+        for addon in self.addons.addons:
+            if isinstance(addon, cls):
+                return addon
+        return None
 
     def get_downloader_middleware(self, cls):
         """The running downloader middleware of class C{cls} (or a subclass), or None.
@@ -215,22 +340,55 @@ class CrawlerRunner:
     """
     Keeps track of the crawls it started, in the installed reactor.
 
-    @ivar settings: the L{tinyscrapy.settings.Settings} every crawl starts from.
+    @ivar settings: the L{tinyscrapy.settings.Settings} every crawl starts from (the
+        add-ons' C{update_pre_crawler_settings} applied).
     @ivar crawlers: the L{tinyscrapy.crawler.Crawler}s running now.
+    @ivar bootstrap_failed: True once a crawl failed before its spider was made.
     """
 
     def __init__(self, settings=None):
         """@param settings: a L{tinyscrapy.settings.Settings}, a plain dict, or None."""
         self.settings = _as_settings(settings)
+        AddonManager.load_pre_crawler_settings(self.settings)
         self.crawlers = set()
+        self.bootstrap_failed = False
         self._active = set()
+        self._spider_loader = None
+
+    @property
+    def spider_loader(self):
+        """The project's spider loader (C{SPIDER_LOADER_CLASS} over C{SPIDER_MODULES}),
+        made on first use: it finds the spider a C{crawl("name")} names."""
+        if self._spider_loader is None:
+            from tinyscrapy.spiderloader import get_spider_loader
+            self._spider_loader = get_spider_loader(self.settings)
+        return self._spider_loader
 
     def create_crawler(self, crawler_or_spidercls):
-        """A L{tinyscrapy.crawler.Crawler} for a spider class (or its dotted path); a
-        crawler is returned as it is."""
+        """
+        A L{tinyscrapy.crawler.Crawler} for a spider class, a spider's name
+        (C{SPIDER_MODULES}) or a class's dotted path; a crawler is returned as it is.
+
+        @raise ValueError: a spider instance instead of its class.
+        @raise UsageError: a name that is neither a spider's nor a class's.
+        """
+        if isinstance(crawler_or_spidercls, Spider):
+            raise ValueError("The crawler_or_spidercls argument cannot be a spider object, "
+                             "it must be a spider class (or a Crawler object)")
         if isinstance(crawler_or_spidercls, Crawler):
             return crawler_or_spidercls
-        return Crawler(load_object(crawler_or_spidercls), self.settings)
+        return self._create_crawler(crawler_or_spidercls)
+
+    def _create_crawler(self, spidercls):
+        if isinstance(spidercls, str):
+            spidercls = self._spider_class(spidercls)
+        return Crawler(spidercls, self.settings)
+
+    def _spider_class(self, name):
+        """The class a string names: a spider of the project's, else a dotted path."""
+        if "." not in name or name in self.spider_loader.list():
+            return self.spider_loader.load(name)
+        return load_object(name)
 
     def crawl(self, crawler_or_spidercls, *args, **kwargs):
         """
@@ -241,6 +399,9 @@ class CrawlerRunner:
             for a bad setting, say).
         """
         crawler = self.create_crawler(crawler_or_spidercls)
+        return self._crawl(crawler, *args, **kwargs)
+
+    def _crawl(self, crawler, *args, **kwargs):
         self.crawlers.add(crawler)
         d = crawler.crawl(*args, **kwargs)
         self._active.add(d)
@@ -250,6 +411,7 @@ class CrawlerRunner:
     def _cb_crawl_done(self, result, crawler, d):
         self.crawlers.discard(crawler)
         self._active.discard(d)
+        self.bootstrap_failed |= crawler.spider is None
         return result
 
     def join(self):
@@ -264,9 +426,12 @@ class CrawlerRunner:
     def _cb_joined(self, _):
         return self.join() if self._active else None
 
-    def stop(self):
+    def stop(self, reason="shutdown"):
         """Close every running crawl gracefully. @return: a Deferred for all of them."""
-        return DeferredList([crawler.stop() for crawler in list(self.crawlers)])
+        return self._stop_all(reason)
+
+    def _stop_all(self, reason="shutdown"):
+        return DeferredList([crawler.stop(reason) for crawler in list(self.crawlers)])
 
 
 def _raise_now(d):
@@ -287,7 +452,7 @@ def _consume(_failure):
     return None
 
 
-class CrawlerProcess:
+class CrawlerProcess(CrawlerRunner):
     """
     Runs several crawlers in one reactor and stops it when all of them have finished.
 
@@ -297,27 +462,30 @@ class CrawlerProcess:
         process.crawl(MySpider, category="books")
         process.start()   # runs the reactor until every crawl has finished
 
-    @ivar crawlers: every L{Crawler} started.
+    @ivar crawlers: the L{Crawler}s running now (keep the one L{create_crawler} returns to
+        read its stats afterwards).
+    @ivar failed: True once a crawl failed, or ended with a reason ending in C{_error}.
+    @ivar forced: True when a second Ctrl-C stopped the reactor at once.
     @ivar usage_error: a L{UsageError} a crawl failed with while it opened, or None; the
         command prints it as one line and exits 2.
     """
 
-    def __init__(self, settings=None, install_root_handler=True, reactor=None):
+    def __init__(self, settings=None, install_root_handler=None, *, reactor=None):
         """
         @param settings: a L{Settings} or a plain dict (the C{project} layer).
         @param install_root_handler: set up logging as Scrapy does (stderr or C{LOG_FILE},
-            at C{LOG_LEVEL}); False leaves the root logger to the script.
+            at C{LOG_LEVEL}); False leaves the root logger to the script; None: as
+            C{LOG_INSTALL_ROOT_HANDLER} says.
         @param reactor: the reactor; None: the one C{TWISTED_REACTOR} names, installed when
             the first crawl is made (so a spider's C{custom_settings} may name it).
         """
-        self.settings = _as_settings(settings)
+        super().__init__(settings)
         configure_logging(self.settings, install_root_handler)
         self._reactor = reactor
-        self.crawlers = set()
-        self._active = set()
         self.failed = False
         self.forced = False
         self.usage_error = None
+        self._shutdown = None  # None, then "asked" (a signal came), "closing", "forced"
 
     @property
     def reactor(self):
@@ -326,23 +494,24 @@ class CrawlerProcess:
             self._reactor = apply_reactor_setting(self.settings)
         return self._reactor
 
-    def crawl(self, spidercls, *args, **kwargs):
+    def _create_crawler(self, spidercls):
+        if isinstance(spidercls, str):
+            spidercls = self._spider_class(spidercls)
+        return Crawler(spidercls, self.settings, reactor=self._reactor)
+
+    def crawl(self, crawler_or_spidercls, *args, **kwargs):
         """
-        Start a crawl of C{spidercls} (a class, a dotted path, or a L{Crawler}).
+        Start a crawl of a spider class (a name, a dotted path, or a L{Crawler}).
 
         @return: the crawler's Deferred, also kept in C{_active}.
+        @raise UsageError: a bad setting, found while the crawl starts (synchronously).
         """
-        if isinstance(spidercls, Crawler):
-            crawler = spidercls
-        else:
-            crawler = Crawler(load_object(spidercls), self.settings, self._reactor)
+        crawler = self.create_crawler(crawler_or_spidercls)
         self._reactor = crawler.reactor
-        self.crawlers.add(crawler)
-        d = crawler.crawl(*args, **kwargs)
+        d = self._crawl(crawler, *args, **kwargs)
         _raise_now(d)
         d.addCallbacks(self._cb_crawl_finished, self._eb_crawl_failed,
                        errbackArgs=(crawler,))
-        self._active.add(d)
         return d
 
     def _cb_crawl_finished(self, reason):
@@ -357,42 +526,67 @@ class CrawlerProcess:
             self.usage_error = failure.value
             return failure
         self.failed = True
-        logger.error("crawl of %s failed", crawler.spidercls.__name__, exc_info=(
+        name = crawler.spidercls.__name__
+        if failure.check(StartError):  # a component could not start: one line
+            logger.error("crawl of %s failed: %s", name, failure.value)
+            cause = failure.value.__cause__ or failure.value
+            logger.debug("crawl of %s failed", name, exc_info=(type(cause), cause,
+                                                               cause.__traceback__))
+            return failure
+        logger.error("crawl of %s failed", name, exc_info=(
             failure.type, failure.value, failure.getTracebackObject()))
-        return failure
+        return None  # logged once, here: not again as an unhandled error in the Deferred
 
-    def start(self, install_signal_handlers=True):
-        """Run the reactor until every crawler's Deferred has fired."""
-        d = defer.DeferredList(list(self._active), consumeErrors=True)
-        if d.called:  # every crawl failed before the reactor ran: nothing would stop it
-            return
-        d.addBoth(self._stop_reactor)
+    def start(self, stop_after_crawl=True, install_signal_handlers=True):
+        """
+        Run the reactor until every crawler's Deferred has fired (with
+        C{stop_after_crawl=False}: until something else stops it).
+        """
+        if stop_after_crawl:
+            d = defer.DeferredList(list(self._active), consumeErrors=True)
+            if d.called:  # every crawl failed before the reactor ran: nothing would stop it
+                return
+            d.addBoth(self._stop_reactor)
         if install_signal_handlers:
-            self._on_signals(self._signal_shutdown)
+            self._on_signals(self._signal_received)
+        suggest = getattr(self.reactor, "suggestThreadPoolSize", None)
+        if suggest is not None:  # DNS lookups and the file writes of a thread
+            suggest(self.settings.getint("REACTOR_THREADPOOL_MAXSIZE"))
         tune_for_crawl()  # what exists now lives as long as the process
         self.reactor.run(installSignalHandlers=False)
 
     @staticmethod
     def _on_signals(handler):
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(signum, handler)
+        for name in ("SIGINT", "SIGTERM", "SIGHUP"):  # no SIGHUP on Windows
+            signum = getattr(signal, name, None)
+            if signum is not None:
+                signal.signal(signum, handler)
 
-    def _signal_shutdown(self, signum, _frame):
-        """First Ctrl-C: close every crawl gracefully (runs between two reactor steps, so
-        it only hands the work to the reactor)."""
-        self._on_signals(self._signal_force)
+    def _signal_received(self, signum, _frame):
+        """
+        SIGINT, SIGTERM or SIGHUP. A signal handler runs between two bytecodes of whatever
+        the reactor thread was doing (logging, maybe): it logs nothing and only hands the
+        work to the reactor. The first signal closes every crawl gracefully; one that
+        comes before the reactor has handled it is the same one delivered twice (GNU
+        C{timeout} signals the process and its group); one after it stops at once.
+        """
+        if self._shutdown is None:
+            self._shutdown = "asked"
+            self.reactor.callFromThread(self._graceful_stop, signum)
+        elif self._shutdown == "closing":
+            self._shutdown = "forced"
+            self.reactor.callFromThread(self._forced_stop, signum)
+
+    def _graceful_stop(self, signum):
+        self._shutdown = "closing"
         logger.info("received %s: closing gracefully (send it again to stop at once)",
                     signal.Signals(signum).name)
-        self.reactor.callFromThread(self.stop)
+        self._stop_all()
 
-    def _signal_force(self, signum, _frame):
+    def _forced_stop(self, signum):
         self.forced = True
         logger.info("received %s again: stopping at once", signal.Signals(signum).name)
-        self.reactor.callFromThread(self._stop_reactor)
-
-    def stop(self, reason="shutdown"):
-        """Close every running crawl gracefully. @return: a Deferred for all of them."""
-        return defer.DeferredList([crawler.stop(reason) for crawler in self.crawlers])
+        self._stop_reactor()
 
     def _stop_reactor(self, _=None):
         from twisted.internet.error import ReactorNotRunning
@@ -450,15 +644,15 @@ class AsyncCrawlerRunner(CrawlerRunner):
         """Complete once every crawl has ended."""
         await deferred_to_future(super().join())
 
-    async def stop(self):
+    async def stop(self, reason="shutdown"):
         """Close every running crawl gracefully; complete once they have closed."""
-        await deferred_to_future(super().stop())
+        await deferred_to_future(self._stop_all(reason))
 
 
 class AsyncCrawlerProcess(CrawlerProcess):
     """L{CrawlerProcess} on the asyncio reactor (installed here), with coroutine APIs."""
 
-    def __init__(self, settings=None, install_root_handler=True):
+    def __init__(self, settings=None, install_root_handler=None):
         settings = _as_settings(settings)
         super().__init__(settings, install_root_handler, reactor=_asyncio_reactor(settings))
 
@@ -468,7 +662,11 @@ class AsyncCrawlerProcess(CrawlerProcess):
 
     async def join(self):
         """Complete once every crawl has ended."""
-        await deferred_to_future(DeferredList(list(self._active)))
+        await deferred_to_future(CrawlerRunner.join(self))
+
+    async def stop(self, reason="shutdown"):
+        """Close every running crawl gracefully; complete once they have closed."""
+        await deferred_to_future(self._stop_all(reason))
 
 
 __all__ = ["AsyncCrawlerProcess", "AsyncCrawlerRunner", "Crawler", "CrawlerProcess",

@@ -36,9 +36,12 @@ three times the old's size), for a little longer; the per-entry cost is unchange
 (docs/performance.md has the figures).
 """
 
+import logging
 import mmap
 
 from tinyscrapy.utils.request import as_int, request_fingerprint, url_fingerprint
+
+logger = logging.getLogger(__name__)
 
 
 class BaseDupeFilter:
@@ -68,23 +71,58 @@ class BaseDupeFilter:
 
 class RFPDupeFilter(BaseDupeFilter):
     """
-    The default duplicate filter: the fingerprint of every request seen, kept in a
-    L{FingerprintSet}.
+    The default duplicate filter: the fingerprint of every request seen (method, canonical
+    URL and body, as C{REQUEST_FINGERPRINTER_CLASS} gives it), kept in a
+    L{FingerprintSet} as a 64-bit C{int} each.
 
-    @ivar fingerprint: the function giving a request's fingerprint as a 64-bit C{int}
-        (L{tinyscrapy.utils.request.request_fingerprint}, or the first 8 bytes of a
-        C{REQUEST_FINGERPRINTER_CLASS}'s own).
+    Given a C{path} (a folder), it also keeps them in C{path/requests.seen}, as Scrapy's
+    does (each fingerprint as its 2-byte big-endian length, then its bytes; the file is
+    made private): a filter made again on the same folder has seen them. A crawl with
+    C{--jobdir} keeps its seen set in the job directory's database instead
+    (L{tinyscrapy.frontier.disk}).
+
+    @ivar fingerprint: the function giving a request's fingerprint as a 64-bit C{int}.
     @ivar seen: the fingerprints seen.
+    @ivar debug: log every duplicate (C{DUPEFILTER_DEBUG}), not only the first.
     """
 
-    def __init__(self, fingerprint=request_fingerprint):
-        self.fingerprint = fingerprint
+    def __init__(self, path=None, debug=False, *, fingerprinter=None):
+        self.fingerprinter = fingerprinter
+        self.fingerprint = as_int(fingerprinter) if fingerprinter is not None \
+            else request_fingerprint
+        if type(self).request_fingerprint is not RFPDupeFilter.request_fingerprint:
+            self.fingerprint = self._legacy_fingerprint  # a subclass's own (Scrapy's old way)
         self.seen = FingerprintSet()
+        self.debug = debug
+        self.logdupes = True
+        self.file = None
+        if path:
+            self._open_file(path)
 
     @classmethod
     def from_crawler(cls, crawler):
-        """The crawl's fingerprinter (C{REQUEST_FINGERPRINTER_CLASS}) decides identity."""
-        return cls(as_int(crawler.request_fingerprinter))
+        """The crawl's fingerprinter (C{REQUEST_FINGERPRINTER_CLASS}) decides identity;
+        C{DUPEFILTER_DEBUG} logs every duplicate."""
+        return cls(debug=crawler.settings.getbool("DUPEFILTER_DEBUG"),
+                   fingerprinter=crawler.request_fingerprinter)
+
+    def _open_file(self, path):
+        """Read C{path/requests.seen} (made private if new), and append to it from now on.
+        A truncated last record (a crash while writing) is dropped."""
+        import os
+        name = os.path.join(path, "requests.seen")
+        fd = os.open(name, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
+        self.file = os.fdopen(fd, "a+b")
+        self.file.seek(0)
+        data = self.file.read()
+        at = 0
+        while at + 2 <= len(data):
+            size = int.from_bytes(data[at:at + 2], "big")
+            record = data[at + 2:at + 2 + size]
+            if len(record) < size:
+                break
+            self.seen.add(int.from_bytes(record[:8], "big"))
+            at += 2 + size
 
     def request_seen(self, request):
         """Remember C{request}'s fingerprint (also kept as C{request.fingerprint}).
@@ -93,7 +131,42 @@ class RFPDupeFilter(BaseDupeFilter):
         if fingerprint in self.seen:
             return True
         self.seen.add(fingerprint)
+        if self.file is not None:
+            self.file.write(b"\x00\x08" + fingerprint.to_bytes(8, "big"))
         return False
+
+    def request_fingerprint(self, request):
+        """C{request}'s fingerprint as hex text (Scrapy's)."""
+        return self.fingerprint(request).to_bytes(8, "big").hex()
+
+    def _legacy_fingerprint(self, request):
+        return int(self.request_fingerprint(request)[:16], 16)
+
+    @property
+    def fingerprints(self):
+        """The fingerprints seen, as hex text (Scrapy's, deprecated there too)."""
+        return frozenset(value.to_bytes(8, "big").hex() for value in self.seen)
+
+    def close(self, reason):
+        if self.file is not None:
+            self.file.close()
+            self.file = None
+
+    def log(self, request, spider):
+        """C{request} was a duplicate: counted (C{dupefilter/filtered}); the first one
+        logged at DEBUG, or every one with C{DUPEFILTER_DEBUG}, in Scrapy's words."""
+        if self.debug:
+            referer = request.headers.get("Referer")
+            if isinstance(referer, bytes):
+                referer = referer.decode("latin-1")
+            logger.debug("Filtered duplicate request: %s (referer: %s)", request, referer)
+        elif self.logdupes:
+            logger.debug("Filtered duplicate request: %s - no more duplicates will be shown "
+                         "(see DUPEFILTER_DEBUG to show all duplicates)", request)
+            self.logdupes = False
+        stats = getattr(getattr(spider, "crawler", None), "stats", None)
+        if stats is not None:
+            stats.inc_value("dupefilter/filtered")
 
     def __len__(self):
         return len(self.seen)
@@ -123,6 +196,10 @@ class SeenUrls:
         The check for C{scheduler}, or None when it cannot be done locally: a backend
         with its own fingerprint function, or without a local C{seen} set.
         """
+        dupefilter = getattr(scheduler, "dupefilter", None)
+        if dupefilter is not None and type(dupefilter).request_seen is not \
+                RFPDupeFilter.request_seen:  # a filter of the user's own decides alone
+            return None
         seen = getattr(scheduler, "seen", None)
         if getattr(scheduler, "fingerprint", None) is not request_fingerprint \
                 or not isinstance(seen, (set, frozenset, FingerprintSet)):

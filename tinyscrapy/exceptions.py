@@ -18,8 +18,26 @@ class SpiderWithoutName(UsageError, ValueError):
     line, a usage error)."""
 
 
+class StartError(Exception):
+    """
+    A component could not start: its C{from_crawler} or its C{open_spider} failed, or
+    returned what it must not. The crawl stops before it begins; the command prints this
+    one line (the traceback at DEBUG level) and exits 1. tinyscrapy's own: Scrapy lets
+    the error itself through, traceback and all.
+    """
+
+
 class NotConfigured(Exception):
     """Raised by a component's C{from_crawler} to switch itself off."""
+
+
+class ConfigurationError(UsageError, NotConfigured):
+    """
+    A component that was asked for cannot work as set up (a feed format or storage that
+    nothing provides, a media pipeline without its store or Pillow): the start stops with
+    one line. It is also the L{NotConfigured} Scrapy raises there (Scrapy then switches
+    the component off).
+    """
 
 
 class NotSupported(Exception):

@@ -1,533 +1,432 @@
 """
-The feed writers, at Scrapy's C{scrapy.exporters}: an item (a dict, an
-L{tinyscrapy.item.Item}, a dataclass or attrs item) in, whole lines out, written and
-flushed at once. One class per format: L{JsonLinesWriter}, L{JsonWriter}, L{CsvWriter},
-L{XmlWriter}; L{WRITERS} names them for C{FEEDS}. They write what Scrapy's item exporters
-write, with the same options: C{fields} (a list, or a dict of field to column name),
-C{indent}, C{encoding} and C{item_export_kwargs} (C{export_empty_fields}; for CSV
-C{include_headers_line}, C{join_multivalued}, C{delimiter} and the other C{csv} options;
-for XML C{item_element} and C{root_element}; for JSON C{sort_keys} and C{ensure_ascii}). A
-field's C{serializer} (C{Field(serializer=...)}) turns its value into what is written.
+Item exporters, Scrapy's (C{scrapy.exporters}): an item (a dict, an
+L{tinyscrapy.item.Item}, a dataclass or attrs object) in, the bytes of one format out,
+written to a binary file object.
 
-Each writes into a L{FeedFile}: opened (or appended to), each item turned into a dict of
-what is written (through itemadapter, with each field's C{serializer}), selected
-C{fields}, flushed after each item; L{ClosedAfterEachItem} is the kind for formats that
-end with a closing mark. A C{.json} feed is a JSON array, and a C{.xml} feed an XML
-document, that is valid after every item: the closing bracket (or tag) is written after
-each item, and the next item overwrites it. Appending to one continues the array (or the
-root element) already in the file. Appending to a C{.csv} keeps the columns of its header.
+    exporter = CsvItemExporter(file, fields_to_export=["name", "price"])
+    exporter.start_exporting()
+    exporter.export_item(item)           # as many times as there are items
+    exporter.finish_exporting()
 
-L{tinyscrapy.extensions.feedexport.FeedExporter} opens them and shares one writer per path.
+One class per format, with Scrapy's names and options: L{JsonItemExporter},
+L{JsonLinesItemExporter}, L{CsvItemExporter}, L{XmlItemExporter}, L{PprintItemExporter},
+L{MarshalItemExporter}, L{PickleItemExporter} (written only: nothing in tinyscrapy reads
+a pickle back), and L{PythonItemExporter} (items as plain Python values, for a format of
+your own). Every one takes L{BaseItemExporter}'s options: C{fields_to_export} (a list, or
+a dict of field to output name), C{export_empty_fields}, C{encoding}, C{indent} and
+C{dont_fail}; a field's C{serializer} (C{Field(serializer=...)}) turns its value into what
+is written (L{BaseItemExporter.serialize_field}). After C{finish_exporting()}, each has
+written the bytes Scrapy's writes.
+
+These are the only writers of the feeds: L{tinyscrapy.extensions.feedexport.FeedExporter}
+builds the one its C{FEEDS} format names (C{FEED_EXPORTERS}) over a file that takes each
+item's bytes at once, and keeps a C{.json} or C{.xml} feed valid between items.
 """
 
 import csv
-import datetime
-import decimal
 import io
-import json
 import logging
-import os
-import sys
-from xml.sax.saxutils import escape
+import marshal
+import pickle
+import pprint
+from collections.abc import Mapping
+from types import MappingProxyType
+from xml.sax.saxutils import XMLGenerator
+from xml.sax.xmlreader import AttributesImpl
 
-from tinyscrapy.exceptions import UsageError
+from tinyscrapy.utils.python import to_bytes, to_unicode
+from tinyscrapy.utils.serialize import ScrapyJSONEncoder
 
-# the feeds' log, as before the writers had a module of their own
-logger = logging.getLogger("tinyscrapy.extensions.feedexport")  # the feeds' lines, all in one place
+logger = logging.getLogger(__name__)
+
+__all__ = ["BaseItemExporter", "CsvItemExporter", "JsonItemExporter", "JsonLinesItemExporter",
+           "MarshalItemExporter", "PickleItemExporter", "PprintItemExporter",
+           "PythonItemExporter", "XmlItemExporter"]
+
+_NO_META = MappingProxyType({})  # the field metadata of a dict's keys: none
 
 
-class FeedFile:
+def _identity(value):
+    return value
+
+
+class BaseItemExporter:
     """
-    A feed file, opened in binary mode; subclasses (one per format, in
-    L{tinyscrapy.exporters}) turn an item, as a dict, into text.
+    What every exporter shares: its options, and the fields of an item to write.
 
-    @ivar existing: True when appending to a file that already has content.
-    @ivar count: the items written by this process.
-    """
-
-    format = None
-    OPTIONS = ()  # the item_export_kwargs of this format, beside export_empty_fields
-
-    def __init__(self, path, overwrite=False, fields=None, encoding="utf-8", indent=0,
-                 export_kwargs=None):
-        self.path = path
-        kwargs = dict(export_kwargs or {})
-        fields = kwargs.pop("fields_to_export", fields)
-        self.names = dict(fields) if isinstance(fields, dict) else None  # output names
-        self.fields = list(fields) if fields else None
-        self.encoding = _check_encoding(kwargs.pop("encoding", encoding))
-        self.indent = kwargs.pop("indent", indent)
-        self.export_empty = bool(kwargs.pop("export_empty_fields", False))
-        unknown = sorted(set(kwargs) - set(self.OPTIONS))
-        if unknown:
-            raise UsageError(f"feed {path}: item_export_kwargs {', '.join(unknown)} not "
-                             f"supported for {self.format} (known: "
-                             + ", ".join(("export_empty_fields",) + self.OPTIONS) + ")")
-        self.kwargs = kwargs
-        self.count = 0
-        if path == "-":
-            self.file = getattr(sys.stdout, "buffer", None) or _TextToBytes(sys.stdout)
-            self.existing = False
-        else:
-            self.existing = not overwrite and os.path.isfile(path) \
-                and os.path.getsize(path) > 0
-            try:
-                folder = os.path.dirname(path)
-                if folder:
-                    os.makedirs(folder, exist_ok=True)
-                self.file = open(path, "r+b" if self.existing else "wb")
-            except OSError as e:
-                raise UsageError(f"cannot open the feed {path}: {e.strerror or e}") from None
-            if self.existing:
-                self.file.seek(0, os.SEEK_END)
-        try:
-            self.start()
-        except Exception as e:  # refused (not a JSON array, other columns): let the file go
-            if path != "-":
-                _close_dropping_buffer(self.file)
-            if isinstance(e, OSError):  # a full disk at the start: one line, exit 2
-                raise UsageError(f"cannot write the feed {path}: {e.strerror or e}") from None
-            raise
-
-    def start(self):
-        """Called once after opening."""
-
-    def write_item(self, item):
-        """Write one item and flush it to the operating system."""
-        data = self.serialize(self._as_dict(item)).encode(self.encoding, self.encoding_errors)
-        self.file.write(data)
-        self.file.flush()
-        if self._offset is not None:
-            self._offset += len(data)
-        self.count += 1
-
-    _offset = None  # where the next item starts, once known (see offset)
-
-    def offset(self):
-        """
-        Where the next item starts in the file, or None (stdout, a pipe): what a torn
-        write is cut back to. Asked of the file once, then counted by L{write_item}, which
-        saves a system call a page.
-        """
-        if self._offset is None:
-            if self.path == "-" or not self.file.seekable():
-                return None
-            self._offset = self.file.tell()
-        return self._offset
-
-    encoding_errors = "strict"
-
-    def _as_dict(self, item):
-        """
-        The item as a dict of what is written: a plain dict as it is; any other item
-        through itemadapter (imported on first need, as in the scraper: it costs a
-        fifth of a second), each value through its field's C{serializer}. With
-        C{export_empty_fields}, a declared field without a value is written as None.
-        The fields come in their declared order, as in Scrapy's exporters.
-        """
-        if type(item) is dict and not self.export_empty:
-            return item
-        from itemadapter import ItemAdapter
-        adapter = ItemAdapter(item)
-        names = adapter.field_names() if self.export_empty else _populated(adapter)
-        values = {}
-        for name in names:
-            value = adapter.get(name)
-            serializer = _serializer(adapter, name)
-            values[name] = serializer(value) if serializer is not None else value
-        return values
-
-    def _select(self, item):
-        """Only C{fields}, in their order, when they are set (and renamed, when
-        C{fields} is a dict)."""
-        if self.fields is None:
-            return item
-        names = self.names
-        if names is None:
-            return {field: item[field] for field in self.fields if field in item}
-        return {names[field]: item[field] for field in self.fields if field in item}
-
-    def _end_line(self):
-        """Appending to a file whose last line has no newline: add it first."""
-        if self.existing:
-            self._offset = None
-            self.file.seek(-1, os.SEEK_END)
-            last = self.file.read(1)
-            if last != b"\n":
-                self.file.write(b"\n")
-                self.file.flush()  # on disk before any item (or the full disk said now)
-
-    def close(self):
-        self.finish()
-        self.file.flush()
-        if self.path != "-":
-            self.file.close()
-
-    def finish(self):
-        """Called once before closing."""
-
-
-class ClosedAfterEachItem(FeedFile):
-    """
-    A feed whose format ends with a closing mark (C{]}, C{</items>}): it is written after
-    every item, and the next item overwrites it, so the file is valid between items.
-
-    @ivar tail: the closing mark, as bytes (set by the subclass's C{start}).
+    @ivar fields_to_export: None (every field), a list of field names, or a dict of field
+        name to output name (which renames them).
+    @ivar export_empty_fields: write declared fields that have no value (as the default
+        value of the format).
+    @ivar encoding: the text encoding, None for the format's default.
+    @ivar indent: None or a number of spaces a level (formats that indent).
     """
 
-    tail = b""
+    def __init__(self, *, dont_fail=False, **kwargs):
+        """
+        @param dont_fail: keep options this class does not know (in C{_kwargs}, for a
+            subclass to read) instead of raising.
+        @raise TypeError: an option no exporter knows, unless C{dont_fail}.
+        """
+        self._kwargs = kwargs
+        self._configure(kwargs, dont_fail=dont_fail)
 
-    def _write_tail(self):
-        """Write the closing mark, then step back so the next item overwrites it."""
-        self.seekable = self.path != "-" and self.file.seekable()
-        if not self.seekable:
+    def _configure(self, options, dont_fail=False):
+        """Take the common options out of C{options}."""
+        self.encoding = options.pop("encoding", None)
+        self.fields_to_export = options.pop("fields_to_export", None)
+        self.export_empty_fields = options.pop("export_empty_fields", False)
+        self.indent = options.pop("indent", None)
+        if not dont_fail and options:
+            raise TypeError(f"Unexpected options: {', '.join(options)}")
+
+    def export_item(self, item):
+        """Write one item. @raise NotImplementedError: in this base class."""
+        raise NotImplementedError
+
+    def serialize_field(self, field, name, value):
+        """
+        The value written for one field: through the field's C{serializer}, if it has one.
+
+        @param field: the field's metadata (a L{tinyscrapy.item.Field}, or an empty mapping).
+        @param name: the output name of the field.
+        """
+        return field.get("serializer", _identity)(value)
+
+    def start_exporting(self):
+        """Write what comes before the first item."""
+
+    def finish_exporting(self):
+        """Write what comes after the last item."""
+
+    @staticmethod
+    def _get_populated_field_names(adapter):
+        """The names of the fields that have a value, in declaration order (fields that
+        an item holds without declaring them last, in the item's order)."""
+        keys = list(adapter.keys())
+        present = set(keys)
+        return dict.fromkeys([*(name for name in adapter.field_names() if name in present),
+                              *keys])
+
+    def get_serialized_fields(self, item, default_value=None, include_empty=None):
+        """
+        C{(output name, serialized value)} of each field to write, in order: C{fields_to_export}
+        applied, each value through L{serialize_field}.
+
+        @param default_value: what a field in C{fields_to_export} (or a declared one, with
+            C{include_empty}) that has no value is written as.
+        @param include_empty: overrides C{export_empty_fields}.
+        """
+        if include_empty is None:
+            include_empty = self.export_empty_fields
+        fields = self.fields_to_export
+        if fields is None and type(item) is dict:  # the common case, without itemadapter
+            if type(self).serialize_field is BaseItemExporter.serialize_field:
+                yield from item.items()  # a dict's keys have no serializer: as they are
+                return
+            serialize = self.serialize_field
+            for name, value in item.items():
+                yield name, serialize(_NO_META, name, value)
             return
-        self._offset = None
-        self.file.write(self.tail)
-        self.file.flush()
-        self.file.seek(-len(self.tail), os.SEEK_CUR)
+        from itemadapter import ItemAdapter  # imported once an item is not a plain dict
+        adapter = ItemAdapter(item)
+        if fields is None:
+            pairs = ((name, name) for name in (adapter.field_names() if include_empty
+                                               else self._get_populated_field_names(adapter)))
+        elif isinstance(fields, Mapping):
+            pairs = ((name, output) for name, output in fields.items()
+                     if include_empty or name in adapter)
+        else:
+            pairs = ((name, name) for name in fields if include_empty or name in adapter)
+        for name, output in pairs:
+            if name in adapter:
+                yield output, self.serialize_field(adapter.get_field_meta(name), output,
+                                                   adapter[name])
+            else:
+                yield output, default_value
 
-    def write_item(self, item):
-        """Write the item and the closing mark in one write; step back before the mark,
-        so the next item overwrites it."""
-        data = self.serialize(self._as_dict(item)).encode(self.encoding,
-                                                           self.encoding_errors)
-        if self.seekable:
-            data += self.tail
+
+class JsonLinesItemExporter(BaseItemExporter):
+    """
+    One JSON object a line. Options the exporter does not know go to the JSON encoder
+    (C{sort_keys}, C{ensure_ascii}, ...); without an C{encoding}, non-ASCII characters
+    are escaped.
+    """
+
+    def __init__(self, file, **kwargs):
+        super().__init__(dont_fail=True, **kwargs)
+        self.file = file
+        self._kwargs.setdefault("ensure_ascii", not self.encoding)
+        self.encoder = ScrapyJSONEncoder(**self._kwargs)
+
+    def export_item(self, item):
+        line = self.encoder.encode(dict(self.get_serialized_fields(item))) + "\n"
+        self.file.write(to_bytes(line, self.encoding))
+
+
+class JsonItemExporter(BaseItemExporter):
+    """
+    One JSON array of objects. C{indent} None writes it on one line; 0 puts each item on
+    a line of its own; more indents inside each item too.
+    """
+
+    def __init__(self, file, **kwargs):
+        super().__init__(dont_fail=True, **kwargs)
+        self.file = file
+        # the encoder's indent=0 would add newlines everywhere: only a positive one indents
+        indent = self.indent if self.indent is not None and self.indent > 0 else None
+        self._kwargs.setdefault("indent", indent)
+        self._kwargs.setdefault("ensure_ascii", not self.encoding)
+        self.encoder = ScrapyJSONEncoder(**self._kwargs)
+        self.first_item = True
+
+    def _beautify_newline(self):
+        if self.indent is not None:
+            self.file.write(b"\n")
+
+    def _add_comma_after_first(self):
+        if self.first_item:
+            self.first_item = False
+        else:
+            self.file.write(b",")
+            self._beautify_newline()
+
+    def start_exporting(self):
+        self.file.write(b"[")
+        self._beautify_newline()
+
+    def finish_exporting(self):
+        self._beautify_newline()
+        self.file.write(b"]")
+
+    def export_item(self, item):
+        # encoded before anything is written: an item that cannot be encoded leaves the
+        # array as it was
+        data = to_bytes(self.encoder.encode(dict(self.get_serialized_fields(item))),
+                        self.encoding)
+        self._add_comma_after_first()
         self.file.write(data)
-        self.file.flush()
-        if self.seekable:
-            self.file.seek(-len(self.tail), os.SEEK_CUR)
-        if self._offset is not None:  # the next item starts where the mark does
-            self._offset += len(data) - (len(self.tail) if self.seekable else 0)
-        self.count += 1
-
-    def finish(self):
-        if self.seekable:
-            # the mark is on disk already, right after the last item: keep it, cut the rest
-            self.file.seek(len(self.tail), os.SEEK_CUR)
-            self.file.truncate()
-        else:
-            self.file.write(self.tail)
 
 
-def _check_encoding(encoding):
-    """@raise UsageError: C{encoding} is unknown, or not a superset of ASCII (the
-    brackets and commas of the feeds are written as ASCII bytes)."""
-    try:
-        compatible = "[,]\n".encode(encoding) == b"[,]\n"
-    except LookupError:
-        raise UsageError(f"unknown feed encoding {encoding!r}") from None
-    if not compatible:
-        raise UsageError(f"feed encoding {encoding!r} is not ASCII-compatible "
-                         "(use utf-8, latin-1, cp1252, ...)")
-    return encoding
+def _text_stream(file, encoding, errors, newline):
+    """A text layer over the binary C{file} that passes each write straight through."""
+    return io.TextIOWrapper(file, encoding=encoding, errors=errors, newline=newline,
+                            write_through=True)
 
 
-def ascii_only(encoding):
-    """JSON escapes non-ASCII characters unless the file's encoding is a UTF."""
-    return not encoding.lower().replace("-", "").replace("_", "").startswith("utf")
-
-
-def last_non_space(f, end):
-    """The offset of the last byte before C{end} that is not white space, or None."""
-    position = end
-    while position > 0:
-        start = max(0, position - 4096)
-        f.seek(start)
-        chunk = f.read(position - start)
-        stripped = chunk.rstrip()
-        if stripped:
-            return start + len(stripped) - 1
-        position = start
-    return None
-
-
-def byte_at(f, offset):
-    f.seek(offset)
-    return f.read(1)
-
-
-def bytes_at(f, offset, length):
-    f.seek(offset)
-    return f.read(length)
-
-
-class _TextToBytes:
-    """A text stream (a replaced C{sys.stdout}) that accepts bytes."""
-
-    def __init__(self, stream):
-        self.stream = stream
-
-    def write(self, data):
-        self.stream.write(data.decode("utf-8"))
-
-    def flush(self):
-        self.stream.flush()
-
-    def seekable(self):
-        return False
-
-
-def _serializer(adapter, name):
-    """The C{serializer} in a field's metadata, or None."""
-    try:
-        return adapter.get_field_meta(name).get("serializer")
-    except (KeyError, TypeError, AttributeError):
-        return None
-
-
-def _populated(adapter):
-    """The names of C{adapter}'s fields that have a value, in declaration order (those an
-    item holds without declaring them last), as Scrapy's exporters write them."""
-    keys = list(adapter.keys())
-    present = set(keys)
-    return dict.fromkeys([*(name for name in adapter.field_names() if name in present),
-                          *keys])
-
-
-def _close_dropping_buffer(file):
-    """Close C{file}; if what its buffer holds cannot be written (a full disk), close it
-    without writing it."""
-    try:
-        file.close()
-    except OSError:
-        raw = getattr(file, "raw", None)
-        if raw is not None:
-            raw.close()
-
-
-class JsonLinesWriter(FeedFile):
-    """One JSON object per line (C{indent} does not apply, as in Scrapy)."""
-
-    format = "jsonlines"
-    OPTIONS = ("sort_keys", "ensure_ascii")
-
-    def start(self):
-        self._end_line()
-        self.json_options = _json_options(self, indented=False)
-
-    def serialize(self, item):
-        return json.dumps(self._select(item), **self.json_options) + "\n"
-
-
-def _json_options(writer, indented):
-    """The C{json.dumps} keywords of a JSON feed."""
-    options = {"ensure_ascii": ascii_only(writer.encoding), "default": _json_default}
-    options.update(writer.kwargs)
-    if indented and writer.indent:
-        options["indent"] = writer.indent
-    return options
-
-
-class JsonWriter(ClosedAfterEachItem):
-    """A JSON array, valid after every item. Appending reopens the array."""
-
-    format = "json"
-    OPTIONS = JsonLinesWriter.OPTIONS
-    tail = b"\n]\n"
-
-    def start(self):
-        self.json_options = _json_options(self, indented=True)
-        if self.existing:
-            self.first = self._reopen_array()
-        else:
-            self.file.write(b"[")
-            self.first = True
-        self._write_tail()
-
-    def _reopen_array(self):
-        """
-        Position the file just after the last value of its array, before the C{]}.
-
-        @return: True if the array is empty.
-        @raise UsageError: the file is not a JSON array.
-        """
-        f = self.file
-        f.seek(0)
-        if not f.read(4096).lstrip().startswith(b"["):
-            raise UsageError(f"cannot append to {self.path}: it is not a JSON array")
-        end = f.seek(0, os.SEEK_END)
-        closing = last_non_space(f, end)
-        if closing is None or byte_at(f, closing) != b"]":
-            raise UsageError(f"cannot append to {self.path}: it is not a JSON array "
-                             "(no closing bracket)")
-        last = last_non_space(f, closing)
-        f.seek(last + 1)
-        f.truncate()
-        return byte_at(f, last) == b"["
-
-    def serialize(self, item):
-        prefix = "\n" if self.first else ",\n"  # first is cleared once an item is written
-        return prefix + json.dumps(self._select(item), **self.json_options)
-
-    def write_item(self, item):
-        super().write_item(item)
-        self.first = False
-
-
-class CsvWriter(FeedFile):
+class XmlItemExporter(BaseItemExporter):
     """
-    CSV with a header; columns from C{FEED_EXPORT_FIELDS}, else from the first item (every
-    declared field of an L{Item}, as in Scrapy), or, when appending, from the header
-    already in the file.
+    An XML document: C{root_element} (C{items}) holding one C{item_element} (C{item}) per
+    item, an element per field; a list is C{<value>} elements, a dict elements named by
+    its keys. With C{indent} None everything is on one line, with 0 each item is, with
+    more every element is.
     """
 
-    format = "csv"
-    encoding_errors = "replace"
-    OPTIONS = ("include_headers_line", "join_multivalued", "delimiter", "quotechar",
-               "escapechar", "doublequote", "skipinitialspace", "lineterminator",
-               "quoting", "strict")
+    def __init__(self, file, **kwargs):
+        self.item_element = kwargs.pop("item_element", "item")
+        self.root_element = kwargs.pop("root_element", "items")
+        super().__init__(**kwargs)
+        if not self.encoding:
+            self.encoding = "utf-8"
+        self.stream = _text_stream(file, self.encoding, "xmlcharrefreplace", "\n")
+        self.xg = XMLGenerator(self.stream, encoding=self.encoding)
 
-    def start(self):
-        self.include_header = self.kwargs.pop("include_headers_line", True)
-        self.join = self.kwargs.pop("join_multivalued", ",")
-        self.csv_options = {"lineterminator": "\r\n", **self.kwargs}  # as Scrapy, RFC 4180
-        self.header_written = self.existing or not self.include_header
-        self._ignored = set()
-        self._guessed = False  # columns taken from an item or a header, not chosen
-        if self.existing:
-            header = self._read_header()
-            if self.fields is None:
-                self.fields = header
-                self._guessed = True
-            elif self.fields != header:
-                raise UsageError(f"cannot append to {self.path}: its columns {header} are "
-                                 f"not FEED_EXPORT_FIELDS {self.fields}")
-            self._end_line()
+    def _beautify_newline(self, new_item=False):
+        if self.indent is not None and (self.indent > 0 or new_item):
+            self.xg.characters("\n")
 
-    def _read_header(self):
-        self.file.seek(0)
-        line = self.file.readline().decode(self.encoding, "replace")
-        self.file.seek(0, os.SEEK_END)
-        delimiter = self.csv_options.get("delimiter", ",")
-        return next(csv.reader([line], delimiter=delimiter), [])
+    def _beautify_indent(self, depth=1):
+        if self.indent:
+            self.xg.characters(" " * self.indent * depth)
 
-    def write_item(self, item):
-        if self.fields is None:
-            self.fields = _declared_fields(item) or list(self._as_dict(item))
-            self._guessed = True
-        super().write_item(item)
+    def start_exporting(self):
+        self.xg.startDocument()
+        self.xg.startElement(self.root_element, AttributesImpl({}))
+        self._beautify_newline(new_item=True)
 
-    def serialize(self, item):
-        buffer = io.StringIO()
-        if self._guessed:
-            self._warn_ignored(item)
-        writer = csv.writer(buffer, **self.csv_options)
-        if not self.header_written:
-            writer.writerow([self.names[f] for f in self.fields] if self.names
-                            else self.fields)
-            self.header_written = True
-        writer.writerow([_csv_value(item.get(field), self.join) for field in self.fields])
-        return buffer.getvalue()
+    def export_item(self, item):
+        self._beautify_indent(depth=1)
+        self.xg.startElement(self.item_element, AttributesImpl({}))
+        self._beautify_newline()
+        for name, value in self.get_serialized_fields(item, default_value=""):
+            self._export_xml_field(name, value, depth=2)
+        self._beautify_indent(depth=1)
+        self.xg.endElement(self.item_element)
+        self._beautify_newline(new_item=True)
 
-    def _warn_ignored(self, item):
-        """A field that is not a column is left out: say so once per field (unless the
-        columns are the user's choice)."""
-        for field in item:
-            if field not in self.fields and field not in self._ignored:
-                self._ignored.add(field)
-                logger.warning("feed %s: field %r is not one of the CSV columns %s; "
-                               "set FEED_EXPORT_FIELDS to keep it", self.path, field,
-                               self.fields)
+    def finish_exporting(self):
+        self.xg.endElement(self.root_element)
+        self.xg.endDocument()
+        self.stream.detach()  # the file stays open: it is the storage's to close
 
-
-class XmlWriter(ClosedAfterEachItem):
-    """
-    An XML document, as Scrapy's: C{<items>} holding one C{<item>} per item, a field per
-    element, a list as C{<value>} elements, a dict as elements named by its keys. With
-    C{indent} 0 (the default) each item is one line; with more, every element is.
-    """
-
-    format = "xml"
-    OPTIONS = ("item_element", "root_element")
-    encoding_errors = "xmlcharrefreplace"
-
-    def start(self):
-        self.item_element = self.kwargs.get("item_element", "item")
-        root = self.kwargs.get("root_element", "items")
-        self.tail = f"</{root}>".encode("ascii")
-        if self.existing:
-            self._reopen_root()
+    def _export_xml_field(self, name, serialized_value, depth):
+        self._beautify_indent(depth=depth)
+        self.xg.startElement(name, AttributesImpl({}))
+        if hasattr(serialized_value, "items"):
+            self._beautify_newline()
+            for subname, value in serialized_value.items():
+                self._export_xml_field(subname, value, depth=depth + 1)
+            self._beautify_indent(depth=depth)
+        elif _is_listlike(serialized_value):
+            self._beautify_newline()
+            for value in serialized_value:
+                self._export_xml_field("value", value, depth=depth + 1)
+            self._beautify_indent(depth=depth)
         else:
-            head = f'<?xml version="1.0" encoding="{self.encoding}"?>\n<{root}>'
-            self.file.write(head.encode("ascii"))
-            if self.indent is not None:
-                self.file.write(b"\n")
-        self._write_tail()
-
-    def _reopen_root(self):
-        """Position the file before its closing root tag. @raise UsageError: none."""
-        f = self.file
-        end = f.seek(0, os.SEEK_END)
-        last = last_non_space(f, end)
-        start = None if last is None else last + 1 - len(self.tail)
-        if start is None or start < 0 or bytes_at(f, start, len(self.tail)) != self.tail:
-            raise UsageError(f"cannot append to {self.path}: it does not end with "
-                             f"{self.tail.decode()}")
-        f.seek(start)
-        f.truncate()
-
-    def serialize(self, item):
-        lines = []
-        self._element(lines, self.item_element, self._select(item), 1)
-        if self.indent is not None and not self.indent:
-            lines.append("\n")
-        return "".join(lines)
-
-    def _element(self, out, name, value, depth):
-        """Append the element C{name} holding C{value} to C{out}."""
-        indent = self.indent
-        pad, newline = (" " * (indent * depth), "\n") if indent else ("", "")
-        if hasattr(value, "items") or isinstance(value, (list, tuple)):
-            children = value.items() if hasattr(value, "items") else \
-                (("value", each) for each in value)
-            out.append(f"{pad}<{name}>{newline}")
-            for child, each in children:
-                self._element(out, child, each, depth + 1)
-            out.append(f"{pad}</{name}>{newline}")
-        else:
-            text = value if isinstance(value, str) else str(value)
-            out.append(f"{pad}<{name}>{escape(text)}</{name}>{newline}")
+            self.xg.characters(serialized_value if isinstance(serialized_value, str)
+                               else str(serialized_value))
+        self.xg.endElement(name)
+        self._beautify_newline()
 
 
-def _declared_fields(item):
-    """Every declared field of an item that declares them (an L{Item}, a dataclass),
-    else None (a dict: its keys are the fields)."""
-    if isinstance(item, dict):
-        return None
-    from itemadapter import ItemAdapter
-    names = ItemAdapter.get_field_names_from_class(type(item))
-    return list(names) if names else None
+def _is_listlike(value):
+    """Iterable and not text (Scrapy's C{is_listlike})."""
+    return hasattr(value, "__iter__") and not isinstance(value, (str, bytes))
 
 
-def _json_default(value):
-    """What Scrapy's JSON encoder makes of values JSON has no type for."""
-    if isinstance(value, datetime.datetime):
-        return value.strftime("%Y-%m-%d %H:%M:%S")
-    if isinstance(value, datetime.date):
-        return value.strftime("%Y-%m-%d")
-    if isinstance(value, datetime.time):
-        return value.strftime("%H:%M:%S")
-    if isinstance(value, (set, frozenset)):
-        return list(value)
-    if isinstance(value, decimal.Decimal):
-        return str(value)
-    from itemadapter import ItemAdapter, is_item
-    if is_item(value):
-        return ItemAdapter(value).asdict()
-    return str(value)
+class CsvItemExporter(BaseItemExporter):
+    """
+    CSV with a header line (C{include_headers_line}). The columns are C{fields_to_export},
+    else the first item's fields (every declared field of an L{tinyscrapy.item.Item}); a
+    list of strings is joined with C{join_multivalued}. Other options go to C{csv.writer}
+    (C{delimiter}, C{quotechar}, C{quoting}, C{lineterminator}, ...); lines end in CRLF, as
+    the C{csv} module writes them.
+    """
+
+    def __init__(self, file, include_headers_line=True, join_multivalued=",", errors=None,
+                 **kwargs):
+        """@param errors: how characters the encoding cannot hold are handled (C{str.encode}'s
+            C{errors}; strict by default)."""
+        super().__init__(dont_fail=True, **kwargs)
+        if not self.encoding:
+            self.encoding = "utf-8"
+        self.include_headers_line = include_headers_line
+        self.stream = _text_stream(file, self.encoding, errors, "")
+        self.csv_writer = csv.writer(self.stream, **self._kwargs)
+        self._headers_not_written = True
+        self._join_multivalued = join_multivalued
+        self._autodetected_fields = False
+        self._data_loss_warned = False
+
+    def serialize_field(self, field, name, value):
+        return field.get("serializer", self._join_if_needed)(value)
+
+    def _join_if_needed(self, value):
+        if isinstance(value, (list, tuple)):
+            try:
+                return self._join_multivalued.join(value)
+            except TypeError:  # not all strings: written as Python shows it
+                pass
+        return value
+
+    def export_item(self, item):
+        if self._headers_not_written:
+            self._headers_not_written = False
+            self._write_headers_and_set_fields_to_export(item)
+        if self._autodetected_fields and not self._data_loss_warned:
+            self._warn_dropped_fields(item)
+        fields = self.get_serialized_fields(item, default_value="", include_empty=True)
+        self.csv_writer.writerow(list(self._build_row(value for _, value in fields)))
+
+    def _warn_dropped_fields(self, item):
+        """Columns guessed from the first item: say once that a later item's other fields
+        are not written."""
+        from itemadapter import ItemAdapter
+        dropped = set(ItemAdapter(item).field_names()) - set(self.fields_to_export)
+        if dropped:
+            logger.warning("CSVExporter dropped fields %s. To avoid this, fully configure "
+                           "your FEED_EXPORT_FIELDS setting. See: https://docs.scrapy.org/"
+                           "en/latest/topics/feed-exports.html#feed-export-fields",
+                           sorted(dropped))
+            self._data_loss_warned = True
+
+    def finish_exporting(self):
+        self.stream.detach()  # the file stays open: it is the storage's to close
+
+    def _build_row(self, values):
+        for value in values:
+            try:
+                yield to_unicode(value, self.encoding)
+            except TypeError:
+                yield value
+
+    def _write_headers_and_set_fields_to_export(self, item):
+        if not self.include_headers_line:
+            return
+        if not self.fields_to_export:
+            from itemadapter import ItemAdapter
+            self.fields_to_export = ItemAdapter(item).field_names()  # declared, or the keys
+            self._autodetected_fields = True
+        fields = self.fields_to_export
+        names = fields.values() if isinstance(fields, Mapping) else fields
+        self.csv_writer.writerow(list(self._build_row(names)))
 
 
-def _csv_value(value, join=","):
-    """A list of strings joined with C{join}; None as an empty cell."""
-    if isinstance(value, (list, tuple)):
-        try:
-            return join.join(value)
-        except TypeError:  # not all strings: written as Python shows it, as in Scrapy
-            return str(list(value)) if isinstance(value, list) else str(value)
-    return "" if value is None else value
+class PickleItemExporter(BaseItemExporter):
+    """Each item a pickled dict (C{protocol} 4 by default). Written only: never load a
+    pickle you did not write yourself."""
+
+    def __init__(self, file, protocol=4, **kwargs):
+        super().__init__(**kwargs)
+        self.file = file
+        self.protocol = protocol
+
+    def export_item(self, item):
+        pickle.dump(dict(self.get_serialized_fields(item)), self.file, self.protocol)
 
 
-WRITERS = {"jsonlines": JsonLinesWriter, "json": JsonWriter, "csv": CsvWriter,
-           "xml": XmlWriter}
+class MarshalItemExporter(BaseItemExporter):
+    """Each item a dict in Python's C{marshal} format."""
+
+    def __init__(self, file, **kwargs):
+        super().__init__(**kwargs)
+        self.file = file
+
+    def export_item(self, item):
+        marshal.dump(dict(self.get_serialized_fields(item)), self.file)
+
+
+class PprintItemExporter(BaseItemExporter):
+    """Each item as C{pprint} shows a dict, a line (or more) each."""
+
+    def __init__(self, file, **kwargs):
+        super().__init__(**kwargs)
+        self.file = file
+
+    def export_item(self, item):
+        self.file.write(to_bytes(pprint.pformat(dict(self.get_serialized_fields(item)))
+                                 + "\n"))
+
+
+class PythonItemExporter(BaseItemExporter):
+    """
+    Items as plain Python values (dicts, lists, strings), nested items included, for a
+    serialization library of your own: L{export_item} returns the dict and writes nothing.
+    """
+
+    def _configure(self, options, dont_fail=False):
+        super()._configure(options, dont_fail)
+        if not self.encoding:
+            self.encoding = "utf-8"
+
+    def serialize_field(self, field, name, value):
+        return field.get("serializer", self._serialize_value)(value)
+
+    def _serialize_value(self, value):
+        from itemadapter import ItemAdapter, is_item
+
+        from tinyscrapy.item import Item
+        if isinstance(value, Item):
+            return self.export_item(value)
+        if isinstance(value, (str, bytes)):
+            return to_unicode(value, encoding=self.encoding)
+        if is_item(value):
+            return {key: self._serialize_value(each)
+                    for key, each in ItemAdapter(value).items()}
+        if _is_listlike(value):
+            return [self._serialize_value(each) for each in value]
+        return value
+
+    def export_item(self, item):
+        """@return: the item as a dict of plain values."""
+        return dict(self.get_serialized_fields(item))

@@ -13,7 +13,11 @@ themselves are removed, as in Scrapy (C{Quote.text} raises C{AttributeError}).
 
 itemadapter knows Scrapy's own C{Item} only, so this module registers L{ItemClassAdapter}
 first in C{ItemAdapter.ADAPTER_CLASSES} when it is imported: pipelines, feeds and loaders
-then see our items, and their field metadata, as Scrapy's see Scrapy's. (itemadapter
+then see our items, and their field metadata, as Scrapy's see Scrapy's. It imports
+itemadapter only once L{Item} exists: with C{scrapy} served by tinyscrapy
+(L{tinyscrapy.scrapyfinder}), itemadapter's first import probes C{scrapy.item.Item}, and
+when itemadapter is imported first, that probe is what imports this module (itemadapter
+is then half-imported, and takes L{Item} for Scrapy's own, with no adapter of ours). (itemadapter
 costs some 80 ms to import; only a crawl whose code uses L{Item} imports this module,
 since C{tinyscrapy.Item} is looked up lazily.)
 
@@ -24,11 +28,11 @@ it loads a stored request's C{meta}, without importing anything.
 
 import copy as _copy
 import pprint
+import sys
 from collections.abc import MutableMapping
 from types import MappingProxyType
 
-from itemadapter import ItemAdapter
-from itemadapter.adapter import AdapterInterface
+from tinyscrapy.utils.trackref import object_ref
 
 # "module.QualName" -> class, for every Item subclass and every registered class
 _CLASSES = {}
@@ -74,7 +78,7 @@ class ItemMeta(type(MutableMapping)):
         return cls
 
 
-class Item(MutableMapping, metaclass=ItemMeta):
+class Item(MutableMapping, object_ref, metaclass=ItemMeta):
     """
     A scraped item whose fields are declared with L{Field} class attributes.
 
@@ -147,8 +151,19 @@ class Item(MutableMapping, metaclass=ItemMeta):
         return (type(self), (dict(self._values),))
 
 
-class ItemClassAdapter(AdapterInterface):
-    """itemadapter's view of an L{Item}: its values, its field names and metadata."""
+# after Item (see the module's docstring)
+try:
+    from itemadapter.adapter import AdapterInterface, ItemAdapter
+except ImportError:
+    if "itemadapter.adapter" not in sys.modules:
+        raise
+    AdapterInterface = None  # half-imported: its probe of scrapy.item brought us here
+
+
+class ItemClassAdapter(AdapterInterface or object):
+    """itemadapter's view of an L{Item}: its values, its field names and metadata (without
+    a base, and not registered, in a process whose itemadapter was importing when this
+    module was: there, itemadapter's own adapter for Scrapy's items handles L{Item})."""
 
     @classmethod
     def is_item(cls, item):
@@ -192,4 +207,5 @@ def _register_adapter():
         adapters.appendleft(ItemClassAdapter)
 
 
-_register_adapter()
+if AdapterInterface is not None:
+    _register_adapter()

@@ -9,14 +9,19 @@ terminal state:
     - C{dropped}: refused by a rule (offsite, depth, robots, ...) or by an C{IgnoreRequest}
       a downloader middleware raised, counted by the class of the rule;
     - C{failed}: the download failed for good (after retries) or the status was refused;
-    - C{cancelled}: still waiting when the crawl stopped early;
-    - C{saved}: still waiting at close, and kept by a persistent frontier (C{--jobdir})
-      for the next run, which opens it again (L{RequestLedger.keep_pending});
+    - C{cancelled}: still waiting when the crawl stopped early, or still in flight when
+      the close's grace period was over (L{RequestLedger.cancel});
+    - C{saved}: still waiting at close (or in flight when the grace period was over), and
+      kept by a persistent frontier (C{--jobdir}) for the next run, which opens it again
+      (L{RequestLedger.keep_pending});
     - C{shared}: handed to a frontier shared with other processes (C{--scheduler
       redis://}), where any process may fetch it. A request this process takes from the
       shared frontier opens a new entry here, so each process's books balance.
 
-A redirect or a retry continues its parent's entry rather than opening a new one. At close
+A redirect or a retry continues its parent's entry rather than opening a new one. A
+request downloaded outside the scheduler (L{tinyscrapy.core.engine.ExecutionEngine.download}:
+a media file) is an entry of its own: handled once its response is back, whatever the
+status, dropped or failed otherwise. At close
 L{RequestLedger.reconcile} checks C{opened == terminal + still pending + still in flight};
 a difference is a request that went missing, logged as an error.
 """
@@ -62,6 +67,7 @@ class RequestLedger:
         self.opened = 0
         self.closed = Counter()
         self.pending_state = "cancelled"
+        self._cancelled = set()  # requests cancelled in flight: a later close is ignored
 
     def open(self, request):
         """One new request was offered to the crawl."""
@@ -83,19 +89,34 @@ class RequestLedger:
         """
         if state not in TERMINAL_STATES:
             raise ValueError(f"unknown ledger state {state!r}")
+        if self._cancelled and request in self._cancelled:
+            return  # it ended when it was cancelled; its chain is only unwinding now
         self.closed[state] += 1
         self.stats.inc_value("ledger/" + state)
         if reason is not None:
             self.stats.inc_value(f"ledger/{state}/{reason}")
+
+    def cancel(self, request):
+        """
+        C{request} was still in flight when the close's grace period was over: its entry
+        ends now, as C{cancelled} (or C{saved}, see L{keep_pending}: a persistent frontier
+        keeps what it never acknowledged), and a later L{close} of it is ignored.
+        """
+        self.close(request, self.pending_state)
+        self._cancelled.add(request)
 
     def reconcile(self, pending, in_flight=0):
         """
         Check the books at close.
 
         @param pending: requests still in the frontier; counted as C{cancelled} (or
-            C{saved}, see L{keep_pending}).
+            C{saved}, see L{keep_pending}); None when the frontier cannot count (a
+            scheduler of Scrapy's bare interface): every request neither ended nor in
+            flight is taken to be in it.
         @return: how many requests went missing (0 when the books balance).
         """
+        if pending is None:
+            pending = max(0, self.opened - sum(self.closed.values()) - in_flight)
         if pending:
             self.closed[self.pending_state] += pending
             self.stats.inc_value("ledger/" + self.pending_state, pending)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from twisted.internet.defer import Deferred
 
-from tinyscrapy.exceptions import UsageError
+from tinyscrapy.exceptions import StartError, UsageError
 from tinyscrapy.http.request import Request
 from tinyscrapy.http.response import Response
 from tinyscrapy.utils.defer import deferred_from_coro
@@ -42,15 +42,19 @@ def ordered_paths(settings, name):
     @return: the enabled dotted paths (or objects), lowest order first.
     @raise UsageError: an order is not a number, or a Scrapy path has no equivalent.
     """
-    merged = dict(settings.getdict(name + "_BASE"))
+    merged = {_key(path): (path, order) for path, order in
+              settings.getdict(name + "_BASE").items()}
     for path, order in settings.getdict(name).items():
         if isinstance(path, str) and path.startswith("scrapy."):
             path = scrapy_path(name, path, order)
             if path is None:
                 continue
-        merged[path] = order
+        key = _key(path)
+        if order is None and key in merged:  # switched off, as given: path or class
+            path = merged[key][0]
+        merged[key] = (path, order)
     enabled = []
-    for path, order in merged.items():
+    for path, order in merged.values():
         if order is None:
             continue
         if isinstance(order, bool) or not isinstance(order, (int, float)):
@@ -58,6 +62,15 @@ def ordered_paths(settings, name):
         enabled.append((order, path))
     enabled.sort(key=lambda pair: pair[0])
     return [path for _, path in enabled]
+
+
+def _key(path):
+    """What identifies a component in an ordered setting: its dotted path, also when it is
+    given as the class itself (C{{CoreStats: None}} switches the built-in off)."""
+    if isinstance(path, str):
+        return path
+    qualname = getattr(path, "__qualname__", None)
+    return f"{path.__module__}.{qualname}" if qualname else path
 
 
 _told = set()  # the Scrapy paths already logged: once per process
@@ -106,13 +119,53 @@ def build_ordered(crawler, name):
     Build every enabled component of the ordered setting C{name}.
 
     @return: a list of C{(path, component)} pairs, in order; switched-off ones left out.
+    @raise StartError: a component's C{from_crawler} (or constructor) raised: named in one
+        line, and the crawl does not start (exit status 1).
+    @raise UsageError: one returned what is not a component (L{_check_component}).
     """
     built = []
     for path in ordered_paths(crawler.settings, name):
-        component = build(load_object(path), crawler)
+        objcls = load_object(path)
+        label = path if isinstance(path, str) else _name_of(path)
+        try:
+            component = build(objcls, crawler)
+        except (UsageError, StartError):
+            raise
+        except Exception as e:
+            maker = "from_crawler" if hasattr(objcls, "from_crawler") else "__init__"
+            raise StartError(f"{name}: {label}.{maker} raised {type(e).__name__}: {e}") from e
         if component is not None:
-            built.append((path if isinstance(path, str) else _name_of(path), component))
+            _check_component(name, label, component)
+            built.append((label, component))
     return built
+
+
+# what from_crawler may not return: a component is an object, made now
+_NOT_COMPONENTS = (bool, int, float, complex, str, bytes, type(None), list, tuple, dict)
+
+
+def _check_component(setting, label, component):
+    """
+    @raise UsageError: C{component}, what C{from_crawler} made, is a Deferred, a coroutine
+        or another awaitable (it must be made synchronously), or a plain value (a number, a
+        string, ...), not a component.
+    """
+    if isinstance(component, Deferred) or inspect.isawaitable(component):
+        if inspect.iscoroutine(component):
+            component.close()  # never awaited: no "was never awaited" warning on top
+        elif isinstance(component, Deferred):
+            component.addErrback(_refused)  # its own failure is not logged on top
+        what = f"a {type(component).__name__}, which is not awaited"
+    elif isinstance(component, _NOT_COMPONENTS):
+        what = f"{component!r}"
+    else:
+        return
+    raise UsageError(f"setting {setting}: {label}.from_crawler returned {what}: it must "
+                     f"return the component itself")
+
+
+def _refused(_failure):
+    return None
 
 
 def _name_of(obj):
@@ -149,7 +202,18 @@ _READY = (Response, Request)
 
 
 class MiddlewareError(TypeError):
-    """A middleware hook returned something its contract does not allow."""
+    """
+    A middleware hook returned something its contract does not allow.
+
+    @ivar label: the hook, C{"path.method"}.
+    @ivar result: what it returned (a Deferred in it is the catcher's to handle:
+        L{tinyscrapy.utils.defer.ignore_result}).
+    """
+
+    def __init__(self, message, label=None, result=None):
+        super().__init__(message)
+        self.label = label
+        self.result = result
 
 
 async def _waited(result):
@@ -191,13 +255,17 @@ def _hooks(middlewares, name, n_args, reverse=False):
 def _expect(label, value):
     if not isinstance(value, _READY):
         raise MiddlewareError(f"{label} must return HttpResponse or Request, got "
-                              f"{type(value).__name__}")
+                              f"{type(value).__name__}", label, value)
 
 
 def _expect_iterable(label, value):
-    # a dict, a string or a single Request is iterable, but never what the hook meant
-    if not hasattr(value, "__iter__") or isinstance(value, (dict, str, bytes, Request)):
-        raise MiddlewareError(f"{label} must return an iterable, got {type(value).__name__}")
+    # a dict, a string or a single Request is iterable, but never what the hook meant; a
+    # Deferred is iterable too (Twisted's "yield from"), and iterating one that has not
+    # fired gives itself back, for ever
+    if not hasattr(value, "__iter__") or isinstance(value, (dict, str, bytes, Request,
+                                                            Deferred)):
+        raise MiddlewareError(f"{label} must return an iterable, got {type(value).__name__}",
+                              label, value)
 
 
 # Scrapy's built-in component paths that are not tinyscrapy's paths too (a project names
@@ -225,26 +293,14 @@ _SMW = "scrapy.spidermiddlewares."
 _EXT = "scrapy.extensions."
 
 SCRAPY_PATHS = {
-    # under another name until the extensions take Scrapy's
-    _EXT + "closespider.CloseSpider": "tinyscrapy.extensions.closespider.CloseConditions",
-    _EXT + "logstats.LogStats": "tinyscrapy.extensions.logstats.Progress",
-    # Scrapy's spider-side offsite middleware (before 2.11) is the downloader's here
-    _SMW + "offsite.OffsiteMiddleware":
-        "tinyscrapy.downloadermiddlewares.offsite.OffsiteMiddleware",
+    # Scrapy's spider-side offsite middleware is gone from Scrapy 2.19: the downloader's
+    _SMW + "offsite.OffsiteMiddleware": Absent(
+        "offsite requests are dropped by the downloader middleware "
+        "scrapy.downloadermiddlewares.offsite.OffsiteMiddleware: switch that one off in "
+        "DOWNLOADER_MIDDLEWARES"),
     _SMW + "start.StartSpiderMiddleware": BuiltIn("start requests are handled by the engine"),
     _DMW + "ajaxcrawl.AjaxCrawlMiddleware": Absent("no AJAX crawlable pages support"),
-    _SMW + "metacopy.MetaCopyDetectionMiddleware": Absent("no meta copy detection"),
-    _EXT + "telnet.TelnetConsole": Absent("no telnet console (try: python -m tinyscrapy "
-                                          "shell URL)"),
-    _EXT + "memusage.MemoryUsage": Absent("no memory usage extension"),
-    _EXT + "memdebug.MemoryDebugger": Absent("no memory debugger"),
-    _EXT + "spiderstate.SpiderState": Absent("no spider state (spider.state)"),
-    _EXT + "remote_control.RemoteControl": Absent("no remote control"),
-    _EXT + "periodic_log.PeriodicLog": Absent("no periodic log (the progress line and "
-                                              "LOGSTATS_INTERVAL instead)"),
-    _EXT + "statsmailer.StatsMailer": Absent("no stats mailer"),
-    _EXT + "debug.StackTraceDump": Absent("no stack trace dump"),
-    _EXT + "debug.Debugger": Absent("no debugger extension"),
-    "scrapy.pipelines.images.ImagesPipeline": Absent("no media pipelines"),
-    "scrapy.pipelines.files.FilesPipeline": Absent("no media pipelines"),
+    _EXT + "remote_control.RemoteControl": Absent("no remote control (it needs aiohttp); "
+                                                  "the telnet console, TELNETCONSOLE_ENABLED, "
+                                                  "runs code in the crawl"),
 }

@@ -28,18 +28,54 @@ from collections import deque
 from heapq import heappop, heappush
 
 from tinyscrapy.core.downloader.slots import LimitRule, Slots
+from tinyscrapy.exceptions import UsageError
 from tinyscrapy.utils import gc
+from tinyscrapy.utils.misc import build_from_crawler
 
 _READY, _WAITING, _PARKED = "ready", "waiting", "parked"
+
+
+class _Later:
+    """The requests whose C{meta["not_before"]} (a reactor time) is still ahead: a heap by
+    that time, holding no slot and no place (a retry's back-off waits here)."""
+
+    __slots__ = ("heap", "order")
+
+    def __init__(self):
+        self.heap = []
+        self.order = itertools.count()
+
+    def hold(self, request, clock):
+        """Keep C{request} if its C{not_before} is ahead. @return: whether it was kept."""
+        meta = request._meta
+        not_before = meta.get("not_before") if meta else None
+        if not_before is None or not_before <= clock.seconds():
+            return False
+        heappush(self.heap, (not_before, next(self.order), request))
+        return True
+
+    def due(self, now):
+        """Take out the requests whose time has come, earliest first."""
+        heap = self.heap
+        while heap and heap[0][0] <= now:
+            yield heappop(heap)[-1]
+
+    def next_time(self):
+        """@return: the earliest C{not_before} held, or None."""
+        return self.heap[0][0] if self.heap else None
+
+    def __len__(self):
+        return len(self.heap)
 
 
 class _SlotQueue:
     """The requests of one slot: a FIFO per priority, and where the slot is filed."""
 
-    __slots__ = ("key", "queues", "priorities", "count", "where", "entry")
+    __slots__ = ("key", "queues", "priorities", "count", "where", "entry", "lifo")
 
-    def __init__(self, key):
+    def __init__(self, key, lifo=False):
         self.key = key
+        self.lifo = lifo
         self.queues = {}
         self.priorities = []  # highest first, each with a non-empty queue
         self.count = 0
@@ -58,7 +94,7 @@ class _SlotQueue:
     def pop(self):
         priority = self.priorities[0]
         queue = self.queues[priority]
-        request = queue.popleft()
+        request = queue.pop() if self.lifo else queue.popleft()
         if not queue:
             del self.queues[priority]
             del self.priorities[0]
@@ -74,11 +110,12 @@ class SlotAwarePriorityQueue:
     @ivar slots: the L{Slots} consulted (the downloader's, in a crawl).
     """
 
-    def __init__(self, slots=None, clock=None):
+    def __init__(self, slots=None, clock=None, lifo=False):
         """
         @param slots: the downloader's slots; None (alone, in unit tests): no rule ever
             holds a request back.
         @param clock: the reactor (or a C{task.Clock}); None: the slots' clock.
+        @param lifo: within a priority of a slot, the newest request first (depth first).
         """
         if slots is None:
             slots = Slots(default=LimitRule(parallelism=2**62), clock=clock)
@@ -86,18 +123,29 @@ class SlotAwarePriorityQueue:
         self.clock = clock if clock is not None else slots.clock
         slots.listeners.append(self._slot_changed)
         self._queues = {}
+        self._lifo = lifo
         self._ready = []
         self._waiting = []
-        self._later = []
+        self._later = _Later()
         self._order = itertools.count()
         self._count = 0
         self._freeze_at = gc.STEP  # waiting requests that make the next gc freeze
         self._thaw_below = -1  # ... and that undo it (-1: none held)
 
     @classmethod
-    def from_crawler(cls, crawler):
-        """Consult the crawler's slots (the downloader's), on the crawler's reactor."""
-        return cls(slots=getattr(crawler, "slots", None), clock=crawler.reactor)
+    def from_crawler(cls, crawler, downstream_queue_cls=None, key="", startprios=(),
+                     **kwargs):
+        """
+        Consult the crawler's slots (the downloader's), on the crawler's reactor.
+
+        Scrapy's scheduler arguments are accepted: of C{downstream_queue_cls}
+        (C{SCHEDULER_MEMORY_QUEUE}) only the order is taken, first in first out or (a
+        C{LifoMemoryQueue}) last in first out within each priority of a slot.
+
+        @raise UsageError: C{downstream_queue_cls} is neither kind of memory queue.
+        """
+        return cls(slots=getattr(crawler, "slots", None), clock=crawler.reactor,
+                   lifo=_is_lifo(downstream_queue_cls))
 
     def __len__(self):
         return self._count
@@ -105,11 +153,7 @@ class SlotAwarePriorityQueue:
     def push(self, request):
         """Queue C{request} in its slot, or in C{_later} while its C{meta["not_before"]}
         (a reactor time) is still ahead."""
-        meta = request._meta
-        not_before = meta.get("not_before") if meta else None
-        if not_before is not None and not_before > self.clock.seconds():
-            heappush(self._later, (not_before, next(self._order), request))
-        else:
+        if not self._later.hold(request, self.clock):
             self._push(request)
         self._count += 1
         if self._count >= self._freeze_at:
@@ -150,7 +194,8 @@ class SlotAwarePriorityQueue:
         waiting = self._waiting
         while waiting and waiting[0][-1].entry is not waiting[0]:
             heappop(waiting)
-        times = [heap[0][0] for heap in (waiting, self._later) if heap]
+        times = [t for t in (waiting[0][0] if waiting else None, self._later.next_time())
+                 if t is not None]
         return min(times) if times else None
 
     def close(self):
@@ -195,7 +240,7 @@ class SlotAwarePriorityQueue:
         key = self.slots.key_for(request)
         queue = self._queues.get(key)
         if queue is None:
-            queue = self._queues[key] = _SlotQueue(key)
+            queue = self._queues[key] = _SlotQueue(key, self._lifo)
         queue.push(request)
         if queue.where is None:
             self._file(queue, self.clock.seconds())
@@ -228,12 +273,245 @@ class SlotAwarePriorityQueue:
             queue = entry[-1]
             if queue.entry is entry:
                 self._file_ready(queue, entry[0])
-        later = self._later
-        while later and later[0][0] <= now:
-            self._push(heappop(later)[-1])
+        for request in self._later.due(now):
+            self._push(request)
 
     def _slot_changed(self, key):
         """A request of slot C{key} was sent or released: file the slot again."""
         queue = self._queues.get(key)
         if queue is not None and queue.where is not _READY:
             self._file(queue, self.clock.seconds())
+
+
+def _is_lifo(queue_cls):
+    """Whether Scrapy's memory queue class C{queue_cls} (C{SCHEDULER_MEMORY_QUEUE}) pops
+    the newest first. @raise UsageError: it is not one of the two memory queues."""
+    if queue_cls is None:
+        return False
+    from tinyscrapy.squeues import FifoMemoryQueue, LifoMemoryQueue
+    if isinstance(queue_cls, type) and issubclass(queue_cls, LifoMemoryQueue):
+        return True
+    if isinstance(queue_cls, type) and issubclass(queue_cls, FifoMemoryQueue):
+        return False
+    raise UsageError(f"setting SCHEDULER_MEMORY_QUEUE: SlotAwarePriorityQueue keeps its "
+                     f"requests itself, first in first out (FifoMemoryQueue) or last in "
+                     f"first out (LifoMemoryQueue), not in {queue_cls!r}; set "
+                     f"SCHEDULER_PRIORITY_QUEUE to tinyscrapy.pqueues.ScrapyPriorityQueue "
+                     f"to use a queue class of your own")
+
+
+class ScrapyPriorityQueue:
+    """
+    Scrapy's priority queue: one downstream queue (C{SCHEDULER_MEMORY_QUEUE}, a
+    L{tinyscrapy.squeues} class, or a class of the project's) per priority, the highest
+    priority first. It hands out a request whether or not its host can take one now (the
+    downloader's slot then holds it), as Scrapy's does; a request whose
+    C{meta["not_before"]} is ahead waits out of the queues until then.
+
+    @ivar queues: C{{-priority: downstream queue}}, as Scrapy keys them.
+    @ivar curprio: the key of the highest priority with requests, or None.
+    """
+
+    @classmethod
+    def from_crawler(cls, crawler, downstream_queue_cls, key, startprios=(), **kwargs):
+        return cls(crawler, downstream_queue_cls, key, startprios)
+
+    def __init__(self, crawler, downstream_queue_cls, key, startprios=(), **kwargs):
+        """
+        @param downstream_queue_cls: the class of each priority's queue, built with
+            C{from_crawler(crawler, key + "/" + priority)} when it has one.
+        @param key: the queues' common key (a folder, for disk queues).
+        @param startprios: the priority keys of queues to open again (disk queues).
+        """
+        self.crawler = crawler
+        self.downstream_queue_cls = downstream_queue_cls
+        self.key = key
+        self.queues = {}
+        self.curprio = None
+        self.clock = getattr(crawler, "reactor", None) or _global_reactor()
+        self._later = _Later()
+        for priority in startprios:
+            queue = self.qfactory(priority)
+            if len(queue):
+                self.queues[priority] = queue
+            else:
+                queue.close()
+        self.curprio = min(self.queues) if self.queues else None
+
+    @property
+    def slots(self):
+        """The crawler's L{Slots} (which a C{--jobdir} frontier files requests by)."""
+        return _crawler_slots(self.crawler)
+
+    def qfactory(self, key):
+        """A new downstream queue for the priority key C{key}."""
+        return build_from_crawler(self.downstream_queue_cls, self.crawler,
+                                  f"{self.key}/{key}")
+
+    def priority(self, request):
+        """The key a request is queued under: Scrapy's C{-request.priority}."""
+        return -request.priority
+
+    def push(self, request):
+        if self._later.hold(request, self.clock):
+            return
+        self._push(request)
+
+    def _push(self, request):
+        priority = self.priority(request)
+        queue = self.queues.get(priority)
+        if queue is None:
+            queue = self.queues[priority] = self.qfactory(priority)
+        queue.push(request)
+        if self.curprio is None or priority < self.curprio:
+            self.curprio = priority
+
+    def pop(self):
+        """@return: the next request of the highest priority, or None."""
+        if self._later.heap:
+            for request in self._later.due(self.clock.seconds()):
+                self._push(request)
+        while self.curprio is not None:
+            queue = self.queues[self.curprio]
+            request = queue.pop()
+            if len(queue) == 0:
+                del self.queues[self.curprio]
+                queue.close()
+                self.curprio = min(self.queues) if self.queues else None
+            if request is not None:
+                return request
+        return None
+
+    def peek(self):
+        """@return: what L{pop} would return now, left in its queue (None when empty)."""
+        if self.curprio is None:
+            return None
+        return self.queues[self.curprio].peek()
+
+    def next_ready_time(self):
+        """@return: now while a request is queued, else the earliest C{not_before}
+        waiting, else None."""
+        return self.clock.seconds() if self.queues else self._later.next_time()
+
+    def close(self):
+        """Close every downstream queue. @return: the priority keys that still held
+        requests (Scrapy's C{startprios} for the next run); requests held for their
+        C{not_before} are put in their queues first."""
+        for request in list(self._later.due(float("inf"))):
+            self._push(request)
+        active = []
+        for priority, queue in self.queues.items():
+            active.append(priority)
+            queue.close()
+        self.queues.clear()
+        self.curprio = None
+        return active
+
+    def __len__(self):
+        return sum(len(queue) for queue in self.queues.values()) + len(self._later)
+
+
+class DownloaderAwarePriorityQueue:
+    """
+    Scrapy's C{DownloaderAwarePriorityQueue}: a L{ScrapyPriorityQueue} per download slot,
+    and L{pop} takes from the slot with the fewest requests downloading now (the
+    crawler's L{Slots}), so that one busy host does not get every place.
+
+    @ivar pqueues: C{{slot name: ScrapyPriorityQueue}}.
+    """
+
+    @classmethod
+    def from_crawler(cls, crawler, downstream_queue_cls, key, startprios=(), **kwargs):
+        return cls(crawler, downstream_queue_cls, key, startprios)
+
+    def __init__(self, crawler, downstream_queue_cls, key, slot_startprios=None, **kwargs):
+        """
+        @param slot_startprios: C{{slot name: priority keys}} of queues to open again.
+        @raise ValueError: C{slot_startprios} is not a dict.
+        """
+        if slot_startprios and not isinstance(slot_startprios, dict):
+            raise ValueError(f"DownloaderAwarePriorityQueue accepts slot_startprios as a "
+                             f"dict; {slot_startprios.__class__!r} instance is passed. Only "
+                             f"a crawl started with a JOBDIR of this queue resumes.")
+        self.crawler = crawler
+        self.downstream_queue_cls = downstream_queue_cls
+        self.key = key
+        self.clock = getattr(crawler, "reactor", None) or _global_reactor()
+        self.pqueues = {}
+        for slot, startprios in (slot_startprios or {}).items():
+            self.pqueues[slot] = self.pqfactory(slot, startprios)
+
+    def pqfactory(self, slot, startprios=()):
+        safe = "".join(c if c.isalnum() or c in "-._" else "_" for c in slot)
+        return ScrapyPriorityQueue(self.crawler, self.downstream_queue_cls,
+                                   f"{self.key}/{safe}", startprios)
+
+    @property
+    def slots(self):
+        """The crawler's L{Slots}, which name each request's slot and count its
+        downloads."""
+        return _crawler_slots(self.crawler)
+
+    def push(self, request):
+        slot = self.slots.key_for(request)
+        queue = self.pqueues.get(slot)
+        if queue is None:
+            queue = self.pqueues[slot] = self.pqfactory(slot)
+        queue.push(request)
+
+    def pop(self):
+        """@return: a request of the slot with the fewest active downloads, or None."""
+        slots = self.slots
+        ready = [(slots.active_count(slot), slot) for slot, queue in self.pqueues.items()
+                 if queue.queues]
+        for _, slot in sorted(ready):
+            queue = self.pqueues[slot]
+            request = queue.pop()
+            if len(queue) == 0:
+                del self.pqueues[slot]
+            if request is not None:
+                return request
+        if any(queue._later.heap for queue in self.pqueues.values()):
+            for queue in list(self.pqueues.values()):
+                request = queue.pop()  # moves its due requests in
+                if request is not None:
+                    return request
+        return None
+
+    def peek(self):
+        slots = self.slots
+        ready = sorted((slots.active_count(slot), slot)
+                       for slot, queue in self.pqueues.items() if queue.queues)
+        return self.pqueues[ready[0][1]].peek() if ready else None
+
+    def next_ready_time(self):
+        times = [t for t in (queue.next_ready_time() for queue in self.pqueues.values())
+                 if t is not None]
+        return min(times) if times else None
+
+    def close(self):
+        """@return: C{{slot name: priority keys}} that still held requests."""
+        active = {slot: queue.close() for slot, queue in self.pqueues.items()}
+        self.pqueues.clear()
+        return active
+
+    def __len__(self):
+        return sum(len(queue) for queue in self.pqueues.values())
+
+    def __contains__(self, slot):
+        return slot in self.pqueues
+
+
+def _crawler_slots(crawler):
+    """The crawler's L{Slots} (the downloader's); made, with no limit, for a queue built
+    alone (a component's test)."""
+    slots = getattr(crawler, "slots", None)
+    if slots is None:
+        clock = getattr(crawler, "reactor", None) or _global_reactor()
+        slots = crawler.slots = Slots(default=LimitRule(parallelism=2**62), clock=clock)
+    return slots
+
+
+def _global_reactor():
+    from twisted.internet import reactor
+    return reactor

@@ -20,8 +20,6 @@ import sys
 
 import tinyscrapy
 
-MAX_HOPS = 30  # redirects and retries of one fetch; the middlewares' own limits come first
-
 
 class Shell:
     """
@@ -53,11 +51,10 @@ class Shell:
             response=None, request=None, item=self._new_item(), spider=self.fetcher.spider,
             crawler=self.fetcher.crawler, settings=self.settings)
 
-    @staticmethod
-    def _new_item():
-        """An empty item for the prompt (Scrapy's C{item}: its default item class)."""
-        from tinyscrapy.item import Item
-        return Item()
+    def _new_item(self):
+        """An empty item for the prompt (Scrapy's C{item}): of C{DEFAULT_ITEM_CLASS}."""
+        from tinyscrapy.utils.misc import load_object
+        return load_object(self.settings["DEFAULT_ITEM_CLASS"])()
 
     def _make_fetcher(self):
         return PageFetcher(self.settings, self._reactor)
@@ -146,7 +143,7 @@ class PageFetcher:
         from tinyscrapy.crawler import Crawler
         from tinyscrapy.utils.spider import DefaultSpider
         self.reactor = reactor
-        self.crawler = Crawler(spidercls or DefaultSpider, settings, reactor)
+        self.crawler = Crawler(spidercls or DefaultSpider, settings, reactor=reactor)
         self.crawler.settings.freeze()
         self.spider = self.crawler.spider = self.crawler.spidercls.from_crawler(self.crawler)
         self.downloader = Downloader(self.crawler, reactor)
@@ -159,28 +156,16 @@ class PageFetcher:
             {"handle_httpstatus_list": _AllBut3xx()}
         return Request(url, dont_filter=True, meta=meta)
 
-    def fetch(self, request, hops=0):
+    def fetch(self, request):
         """
-        Download C{request}, following the requests the middlewares continue it with.
+        Download C{request}, following the requests the middlewares continue it with
+        (L{tinyscrapy.core.downloader.fetch_through}).
 
         @return: a Deferred firing with the L{HttpResponse}; it errbacks with the
             download's failure.
         """
-        d = self.downloader.fetch(request, self.spider)
-        d.addCallback(self._cb_fetched, hops)
-        return d
-
-    def _cb_fetched(self, result, hops):
-        from twisted.internet.task import deferLater
-
-        from tinyscrapy.http.request import Request
-        if not isinstance(result, Request):
-            return result
-        if hops >= MAX_HOPS:
-            raise RuntimeError(f"gave up after {hops} redirects or retries: {result.url}")
-        not_before = result.meta.get("not_before") or 0  # a retry waits out its backoff
-        wait = max(0.0, not_before - self.reactor.seconds())
-        return deferLater(self.reactor, wait, self.fetch, result, hops + 1)
+        from tinyscrapy.core.downloader import fetch_through
+        return fetch_through(self.downloader, request, self.spider, self.reactor)
 
     def log_failure(self, failure, url):
         import logging

@@ -57,6 +57,9 @@ spider_error = Signal("spider_error")              # (failure, response, spider)
 download_error = Signal("download_error")          # (failure, request, spider): failed for good
 spider_idle = Signal("spider_idle")                # (spider); raise DontCloseSpider to stay
 spider_closed = Signal("spider_closed")            # (spider, reason)
+feed_slot_closed = Signal("feed_slot_closed")      # (slot): a feed file was stored
+feed_exporter_closed = Signal("feed_exporter_closed")  # (): every feed was stored
+memusage_warning_reached = Signal("memusage_warning_reached")  # (): MEMUSAGE_WARNING_MB
 
 
 # what a receiver of these signals raises to decide something, not because it broke: such

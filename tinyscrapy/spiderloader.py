@@ -91,7 +91,9 @@ def _import_file(name, path, filename):
         spec.loader.exec_module(module)
     except Exception as e:
         sys.modules.pop(name, None)
-        raise UsageError(f"cannot import {filename}: {type(e).__name__}: {e}") from None
+        from tinyscrapy.scrapyfinder import missing_scrapy_hint
+        raise UsageError(f"cannot import {filename}: {type(e).__name__}: {e}"
+                         f"{missing_scrapy_hint(e)}") from None
     finally:
         sys.path.remove(folder)
     return module
@@ -136,19 +138,42 @@ class SpiderLoader:
     of C{SPIDER_MODULES} and their submodules, as Scrapy's spider loader finds them.
 
     @ivar spiders: C{{name: class}}.
+    @ivar spider_modules: the module names searched.
+    @ivar warn_only: C{SPIDER_LOADER_WARN_ONLY}: a module that does not import is warned
+        about (a RuntimeWarning) and skipped, instead of stopping the command.
     """
 
-    def __init__(self, module_names):
+    def __init__(self, settings_or_modules):
+        """
+        @param settings_or_modules: the settings (Scrapy's argument: C{SPIDER_MODULES} and
+            C{SPIDER_LOADER_WARN_ONLY} are read), or a list of module names.
+        @raise UsageError: a module does not import (unless C{warn_only}).
+        """
+        if isinstance(settings_or_modules, (list, tuple)):
+            self.spider_modules, self.warn_only = list(settings_or_modules), False
+        else:
+            self.spider_modules = settings_or_modules.getlist("SPIDER_MODULES")
+            self.warn_only = settings_or_modules.getbool("SPIDER_LOADER_WARN_ONLY")
         self.spiders = {}
         self._where = {}
-        for module_name in module_names:
-            for module in _walk_modules(module_name):
+        for module_name in self.spider_modules:
+            try:
+                modules = _walk_modules(module_name)
+            except UsageError as e:
+                if not self.warn_only:
+                    raise
+                import warnings
+                warnings.warn(f"{e}. Could not load spiders from module {module_name!r}: "
+                              f"none of its spiders is loaded (SPIDER_LOADER_WARN_ONLY)",
+                              RuntimeWarning, stacklevel=2)
+                continue
+            for module in modules:
                 for cls in spider_classes(module):
                     self._add(cls)
 
     @classmethod
     def from_settings(cls, settings):
-        return cls(settings.getlist("SPIDER_MODULES"))
+        return cls(settings)
 
     def _add(self, cls):
         name = getattr(cls, "name", None)
@@ -163,25 +188,45 @@ class SpiderLoader:
         self.spiders[name] = cls
         self._where[name] = where
 
-    def load(self, name):
-        """The spider class called C{name}. @raise KeyError: there is none."""
-        return self.spiders[name]
+    def load(self, spider_name):
+        """The spider class called C{spider_name}. @raise KeyError: there is none (with
+        Scrapy's message)."""
+        try:
+            return self.spiders[spider_name]
+        except KeyError:
+            raise KeyError(f"Spider not found: {spider_name}") from None
 
     def list(self):
         """The spider names, sorted."""
         return sorted(self.spiders)
 
     def find_by_request(self, request):
-        """The names of the spiders whose C{allowed_domains} cover C{request}'s host (a
-        spider without C{allowed_domains} is never chosen this way)."""
+        """The names of the spiders that handle C{request}: a spider's own
+        C{handles_request(request)} class method decides when it has one, else whether its
+        C{allowed_domains} cover the request's host (a spider without C{allowed_domains}
+        is never chosen this way)."""
         from urllib.parse import urlsplit
         host = (urlsplit(request.url).hostname or "").lower()
         found = []
         for name, cls in sorted(self.spiders.items()):
+            handles_request = getattr(cls, "handles_request", None)
+            if handles_request is not None:
+                if handles_request(request):
+                    found.append(name)
+                continue
             domains = getattr(cls, "allowed_domains", None) or []
             if any(host == d.lower() or host.endswith("." + d.lower()) for d in domains):
                 found.append(name)
         return found
+
+
+def get_spider_loader(settings):
+    """
+    The project's spider loader, as Scrapy's C{get_spider_loader}: the class
+    C{SPIDER_LOADER_CLASS} names, built with its C{from_settings(settings)}.
+    """
+    return load_object(settings["SPIDER_LOADER_CLASS"] or SpiderLoader).from_settings(
+        settings.frozencopy())
 
 
 def _walk_modules(name):
@@ -191,32 +236,36 @@ def _walk_modules(name):
     try:
         module = importlib.import_module(name)
     except Exception as e:
+        from tinyscrapy.scrapyfinder import missing_scrapy_hint
         raise UsageError(f"cannot import the spider module {name!r} (SPIDER_MODULES): "
-                         f"{type(e).__name__}: {e}") from None
+                         f"{type(e).__name__}: {e}{missing_scrapy_hint(e)}") from None
     modules = [module]
     for info in pkgutil.walk_packages(getattr(module, "__path__", []), name + "."):
         try:
             modules.append(importlib.import_module(info.name))
         except Exception as e:
+            from tinyscrapy.scrapyfinder import missing_scrapy_hint
             raise UsageError(f"cannot import the spider module {info.name!r} "
-                             f"(SPIDER_MODULES): {type(e).__name__}: {e}") from None
+                             f"(SPIDER_MODULES): {type(e).__name__}: {e}"
+                             f"{missing_scrapy_hint(e)}") from None
     return modules
 
 
 def project_loader(settings):
     """
-    The L{SpiderLoader} that finds spiders by name here: the project's C{SPIDER_MODULES}
-    inside a project, else the C{spiders/} package of the current directory if there is
-    one (this repository's example spiders), else None.
+    The spider loader that finds spiders by name here: the project's (C{SPIDER_MODULES},
+    through C{SPIDER_LOADER_CLASS}) inside a project, else the C{spiders/} package of the
+    current directory if there is one (this repository's example spiders), else the demo
+    spiders the package ships (L{tinyscrapy.demo.spiders}).
     """
     from tinyscrapy.utils.project import inside_project
     if inside_project():
-        return SpiderLoader.from_settings(settings)
+        return get_spider_loader(settings)
     if has_spiders_folder():
         if os.getcwd() not in sys.path:
             sys.path.insert(0, os.getcwd())
         return SpiderLoader(["spiders"])
-    return None
+    return SpiderLoader(["tinyscrapy.demo.spiders"])
 
 
 def resolve_spider(name, loader):
@@ -226,7 +275,7 @@ def resolve_spider(name, loader):
 
     @raise UsageError: neither.
     """
-    if loader is not None and name in loader.spiders:
+    if loader is not None and name in loader.list():
         return loader.load(name)
     if "." in name:
         return load_spider_class(name)

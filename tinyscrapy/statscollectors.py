@@ -58,16 +58,23 @@ def crawl_statistics(crawler):
 
 class StatsCollector:
     """
-    A dict of named values with counter helpers.
+    A dict of named values with counter helpers, as Scrapy's C{StatsCollector} (every
+    method takes Scrapy's C{spider} keyword too, and ignores it: one collector is one
+    crawl's).
 
     @ivar stats_file: where to write the stats as JSON at close (C{STATS_FILE}, where
         C{%(name)s} is the spider's name), or None.
+    @ivar dump: log the stats at close (C{STATS_DUMP}).
     """
 
-    def __init__(self, stats_file=None, crawler=None):
+    def __init__(self, crawler=None, *, stats_file=None):
         self._stats = {}
-        self.stats_file = stats_file
         self.crawler = crawler
+        settings = getattr(crawler, "settings", None)
+        if stats_file is None and settings is not None:
+            stats_file = settings.get("STATS_FILE")
+        self.stats_file = stats_file
+        self.dump = settings.getbool("STATS_DUMP", True) if settings is not None else True
         self._path = None
 
     @classmethod
@@ -75,29 +82,41 @@ class StatsCollector:
         stats_file = crawler.settings.get("STATS_FILE")
         if stats_file:  # checked now, not after the crawl (as the spider opens, again)
             check_output_path(_resolve(stats_file, crawler.spidercls.name), "STATS_FILE")
-        return cls(stats_file, crawler)
+        return cls(crawler)
 
-    def inc_value(self, key, count=1, start=0):
+    def inc_value(self, key, count=1, start=0, spider=None):
         stats = self._stats
         stats[key] = stats.get(key, start) + count
 
-    def max_value(self, key, value):
+    def max_value(self, key, value, spider=None):
         if value > self._stats.get(key, value - 1):
             self._stats[key] = value
 
-    def set_value(self, key, value):
+    def min_value(self, key, value, spider=None):
+        if value < self._stats.get(key, value + 1):
+            self._stats[key] = value
+
+    def set_value(self, key, value, spider=None):
         self._stats[key] = value
 
-    def get_value(self, key, default=None):
+    def set_stats(self, stats, spider=None):
+        """Replace every value with those of C{stats}."""
+        self._stats = dict(stats)
+
+    def get_value(self, key, default=None, spider=None):
         return self._stats.get(key, default)
 
-    def get_stats(self):
+    def get_stats(self, spider=None):
         """A copy of every value."""
         return dict(self._stats)
 
-    def open_spider(self, spider):
+    def clear_stats(self, spider=None):
+        self._stats.clear()
+
+    def open_spider(self, spider=None):
         """Claim C{STATS_FILE} (warning if another crawler has it). The times are
         stamped by L{tinyscrapy.extensions.corestats.CoreStats}."""
+        spider = spider if spider is not None else getattr(self.crawler, "spider", None)
         if self.stats_file:
             path = _resolve(self.stats_file, spider.name)
             if path in _STATS_FILES:
@@ -107,20 +126,28 @@ class StatsCollector:
             _STATS_FILES.add(path)
             self._path = path
 
-    def close_spider(self, spider, reason):
-        """Copy the parts' statistics, log the summary, write C{STATS_FILE}."""
-        self._stats.setdefault("finish_reason", reason)
-        if self.crawler is not None:
+    def close_spider(self, spider=None, reason=None):
+        """Copy the parts' statistics, log the summary (and, with C{STATS_DUMP}, every
+        value), write C{STATS_FILE}, and keep the values (L{_persist_stats})."""
+        spider = spider if spider is not None else getattr(self.crawler, "spider", None)
+        if reason is not None:
+            self._stats.setdefault("finish_reason", reason)
+        if self.crawler is not None and getattr(self.crawler, "engine", None) is not None:
             self.record_statistics(crawl_statistics(self.crawler))
         if logger.isEnabledFor(logging.INFO):
-            import pprint
-            if self.crawler is not None:
+            if self.crawler is not None and getattr(self.crawler, "engine", None) is not None:
                 from tinyscrapy.utils.log import summary_line
                 logger.info("%s", summary_line(self.crawler, self._stats, reason))
-            logger.info("Dumping stats for %s:\n%s", spider.name,
-                        pprint.pformat(self._stats, sort_dicts=True))
+            if self.dump:
+                import pprint
+                logger.info("Dumping stats for %s:\n%s", getattr(spider, "name", "the crawl"),
+                            pprint.pformat(self._stats, sort_dicts=True))
         if self._path:
             self._write(self._path)
+        self._persist_stats(self._stats, spider)
+
+    def _persist_stats(self, stats, spider):
+        """Keep the final values somewhere (Scrapy's hook): nothing here."""
 
     def record_statistics(self, records):
         """Copy the number fields of each record as C{part/field}, leaving out zeros, and
@@ -151,6 +178,40 @@ class StatsCollector:
                 f.write("\n")
         except OSError as e:
             logger.error("cannot write STATS_FILE %s: %s", path, e)
+
+
+class MemoryStatsCollector(StatsCollector):
+    """Keeps each closed crawl's final values in L{spider_stats}, by spider name."""
+
+    def __init__(self, crawler=None, **kwargs):
+        super().__init__(crawler, **kwargs)
+        self.spider_stats = {}
+
+    def _persist_stats(self, stats, spider):
+        if spider is not None:
+            self.spider_stats[spider.name] = dict(stats)
+
+
+class DummyStatsCollector(StatsCollector):
+    """Keeps nothing: every value read is the default (Scrapy's, for speed)."""
+
+    def get_value(self, key, default=None, spider=None):
+        return default
+
+    def set_value(self, key, value, spider=None):
+        pass
+
+    def set_stats(self, stats, spider=None):
+        pass
+
+    def inc_value(self, key, count=1, start=0, spider=None):
+        pass
+
+    def max_value(self, key, value, spider=None):
+        pass
+
+    def min_value(self, key, value, spider=None):
+        pass
 
 
 def _resolve(template, name):

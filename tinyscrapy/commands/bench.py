@@ -55,10 +55,10 @@ def run_bench(pages, settings):
     settings.set("ROBOTSTXT_OBEY", False, "project")
     process = CrawlerProcess(settings)
     started = time.perf_counter()
-    process.crawl(SiteCrawler, start_urls=[start_url])
+    crawler = process.create_crawler(SiteCrawler)
+    process.crawl(crawler, start_urls=[start_url])
     process.start()
     elapsed = time.perf_counter() - started
-    (crawler,) = process.crawlers
     stats = crawler.stats.get_stats()
     responses = stats.get("response_received_count", 0)
     print(f"bench: {responses} pages in {elapsed:.2f} s: {responses / elapsed:.0f} pages/s "

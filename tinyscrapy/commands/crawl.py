@@ -67,8 +67,8 @@ def run(command):
     from tinyscrapy.utils.project import inside_project
     urls = list(command.args.urls)
     if inside_project() and not any("://" in url for url in urls):
-        from tinyscrapy.spiderloader import SpiderLoader, resolve_spider
-        loader = SpiderLoader.from_settings(command.settings)
+        from tinyscrapy.spiderloader import get_spider_loader, resolve_spider
+        loader = get_spider_loader(command.settings)
         return command.crawl([resolve_spider(name, loader) for name in urls])
     for url in urls:
         check_start_url(url)

@@ -14,10 +14,10 @@ def add_arguments(parser):
 
 def run(command):
     from tinyscrapy.commands.run import DEMO_SPIDERS
-    from tinyscrapy.spiderloader import SpiderLoader, find_spiders, has_spiders_folder
+    from tinyscrapy.spiderloader import find_spiders, get_spider_loader, has_spiders_folder
     from tinyscrapy.utils.project import inside_project
     if inside_project():
-        for name in SpiderLoader.from_settings(command.settings).list():
+        for name in get_spider_loader(command.settings).list():
             print(name)
         return 0
     for path in find_spiders() if has_spiders_folder() else DEMO_SPIDERS:

@@ -31,11 +31,9 @@ def add_arguments(parser):
 
 def run(command):
     from tinyscrapy.exceptions import UsageError
-    from tinyscrapy.spiderloader import load_spider_class, project_loader, resolve_spider
-    loader = project_loader(command.settings)
+    from tinyscrapy.spiderloader import project_loader, resolve_spider
+    loader = project_loader(command.settings)  # the project's, ./spiders/, else the demo's
     if not command.args.spiders:
-        if loader is None:
-            return command.crawl([load_spider_class(path) for path in DEMO_SPIDERS])
         names = loader.list()
         if not names:
             raise UsageError("no spiders found here to run (`list` shows them; name a "

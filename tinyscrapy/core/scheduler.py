@@ -21,6 +21,62 @@ from tinyscrapy.settings import default_settings
 from tinyscrapy.utils.misc import build_from_crawler, load_object
 
 
+class BaseSchedulerMeta(type):
+    """A class with Scrapy's scheduler methods counts as a L{BaseScheduler} (duck typing,
+    as Scrapy's check does), without inheriting from it."""
+
+    def __instancecheck__(cls, instance):
+        return cls.__subclasscheck__(type(instance))
+
+    def __subclasscheck__(cls, subclass):
+        return all(callable(getattr(subclass, name, None))
+                   for name in ("has_pending_requests", "enqueue_request", "next_request"))
+
+
+class BaseScheduler(metaclass=BaseSchedulerMeta):
+    """
+    Scrapy's scheduler interface (C{SCHEDULER}): what the engine asks of a frontier. A
+    scheduler written for Scrapy (scrapy-redis's, say) runs: the engine uses only these
+    methods, C{len()} for its size when it has one, and C{request_done(request)} and
+    C{next_ready_time()} when present.
+    """
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        return cls()
+
+    def open(self, spider):
+        """Called once before the crawl; may return a Deferred."""
+
+    def close(self, reason):
+        """Called once after the crawl; may return a Deferred."""
+
+    def has_pending_requests(self):
+        """@return: True while any request waits."""
+        raise NotImplementedError
+
+    def enqueue_request(self, request):
+        """@return: True if queued, False if dropped (a duplicate)."""
+        raise NotImplementedError
+
+    def next_request(self):
+        """@return: the next request to download, or None when none is ready now."""
+        raise NotImplementedError
+
+
+def priority_queue(crawler):
+    """
+    The priority queue C{SCHEDULER_PRIORITY_QUEUE} names, built as Scrapy's scheduler
+    builds its in-memory one: C{from_crawler(crawler, downstream_queue_cls=..., key="")},
+    the downstream queue being C{SCHEDULER_MEMORY_QUEUE}.
+    """
+    settings = crawler.settings
+    return build_from_crawler(load_object(settings["SCHEDULER_PRIORITY_QUEUE"]), crawler,
+                              downstream_queue_cls=load_object(
+                                  settings["SCHEDULER_MEMORY_QUEUE"]),
+                              key="")
+
+
 @dataclass(frozen=True)
 class SchedulerStatistics:
     """What the frontier holds, and what it turned away."""
@@ -34,7 +90,7 @@ class SchedulerStatistics:
     later: int = 0
 
 
-class Scheduler:
+class Scheduler(BaseScheduler):
     """
     An in-memory frontier: a duplicate filter in front of a priority queue.
 
@@ -59,6 +115,7 @@ class Scheduler:
             queue = load_object(default_settings.SCHEDULER_PRIORITY_QUEUE)(slots, clock)
         self.dupefilter = dupefilter
         self.queue = queue
+        self.spider = None
         if clock is not None:
             self.clock = clock
         self._pending = 0
@@ -71,8 +128,7 @@ class Scheduler:
         """The duplicate filter and the queue the crawler's settings name."""
         settings = crawler.settings
         dupefilter = build_from_crawler(load_object(settings["DUPEFILTER_CLASS"]), crawler)
-        queue = build_from_crawler(load_object(settings["SCHEDULER_PRIORITY_QUEUE"]), crawler)
-        return cls(dupefilter, queue, clock=crawler.reactor)
+        return cls(dupefilter, priority_queue(crawler), clock=crawler.reactor)
 
     # the seen set and the slots, for the frontiers built on this one
 
@@ -103,11 +159,14 @@ class Scheduler:
 
     def open(self, spider):
         """Called once before the crawl; may return a Deferred (remote backends)."""
+        self.spider = spider
         return self.dupefilter.open()
 
     def close(self, reason):
         """Called once after the crawl; may return a Deferred. Nothing persists here."""
-        self.queue.close()
+        close = getattr(self.queue, "close", None)
+        if close is not None:
+            close()
         return self.dupefilter.close(reason)
 
     def enqueue_request(self, request):
@@ -121,6 +180,7 @@ class Scheduler:
         """
         if not request.dont_filter and self.dupefilter.request_seen(request):
             self._duplicates += 1
+            self.dupefilter.log(request, self.spider)
             return False
         self._pending += 1
         self._enqueued += 1
@@ -154,9 +214,10 @@ class Scheduler:
         When a request may be ready, if none is now.
 
         @return: an absolute reactor time, or None when only a download finishing (or a
-            new request) can make one ready.
+            new request) can make one ready (or the queue cannot tell).
         """
-        return self.queue.next_ready_time()
+        next_ready_time = getattr(self.queue, "next_ready_time", None)
+        return next_ready_time() if next_ready_time is not None else None
 
     def has_pending_requests(self):
         """True while any request waits, ready or not."""

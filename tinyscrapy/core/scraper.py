@@ -22,7 +22,7 @@ import time
 from types import GeneratorType
 from urllib.parse import urlsplit
 
-from twisted.internet.defer import Deferred, succeed
+from twisted.internet.defer import CancelledError, Deferred, succeed
 from twisted.python.failure import Failure
 
 from tinyscrapy import signals
@@ -37,8 +37,9 @@ from tinyscrapy.exceptions import (
     describe_failure,
 )
 from tinyscrapy.http.request import Request
-from tinyscrapy.middleware import build_ordered
-from tinyscrapy.utils.defer import deferred_from_coro
+from tinyscrapy.logformatter import LogFormatter, log_line
+from tinyscrapy.middleware import MiddlewareError, build_ordered
+from tinyscrapy.utils.defer import deferred_from_coro, ignore_result
 from tinyscrapy.utils.misc import build_from_crawler, load_object
 
 logger = logging.getLogger(__name__)
@@ -59,6 +60,7 @@ class Scraper:
         self.stats = crawler.stats
         self.signals = crawler.signals
         self.ledger = crawler.ledger
+        self.unwaited = getattr(crawler, "unwaited", None)  # what nobody waits for
         self.engine = None
         self._seen_urls = None  # follow_all's early duplicate check, made on first use
         self.spidermw = SpiderMiddlewareChain(build_ordered(crawler, "SPIDER_MIDDLEWARES"))
@@ -67,11 +69,14 @@ class Scraper:
         from tinyscrapy.core.downloader.handlers import handler_paths
         self.scope = Scope(crawler.stats, [*downloadermw, *self.spidermw.middlewares],
                            schemes=handler_paths(crawler.settings))
-        self._status_allowed = _status_rule(self.spidermw.middlewares)
+        self._input_hooks = self.spidermw.has_input_hooks
         self.pipelines = build_from_crawler(
             load_object(crawler.settings["ITEM_PROCESSOR"]), crawler)
-        # asked once: a crawl at INFO pays nothing for the DEBUG line of each page
-        self._log_pages = logger.isEnabledFor(logging.DEBUG)
+        self.logformatter = crawler.logformatter
+        # asked once: a crawl at INFO pays nothing for the DEBUG line of each page (unless
+        # a LOG_FORMATTER of the project's own may log it at another level)
+        self._log_pages = logger.isEnabledFor(logging.DEBUG) \
+            or type(self.logformatter) is not LogFormatter
 
     def open_spider(self, spider):
         """@return: a Deferred fired once every pipeline's C{open_spider} finished."""
@@ -88,22 +93,34 @@ class Scraper:
         Call the request's callback with C{response} and handle what it returns.
 
         @return: a Deferred that fires with None once the output is handled (never
-            errbacks: errors are counted and logged here, once, with the URL).
+            errbacks: errors are counted and logged here, once, with the URL); the ledger
+            entry ends (C{handled}) then. Cancelling it stops the callback's output where
+            it is (the engine does, when the close's grace period is over).
         """
-        self.stats.inc_value("response_received_count")
-        if self._log_pages:
-            _log_crawled(response, request)
-        self.signals.send(signals.response_received, response=response, request=request,
-                          spider=spider)
-        if self._status_allowed is not None and \
-                not self._status_allowed(response, request, spider):
-            return self.scrape_failure(Failure(HttpError(response)), request, spider)
-        self.ledger.close(request, "handled")
+        self.received(response, request, spider)
+        if response.request is None:
+            response.request = request
+        if self._input_hooks:  # the HTTP-error rule, and any process_spider_input
+            try:
+                self.spidermw.process_input(response, spider)
+            except Exception:
+                return self._input_refused(Failure(), response, request, spider)
         response._seen = self._early_dedup()
         request.meta["depth"] = request.depth  # where Scrapy's DepthMiddleware keeps it
         callback = request.callback or spider.parse
         kwargs = request._cb_kwargs or {}
-        return self._call(callback, response, request, spider, response, **kwargs)
+        d = self._call(callback, response, request, spider, response, **kwargs)
+        d.addCallback(self._cb_ended, request, "handled")
+        return d
+
+    def received(self, response, request, spider):
+        """A response arrived (a page, or a download outside the scheduler): counted,
+        logged at DEBUG (the log formatter's C{crawled} line), C{response_received} sent."""
+        self.stats.inc_value("response_received_count")
+        if self._log_pages:
+            log_line(logger, self.logformatter.crawled(request, response, spider))
+        self.signals.send(signals.response_received, response=response, request=request,
+                          spider=spider)
 
     def _early_dedup(self):
         """The scheduler's seen set for C{follow_all}, or None when it has none locally."""
@@ -111,6 +128,23 @@ class Scraper:
             from tinyscrapy.dupefilters import SeenUrls  # with the frontier's seen set
             self._seen_urls = SeenUrls.of(self.engine.scheduler, self.stats) or False
         return self._seen_urls or None
+
+    def _input_refused(self, failure, response, request, spider):
+        """
+        A C{process_spider_input} raised: an L{HttpError} (the status rule) is a refused
+        page, as L{scrape_failure} counts it; anything else goes to the request's errback,
+        or, without one, to the spider middlewares' C{process_spider_exception} (Scrapy's
+        order). @return: a Deferred firing with None.
+        """
+        if failure.check(HttpError):
+            return self.scrape_failure(failure, request, spider)
+        if request.errback is not None:
+            failure.request = request
+            d = self._call(request.errback, response, request, spider, failure)
+        else:
+            d = self._spider_error(failure, response, request, spider)
+        d.addCallback(self._cb_ended, request, "failed", failure.type.__name__)
+        return d
 
     def scrape_failure(self, failure, request, spider):
         """
@@ -120,26 +154,35 @@ class Scraper:
         A downloader middleware's L{IgnoreRequest} (robots.txt, ...) is a drop, not a
         failure: the ledger counts it as C{dropped}, by class; the errback still gets it.
 
-        @return: a Deferred that fires with None.
+        @return: a Deferred that fires with None, once the errback's output is handled
+            (the ledger entry ends then).
         """
         if failure.check(HttpError):
-            self.ledger.close(request, "failed", "HttpError")
+            state, reason = "failed", "HttpError"
             response = failure.value.response
             self.stats.inc_value("httperror/response_ignored_count")
             self.stats.inc_value(f"httperror/response_ignored_status_count/{response.status}")
             logger.info("Ignoring response %r: HTTP status code is not handled or not allowed",
                         response)
         elif failure.check(IgnoreRequest):
-            self.count_dropped(request, failure.value)
+            state, reason = self._note_dropped(request, failure.value)
         else:
-            self.ledger.close(request, "failed", failure.type.__name__)
-            logger.error("Error downloading %r: %s", request, describe_failure(failure))
+            state, reason = "failed", failure.type.__name__
+            log_line(logger, self.logformatter.download_error(
+                failure, request, spider, describe_failure(failure)))
             self.signals.send(signals.download_error, failure=failure, request=request,
                               spider=spider)
         failure.request = request
         if request.errback is None:
+            self.ledger.close(request, state, reason)
             return succeed(None)
-        return self._call(request.errback, None, request, spider, failure)
+        d = self._call(request.errback, None, request, spider, failure)
+        d.addCallback(self._cb_ended, request, state, reason)
+        return d
+
+    def _cb_ended(self, _, request, state, reason=None):
+        """The callback's (or errback's) output is handled: the request's entry ends."""
+        self.ledger.close(request, state, reason)
 
     # calling user code
 
@@ -152,6 +195,9 @@ class Scraper:
         return self._handle_result(result, response, request, spider)
 
     def _handle_result(self, result, response, request, spider):
+        """What a callback returned, or its Deferred fired with: routed, or waited for.
+        Anything but None, a request, an item or an iterable of them is one error
+        (L{_route}'s), never iterated (a string) nor waited for."""
         if inspect.isasyncgen(result):  # an asyncio Task under the asyncio reactor
             result = deferred_from_coro(_collect_async(result))
         elif inspect.iscoroutine(result):
@@ -163,8 +209,8 @@ class Scraper:
             return result
         if result is None:
             return succeed(None)
-        if isinstance(result, (Request, dict)) or (
-                not isinstance(result, (list, tuple, GeneratorType)) and _is_item(result)):
+        if isinstance(result, (Request, dict, str, bytes)) or not hasattr(result, "__iter__") \
+                or (not isinstance(result, (list, tuple, GeneratorType)) and _is_item(result)):
             result = [result]
         try:
             output = self.spidermw.wrap_output(response, iter(result), spider)
@@ -177,41 +223,51 @@ class Scraper:
             return output
         return self._cb_drain(output, response, request, spider)
 
-    def _cb_drain(self, output, response, request, spider):
-        """Route the (wrapped) output. @return: a Deferred fired once it is all routed."""
-        done = Deferred()
-        self._drain(iter(output), response, request, spider, done)
+    def _cb_drain(self, output, response, request, spider, recovered=False):
+        """Route the (wrapped) output. @return: L{_Routing.done}, fired once it is all
+        routed."""
+        routing = _Routing(iter(output), response, request, spider, recovered)
+        done = routing.done
+        self._drain(routing)
         return done
 
-    def _drain(self, output, response, request, spider, done):
+    def _drain(self, routing):
         """
-        Route each output of the iterator C{output}; pause while a pipeline is busy, and
-        give the reactor a turn after C{SLICE} seconds.
-
-        @param done: fired with None when the iterator is exhausted (or broke).
+        Route each output of C{routing.output}; pause while a pipeline is busy, and give
+        the reactor a turn after C{SLICE} seconds. Never raises: an output that breaks is
+        L{_spider_error}'s, and C{routing.done} fires in every case but a cancel.
         """
+        routing.waiting = None
+        if routing.cancelled:
+            return
+        output, response, request, spider = (routing.output, routing.response,
+                                              routing.request, routing.spider)
         deadline = time.monotonic() + SLICE
         count = 0
         try:
             for each in output:
                 waiting = self._route(each, response, request, spider)
                 if waiting is not None:
-                    waiting.addBoth(self._cb_resume, output, response, request, spider, done)
+                    routing.waiting = waiting
+                    waiting.addBoth(self._cb_resume, routing)
                     return
                 count += 1
                 if count % _CHECK_EVERY == 0 and time.monotonic() >= deadline:
                     # a long output (a million requests): the reactor turns, then on
-                    self.crawler.reactor.callLater(0, self._drain, output, response,
-                                                   request, spider, done)
+                    routing.waiting = self.crawler.reactor.callLater(0, self._drain, routing)
                     return
         except Exception:
-            failure = Failure()
-            self._spider_error(failure, response, request, spider).chainDeferred(done)
+            routing.output = iter(())  # it broke: nothing more comes from it
+            d = self._spider_error(Failure(), response, request, spider, routing.recovered)
+            routing.waiting = d
+            d.addBoth(self._cb_resume, routing)
             return
-        done.callback(None)
+        routing.finished()
 
-    def _cb_resume(self, _, output, response, request, spider, done):
-        self._drain(output, response, request, spider, done)
+    def _cb_resume(self, _, routing):
+        """The pipeline let the item go (or the error is handled): on with the output. What
+        it waited for ends here, with None."""
+        self._drain(routing)
 
     def _route(self, output, response, request, spider):
         """One output: a Request to the engine, an item to the pipelines, else an error.
@@ -226,60 +282,123 @@ class Scraper:
         if isinstance(output, dict) or _is_item(output):
             return self.pipelines.process_item(output, response, spider)
         self.stats.inc_value("spider_exceptions/BadOutput")
-        logger.error("Spider must return Request, item or None, got %r in %r",
-                     type(output).__name__, request)
+        logger.error("Spider must return Request, item or None, got %r in %r (from %s)",
+                     type(output).__name__, request, _hook_name(request, response, spider))
+        ignore_result(output, f"the {type(output).__name__} yielded for {request!r}",
+                      self.unwaited)
         return None
 
-    def _spider_error(self, failure, response, request, spider):
-        """A callback raised: stop closes the crawl; anything else is counted, logged once,
-        and offered to the spider middlewares. @return: a Deferred firing with None."""
+    def _spider_error(self, failure, response, request, spider, recovered=False):
+        """
+        A callback raised (or its output, or its Deferred): L{CloseSpider} closes the crawl;
+        a request cancelled at close unwinds quietly; anything else is offered to the spider
+        middlewares' C{process_spider_exception}, as in Scrapy: one that returns an
+        iterable handles it (its output replaces the callback's; nothing is logged or
+        counted), and one nobody handles is counted, logged once and signalled
+        (C{spider_error}). An error in what a hook gave instead (C{recovered}), in a hook
+        itself, or a hook's wrong result (L{MiddlewareError}) is not offered again:
+        nothing loops.
+
+        @return: a Deferred firing with None (never errbacks).
+        """
         if failure.check(CloseSpider):
             self.engine.close_spider(failure.value.reason)
             return succeed(None)
+        if failure.check(CancelledError) and request not in self.engine.in_flight:
+            return succeed(None)
+        if recovered or failure.check(MiddlewareError):
+            self._log_spider_error(failure, response, request, spider)
+            return succeed(None)
+        try:
+            replacement = self.spidermw.handle_exception(response, failure.value, spider)
+        except Exception:  # the middleware's own error: logged as well, and the end of it
+            self._log_spider_error(failure, response, request, spider)
+            self._log_spider_error(Failure(), response, request, spider)
+            return succeed(None)
+        if replacement is None:  # nobody handled it
+            self._log_spider_error(failure, response, request, spider)
+            return succeed(None)
+        return self._cb_drain(replacement, response, request, spider, recovered=True)
+
+    def _log_spider_error(self, failure, response, request, spider):
+        if failure.check(MiddlewareError):  # a hook's wrong result: maybe a Deferred
+            ignore_result(failure.value.result, f"what {failure.value.label} returned",
+                          self.unwaited)
         self.stats.inc_value(f"spider_exceptions/{failure.type.__name__}")
-        logger.error("Spider error processing %r", request, exc_info=(
-            failure.type, failure.value, failure.getTracebackObject()))
+        log_line(logger, self.logformatter.spider_error(failure, request, response, spider),
+                 exc_info=(failure.type, failure.value, failure.getTracebackObject()))
         if self.signals.listened(signals.spider_error):
             self.signals.send(signals.spider_error, failure=failure, response=response,
                               spider=spider)
-        replacement = self.spidermw.handle_exception(response, failure.value, spider)
-        if replacement is None:
-            return succeed(None)
-        done = Deferred()
-        self._drain(iter(replacement), response, request, spider, done)
-        return done
 
     # bookkeeping the engine asks for
 
     def count_dropped(self, request, decision):
         """A rule or the duplicate filter refused C{request}: ledger, stats, signal."""
+        state, reason = self._note_dropped(request, decision)
+        self.ledger.close(request, state, reason)
+
+    def _note_dropped(self, request, decision):
+        """Stats, log and signal of a drop. @return: its ledger C{(state, reason)}."""
         if isinstance(decision, DuplicateRequest):
-            self.ledger.close(request, "duplicate")
-            self.stats.inc_value("dupefilter/filtered")
+            state, reason = "duplicate", None  # the dupefilter counted it
         else:
-            reason = type(decision).__name__
-            self.ledger.close(request, "dropped", reason)
+            state, reason = "dropped", type(decision).__name__
             self.scope.log_dropped(request, decision)
         if self.signals.listened(signals.request_dropped):
             self.signals.send(signals.request_dropped, request=request, reason=decision,
                               spider=self.engine.spider)
+        return state, reason
 
     def log_unexpected(self, failure, request):
-        """The last errback of every download chain: a bug, logged with the URL."""
+        """The last errback of every download chain: a bug, logged with the URL (but not
+        the cancel of a request the engine gave up at close: counted there)."""
+        if failure.check(CancelledError) and request not in self.engine.in_flight:
+            return
         self.stats.inc_value(f"engine/unexpected_errors/{failure.type.__name__}")
         logger.error("Unexpected error while handling %r", request, exc_info=(
             failure.type, failure.value, failure.getTracebackObject()))
 
 
-def _log_crawled(response, request):
-    """Scrapy's DEBUG line for a page: C{Crawled (200) <GET url> (referer: None)}, with
-    the response's flags (C{['cached']}) when it has some."""
-    flags = getattr(response, "flags", None)
-    referer = request.headers.get("Referer")
-    if isinstance(referer, bytes):
-        referer = referer.decode("latin-1")
-    logger.debug("Crawled (%d) %r (referer: %s)%s", response.status, request, referer,
-                 f" {flags!r}" if flags else "")
+class _Routing:
+    """
+    One callback's output on its way (L{Scraper._drain}), paused while an item is in a
+    pipeline or between two slices.
+
+    @ivar done: fires with None once every output is routed. Cancelling it stops the
+        routing there: the pipeline's Deferred it waits for is cancelled too (or its next
+        slice), and the rest of the output is never iterated.
+    @ivar recovered: the output is what a spider middleware gave in place of an error.
+    """
+
+    __slots__ = ("output", "response", "request", "spider", "recovered", "done", "waiting",
+                 "cancelled")
+
+    def __init__(self, output, response, request, spider, recovered):
+        self.output = output
+        self.response = response
+        self.request = request
+        self.spider = spider
+        self.recovered = recovered
+        self.waiting = None  # the pipeline's Deferred, or the next slice's DelayedCall
+        self.cancelled = False
+        self.done = Deferred(self._cancel)
+
+    def finished(self):
+        done, self.done = self.done, None  # no cycle left through the canceller
+        done.callback(None)
+
+    def _cancel(self, _done):
+        self.cancelled = True
+        waiting, self.waiting = self.waiting, None
+        if waiting is not None:
+            waiting.cancel()
+
+
+def _hook_name(request, response, spider):
+    """The name of the callback (or, without a response, the errback) of C{request}."""
+    hook = (request.callback or spider.parse) if response is not None else request.errback
+    return getattr(hook, "__qualname__", None) or repr(hook)
 
 
 def _is_item(value):
@@ -390,13 +509,3 @@ def _split_authority(authority):
     if not host:
         return f"no valid host in {authority[:200]!r}"
     return host, port
-
-
-def _status_rule(middlewares):
-    """The C{status_allowed} of the first spider middleware that has one (Scrapy's
-    C{HttpErrorMiddleware}), or None: every status reaches the callback."""
-    for _, component in middlewares:
-        rule = getattr(component, "status_allowed", None)
-        if rule is not None:
-            return rule
-    return None

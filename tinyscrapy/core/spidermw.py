@@ -1,7 +1,11 @@
 """
-L{SpiderMiddlewareChain}: the spider middlewares around every callback's output, with
-Scrapy's contracts (Scrapy's C{SpiderMiddlewareManager})::
+L{SpiderMiddlewareChain}: the spider middlewares around every callback, with Scrapy's
+contracts (Scrapy's C{SpiderMiddlewareManager})::
 
+    process_spider_input(response, spider)
+                                          first to last, before the callback; None goes
+                                          on, an exception goes to the request's errback
+                                          (without one, to process_spider_exception)
     process_spider_output(response, result, spider)
                                           last to first (nearest the spider first);
                                           returns an iterable, usually a generator
@@ -9,6 +13,7 @@ Scrapy's contracts (Scrapy's C{SpiderMiddlewareManager})::
                                           last to first; None goes on, an iterable
                                           replaces the output
     process_start_requests(start_requests, spider)      last to first; an iterable
+    process_start(start)                  last to first; an async iterable (Scrapy 2.13)
 
 "First" is the lowest number in C{SPIDER_MIDDLEWARES}: the middleware nearest the engine.
 C{process_spider_output} may return a Deferred or be C{async def} (an async generator:
@@ -22,7 +27,7 @@ import inspect
 
 from twisted.internet.defer import Deferred, ensureDeferred
 
-from tinyscrapy.middleware import _call, _expect_iterable, _gather, _hooks
+from tinyscrapy.middleware import MiddlewareError, _call, _expect_iterable, _gather, _hooks
 from tinyscrapy.utils.defer import deferred_from_coro
 
 
@@ -31,12 +36,32 @@ class SpiderMiddlewareChain:
 
     def __init__(self, middlewares):
         self.middlewares = list(middlewares)
+        self._input_hooks = _hooks(self.middlewares, "process_spider_input", 1)
         self._output_hooks = _hooks(self.middlewares, "process_spider_output", 2,
                                     reverse=True)
         self._exception_hooks = _hooks(self.middlewares, "process_spider_exception", 2,
                                        reverse=True)
         self._start_hooks = _hooks(self.middlewares, "process_start_requests", 1,
                                    reverse=True)
+
+    @property
+    def has_input_hooks(self):
+        return bool(self._input_hooks)
+
+    def process_input(self, response, spider):
+        """
+        Offer a downloaded response to each middleware's C{process_spider_input}, first to
+        last, before the callback sees it (Scrapy's contract: it returns None or raises).
+
+        @raise Exception: what a hook raised (the scraper gives it to the request's errback,
+            or to the C{process_spider_exception} hooks).
+        @raise MiddlewareError: a hook returned something other than None.
+        """
+        for label, hook, with_spider in self._input_hooks:
+            result = hook(response, spider) if with_spider else hook(response)
+            if result is not None:
+                raise MiddlewareError(f"{label} must return None or raise an exception, got "
+                                      f"{type(result).__name__}")
 
     def wrap_output(self, response, result, spider):
         """
@@ -72,9 +97,13 @@ class SpiderMiddlewareChain:
 
     def handle_exception(self, response, exception, spider):
         """
-        Offer a callback's exception to the middlewares.
+        Offer a callback's exception to the middlewares. A hook is synchronous, as in
+        Scrapy: a Deferred or a coroutine it returns is its wrong result.
 
         @return: an iterable that replaces the output, or None when nobody handled it.
+        @raise MiddlewareError: a hook returned something that is neither None nor an
+            iterable.
+        @raise Exception: what a hook raised (the hooks after it are not asked).
         """
         for label, hook, with_spider in self._exception_hooks:
             result = hook(response, exception, spider) if with_spider \

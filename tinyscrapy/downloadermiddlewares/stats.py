@@ -10,7 +10,26 @@ counts under C{downloader_mw/...} (what it sees at its place in the chain), or b
 a component's own tests.
 """
 
+from tinyscrapy.exceptions import NotConfigured
+from tinyscrapy.utils.python import to_bytes
 from tinyscrapy.utils.request import request_httprepr
+
+
+def get_header_size(headers):
+    """The bytes C{headers} take in an HTTP message (C{Name: value} lines, joined by
+    CRLF), as Scrapy counts them."""
+    size = 0
+    for name, values in headers.items():
+        if isinstance(values, (list, tuple)):
+            size += sum(len(b": ") + len(name) + len(value) for value in values)
+    return size + len(b"\r\n") * (len(headers) - 1)
+
+
+def get_status_size(response_status):
+    """The bytes of an HTTP/1.1 status line with C{response_status}'s reason, its CRLF
+    included."""
+    from twisted.web.http import RESPONSES
+    return len(to_bytes(RESPONSES.get(response_status, b""))) + 15
 
 
 class DownloaderStats:
@@ -22,6 +41,9 @@ class DownloaderStats:
 
     @classmethod
     def from_crawler(cls, crawler):
+        """@raise NotConfigured: C{DOWNLOADER_STATS} is False."""
+        if not crawler.settings.getbool("DOWNLOADER_STATS", True):
+            raise NotConfigured("DOWNLOADER_STATS is False")
         return cls(crawler.stats)
 
     def process_request(self, request, spider=None):
@@ -34,7 +56,9 @@ class DownloaderStats:
         prefix = self.prefix
         self.stats.inc_value(f"{prefix}/response_count")
         self.stats.inc_value(f"{prefix}/response_status_count/{response.status}")
-        self.stats.inc_value(f"{prefix}/response_bytes", len(response.body))
+        size = len(response.body) + get_header_size(response.headers) + \
+            get_status_size(response.status) + 4
+        self.stats.inc_value(f"{prefix}/response_bytes", size)
         return response
 
     def process_exception(self, request, exception, spider=None):

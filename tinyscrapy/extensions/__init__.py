@@ -1,5 +1,7 @@
 """
 Extensions: components that only listen to signals, enabled by C{EXTENSIONS} /
-C{EXTENSIONS_BASE} as in Scrapy. The built-in ones: the close conditions
-(L{tinyscrapy.extensions.closespider}) and the feed exports (L{tinyscrapy.extensions.feedexport}).
+C{EXTENSIONS_BASE} as in Scrapy, one module each at Scrapy's path: corestats, logcount,
+telnet, memusage, memdebug, closespider, feedexport, logstats (with tinyscrapy's live
+progress line), spiderstate, throttle, periodic_log, statsmailer, debug. docs/extending.md
+lists them with their settings.
 """

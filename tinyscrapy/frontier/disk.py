@@ -45,8 +45,8 @@ from itertools import islice
 
 from twisted.internet.task import LoopingCall
 
-from tinyscrapy.core.scheduler import Scheduler
-from tinyscrapy.dupefilters import FingerprintSet
+from tinyscrapy.core.scheduler import Scheduler, priority_queue
+from tinyscrapy.dupefilters import FingerprintSet, RFPDupeFilter
 from tinyscrapy.exceptions import UnserializableRequest, UsageError
 from tinyscrapy.frontier.codec import (
     MissingMethod,
@@ -62,7 +62,8 @@ from tinyscrapy.frontier.jobdir import (
     make_private_dir,
     spider_jobdir,
 )
-from tinyscrapy.utils.request import as_int
+from tinyscrapy.utils.misc import build_from_crawler, load_object
+from tinyscrapy.utils.request import as_int, request_fingerprint
 
 logger = logging.getLogger(__name__)
 
@@ -83,8 +84,15 @@ class DiskScheduler(Scheduler):
     @ivar resumed: how many waiting requests L{open} found.
     """
 
-    def __init__(self, jobdir, stats=None, ledger=None, **kwargs):
-        super().__init__(**kwargs)
+    def __init__(self, jobdir, dupefilter=None, queue=None, stats=None, ledger=None,
+                 fingerprint=None, **kwargs):
+        super().__init__(dupefilter, queue, fingerprint=fingerprint, **kwargs)
+        # the fingerprint of each stored row and of the seen table: tinyscrapy's, whatever
+        # the duplicate filter; a filter of the user's own (not RFPDupeFilter's
+        # request_seen) decides alone what is a duplicate, and keeps its own record
+        self._row_fingerprint = fingerprint or getattr(self.dupefilter, "fingerprint", None) \
+            or request_fingerprint
+        self._own_filter = type(self.dupefilter).request_seen is RFPDupeFilter.request_seen
         self.jobdir = jobdir
         self.stats = stats
         self.ledger = ledger
@@ -112,10 +120,13 @@ class DiskScheduler(Scheduler):
         command before the crawl."""
         spider = crawler.spider
         name = spider.name if spider is not None else crawler.spidercls.name
-        scheduler = cls(spider_jobdir(crawler.settings.get("JOBDIR"), name),
+        settings = crawler.settings
+        dupefilter = build_from_crawler(load_object(settings["DUPEFILTER_CLASS"]), crawler)
+        queue = priority_queue(crawler)
+        scheduler = cls(spider_jobdir(settings.get("JOBDIR"), name), dupefilter, queue,
                         stats=crawler.stats, ledger=crawler.ledger,
                         fingerprint=as_int(crawler.request_fingerprinter),
-                        slots=getattr(crawler, "slots", None), clock=crawler.reactor)
+                        clock=crawler.reactor)
         scheduler.crawler = crawler
         scheduler.connect(name)
         return scheduler
@@ -203,10 +214,16 @@ class DiskScheduler(Scheduler):
         @raise UnserializableRequest: the request cannot be stored (see L{codec}); it is logged,
             counted as C{scheduler/unpersistable} and not queued, nor marked as seen.
         """
-        fingerprint = self.fingerprint(request)
-        new = fingerprint not in self.seen
-        if not new and not request.dont_filter:
+        fingerprint = self._row_fingerprint(request)
+        if self._own_filter:
+            new = fingerprint not in self.seen
+            duplicate = not new and not request.dont_filter
+        else:
+            new = False
+            duplicate = not request.dont_filter and self.dupefilter.request_seen(request)
+        if duplicate:
             self._duplicates += 1
+            self.dupefilter.log(request, self.spider)
             return False
         request.fingerprint = fingerprint
         try:
@@ -215,8 +232,8 @@ class DiskScheduler(Scheduler):
             logger.error("%s", e)
             self._count("scheduler/unpersistable")
             raise
-        if not request.dont_filter:  # as the in-memory scheduler: no trace of it
-            self.seen.add(fingerprint)
+        if new and not request.dont_filter:  # as the in-memory scheduler: a dont_filter
+            self.seen.add(fingerprint)       # request leaves no trace
         self._pending += 1
         self._enqueued += 1
         slot = self.slots.key_for(request)

@@ -8,7 +8,7 @@ as one-key objects whose key is a tag: C{{"$b": base64}}, C{{"$t": [...]}} (tupl
 C{{"$s": [...]}} (set), C{{"$fs": [...]}} (frozenset), C{{"$dt": iso}} (datetime),
 C{{"$date": iso}}, and C{{"$dict": [[key, value], ...]}} for a dict whose keys are not all
 strings (or that looks like a tag itself). A registered item is C{{"$item": [class name,
-{field: value}]}}: an item class is one of C{Item.classes} (L{tinyscrapy.items} C{Item}
+{field: value}]}}: an item class is one of C{Item.classes} (L{tinyscrapy.item.Item}
 subclasses, filled when they are defined) or one registered here with
 L{register_item_class} (dataclass or attrs items). Anything else is refused
 (L{NotPlain}).
@@ -44,7 +44,7 @@ def class_name(cls):
 def register_item_class(cls):
     """
     Allow instances of C{cls} (a dataclass or attrs class) in stored C{meta} and
-    C{cb_kwargs}. Usable as a class decorator. L{tinyscrapy.items} C{Item} subclasses
+    C{cb_kwargs}. Usable as a class decorator. L{tinyscrapy.item.Item} subclasses
     need not be registered. @return: C{cls}.
     """
     _ITEM_CLASSES[class_name(cls)] = cls

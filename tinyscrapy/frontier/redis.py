@@ -354,6 +354,7 @@ class RedisScheduler(SharedQueueSync):
         fingerprint = self.fingerprint(request)
         if self._over or fingerprint in self.seen and not request.dont_filter:
             self._duplicates += 1
+            self.stats.inc_value("dupefilter/filtered")
             return False
         request.fingerprint = fingerprint
         try:

@@ -11,6 +11,12 @@ built. After the last pipeline the item is "scraped": counted, and C{item_scrape
 (the feed exporters listen to it); a pipeline that raised anything but L{DropItem} sends
 C{item_error}.
 
+Opening and closing: every pipeline's C{open_spider} is called together, as in Scrapy, and
+each is waited for; one that fails stops the start (L{StartError}, one line). Every
+pipeline's C{close_spider} is called together too, and each has finished or failed
+(logged, naming the pipeline) before the close goes on to the feeds: a failure in one
+never hurries another.
+
 Back-pressure: L{ItemPipelineManager.process_item} returns a Deferred while the item waits in a
 pipeline; the scraper stops iterating the callback's output until it fires, and the engine
 keeps the page's request in flight until then. So at most one item per page in flight
@@ -22,11 +28,12 @@ import inspect
 import logging
 from dataclasses import dataclass
 
-from twisted.internet.defer import Deferred, DeferredList, maybeDeferred
+from twisted.internet.defer import CancelledError, Deferred, DeferredList, maybeDeferred
 from twisted.python.failure import Failure
 
 from tinyscrapy import signals
-from tinyscrapy.exceptions import DropItem
+from tinyscrapy.exceptions import DropItem, StartError
+from tinyscrapy.logformatter import LogFormatter, log_line
 from tinyscrapy.middleware import build_ordered, takes_spider
 from tinyscrapy.utils.defer import deferred_from_coro
 
@@ -71,7 +78,10 @@ class ItemPipelineManager:
         self._waiting = 0
         self._peak = 0
         self._n_scraped = self._n_dropped = self._n_failed = 0
-        self._log_items = logger.isEnabledFor(logging.DEBUG)  # asked once, not per item
+        self.logformatter = crawler.logformatter
+        # asked once, not per item (a LOG_FORMATTER of the project's own is always asked)
+        self._log_items = logger.isEnabledFor(logging.DEBUG) \
+            or type(self.logformatter) is not LogFormatter
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -79,22 +89,66 @@ class ItemPipelineManager:
         return cls(crawler, build_ordered(crawler, "ITEM_PIPELINES"))
 
     def open_spider(self, spider):
-        """@return: a Deferred fired once every pipeline's C{open_spider} finished; it
-        errbacks (with L{twisted.internet.defer.FirstError}) if one of them failed."""
-        return self._call_all("open_spider", spider)
+        """
+        Call every pipeline's C{open_spider} together, and wait for each.
+
+        @return: a Deferred fired with None once they all have finished; it errbacks with
+            L{StartError} naming the first pipeline that failed (any other failure is
+            logged), or with C{CancelledError} when it was cancelled (which cancels the
+            calls still pending).
+        """
+        d = self._call_all("open_spider", spider)
+        d.addCallback(self._cb_opened)
+        return d
 
     def close_spider(self, spider):
-        """@return: a Deferred fired once every pipeline's C{close_spider} finished."""
-        return self._call_all("close_spider", spider)
+        """
+        Call every pipeline's C{close_spider} together, and wait for each: one that fails
+        is logged (naming it), and the others still finish.
+
+        @return: a Deferred fired with None once each has finished or failed; it never
+            errbacks. Cancelling it (the close's grace period is over) cancels the calls
+            still pending, each logged as not finished.
+        """
+        d = self._call_all("close_spider", spider)
+        d.addCallback(self._cb_closed)
+        return d
 
     def _call_all(self, name, spider):
-        calls = []
-        for _, pipeline in self.pipelines:
+        """@return: a Deferred fired with C{(label, failure or None)} of every call."""
+        calls, labels = [], []
+        for path, pipeline in self.pipelines:
             method = getattr(pipeline, name, None)
             if method is not None:
                 args = (spider,) if takes_spider(method, 0) else ()
-                calls.append(maybeDeferred(method, *args))
-        return DeferredList(calls, fireOnOneErrback=True, consumeErrors=True)
+                calls.append(maybeDeferred(_run_hook, method, args))
+                labels.append(f"{path}.{name}")
+        d = DeferredList(calls, consumeErrors=True)
+        d.addCallback(_labelled, labels)
+        return d
+
+    def _cb_opened(self, outcomes):
+        failed = [(label, failure) for label, failure in outcomes if failure is not None]
+        if failed and all(failure.check(CancelledError) for _, failure in failed):
+            raise CancelledError()
+        for label, failure in failed[1:]:
+            logger.error("%s raised %s", label, _one_line(failure))
+        if failed:
+            label, failure = failed[0]
+            logger.debug("%s raised", label, exc_info=(failure.type, failure.value,
+                                                      failure.getTracebackObject()))
+            raise StartError(f"{label} raised {_one_line(failure)}") from failure.value
+
+    def _cb_closed(self, outcomes):
+        for label, failure in outcomes:
+            if failure is None:
+                continue
+            if failure.check(CancelledError):
+                logger.warning("%s did not finish in time (CLOSE_GRACE_PERIOD): cancelled",
+                               label)
+            else:
+                logger.error("Error in %s", label, exc_info=(
+                    failure.type, failure.value, failure.getTracebackObject()))
 
     def process_item(self, item, response, spider, start=0):
         """
@@ -150,7 +204,12 @@ class ItemPipelineManager:
 
     def _eb_pipeline_failed(self, failure, item, index, response, spider):
         self._waiting -= 1
-        self._failed(failure.value, item, response, spider, self._process[index][0])
+        path = self._process[index][0]
+        if failure.check(CancelledError):  # the close gave up on the item's page
+            logger.info("Item from %s cancelled in pipeline %s (the crawl closed)",
+                        response.url if response is not None else None, path)
+            return None
+        self._failed(failure.value, item, response, spider, path)
         return None
 
     def _scraped(self, item, response, spider):
@@ -159,24 +218,23 @@ class ItemPipelineManager:
         self._n_scraped += 1
         self.stats.inc_value("item_scraped_count")
         if self._log_items:  # Scrapy's line: the page, then the item on the next line
-            logger.debug("Scraped from %r\n%r", response, item)
+            log_line(logger, self.logformatter.scraped(item, response, spider))
         return self.signals.send_waiting(signals.item_scraped, item=item, response=response,
                                          spider=spider)
 
     def _failed(self, exception, item, response, spider, path):
-        url = response.url if response is not None else None
         if isinstance(exception, DropItem):
             self._n_dropped += 1
             self.stats.inc_value("item_dropped_count")
             self.stats.inc_value(f"item_dropped_reasons_count/{type(exception).__name__}")
-            logger.info("Dropped item from %s: %s", url, exception)
+            log_line(logger, self.logformatter.dropped(item, exception, response, spider))
             self.signals.send(signals.item_dropped, item=item, response=response,
                               exception=exception, spider=spider)
         else:
             self._n_failed += 1
             self.stats.inc_value(f"pipeline_exceptions/{type(exception).__name__}")
-            logger.error("Error in pipeline %s processing an item from %s", path, url,
-                         exc_info=(type(exception), exception, exception.__traceback__))
+            log_line(logger, self.logformatter.item_error(item, exception, response, spider),
+                     exc_info=(type(exception), exception, exception.__traceback__))
             if self.signals.listened(signals.item_error):
                 self.signals.send(signals.item_error, item=item, response=response,
                                   spider=spider, failure=Failure(exception))
@@ -198,6 +256,24 @@ def _is_item(value):
 def _bad_output(path, value):
     return PipelineOutputError(f"{path}.process_item must return an item or raise DropItem, "
                                f"got {type(value).__name__}")
+
+
+def _run_hook(method, args):
+    """Call C{open_spider} or C{close_spider}: a coroutine runs as the scraper runs
+    callbacks (an asyncio Task under the asyncio reactor)."""
+    result = method(*args)
+    if inspect.iscoroutine(result):
+        return deferred_from_coro(result)
+    return result
+
+
+def _labelled(results, labels):
+    return [(label, None if ok else value)
+            for label, (ok, value) in zip(labels, results, strict=True)]
+
+
+def _one_line(failure):
+    return f"{failure.type.__name__}: {failure.value}"
 
 
 async def _awaited(awaitable):

@@ -8,13 +8,19 @@ It imports parsel, which costs some 25 ms of start-up: the responses import this
 only when a callback first selects.
 """
 
+from typing import Literal
+
 from parsel import Selector as _ParselSelector
 from parsel import SelectorList
+
+from tinyscrapy.utils.trackref import object_ref
+
+SelectorType = Literal["html", "xml", "json", "text"]  # Scrapy's name for the kinds
 
 _NOT_SET = object()
 
 
-class Selector(_ParselSelector):
+class Selector(_ParselSelector, object_ref):
     """A parsel C{Selector} that may be built from a response (and remembers it)."""
 
     __slots__ = ("response",)

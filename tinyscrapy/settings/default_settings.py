@@ -13,10 +13,13 @@ DEFAULTS = {
     "ITEM_PROCESSOR": "tinyscrapy.pipelines.ItemPipelineManager",
     "ENGINE_HEARTBEAT": 5.0,
     "START_REQUESTS_BATCH": 100,
+    "CLOSE_GRACE_PERIOD": 4.0,
     # the downloader
     "CONCURRENT_REQUESTS_PER_DOMAIN": 8,
     "DOWNLOAD_DELAY": 0.0,
     "RANDOMIZE_DOWNLOAD_DELAY": True,
+    "DOWNLOAD_DELAY_JITTER": 0.5,
+    "DOWNLOAD_SLOTS": {},
     "LIMIT_RULES": [],
     "AUTOTHROTTLE_ENABLED": False,
     "AUTOTHROTTLE_START_DELAY": 5.0,
@@ -42,6 +45,7 @@ DEFAULTS = {
         "Accept-Language": "en",
     },
     "DOWNLOADER_MIDDLEWARES": {},
+    "DOWNLOADER_STATS": True,  # the DownloaderStats middleware, when a project enables it
     "DOWNLOAD_HANDLERS": {},
     "DOWNLOAD_HANDLERS_BASE": {
         "data": "tinyscrapy.core.downloader.handlers.datauri.DataURIDownloadHandler",
@@ -138,22 +142,32 @@ DEFAULTS = {
         "tinyscrapy.spidermiddlewares.urllength.UrlLengthMiddleware": 800,
         "tinyscrapy.spidermiddlewares.depth.DepthMiddleware": 900,
     },
+    "META_COPY_WARN_SKIP_KEYS": [],
     "ITEM_PIPELINES": {},
     "ITEM_PIPELINES_BASE": {},
     "EXTENSIONS": {},
+    # Scrapy's, in Scrapy's order (its remote control is absent: docs/differences.md),
+    # then tinyscrapy's own
     "EXTENSIONS_BASE": {
         "tinyscrapy.extensions.corestats.CoreStats": 0,
+        "tinyscrapy.extensions.logcount.LogCount": 0,
+        "tinyscrapy.extensions.telnet.TelnetConsole": 0,
+        "tinyscrapy.extensions.memusage.MemoryUsage": 0,
+        "tinyscrapy.extensions.memdebug.MemoryDebugger": 0,
+        "tinyscrapy.extensions.closespider.CloseSpider": 0,
         "tinyscrapy.extensions.feedexport.FeedExporter": 0,
-        "tinyscrapy.extensions.closespider.CloseConditions": 0,
+        "tinyscrapy.extensions.logstats.LogStats": 0,
+        "tinyscrapy.extensions.spiderstate.SpiderState": 0,
+        "tinyscrapy.extensions.throttle.AutoThrottle": 0,
+        # tinyscrapy's own: the live progress line, --trace
         "tinyscrapy.extensions.logstats.Progress": 0,
         "tinyscrapy.trace.Trace": 0,
-        "tinyscrapy.extensions.logcount.LogCount": 0,
-        "tinyscrapy.extensions.throttle.AutoThrottle": 0,
     },
     # scope
     "DEPTH_LIMIT": 0,
     "URLLENGTH_LIMIT": 2083,
     "DEPTH_PRIORITY": 0,
+    "DEPTH_STATS_VERBOSE": False,
     "ROBOTSTXT_OBEY": False,
     "ROBOTSTXT_PARSER": "tinyscrapy.robotstxt.ProtegoRobotParser",
     "ROBOTSTXT_USER_AGENT": None,
@@ -162,7 +176,9 @@ DEFAULTS = {
     # the frontier
     "SCHEDULER": "tinyscrapy.core.scheduler.Scheduler",
     "SCHEDULER_PRIORITY_QUEUE": "tinyscrapy.pqueues.SlotAwarePriorityQueue",
+    "SCHEDULER_MEMORY_QUEUE": "tinyscrapy.squeues.FifoMemoryQueue",
     "DUPEFILTER_CLASS": "tinyscrapy.dupefilters.RFPDupeFilter",
+    "DUPEFILTER_DEBUG": False,
     "JOBDIR": None,
     "SCHEDULER_URL": None,
     "SCHEDULER_REDIS_KEY": None,
@@ -174,34 +190,103 @@ DEFAULTS = {
     "SCHEDULER_REDIS_END_MARKER_TTL": 60.0,
     "SCHEDULER_REDIS_TLS_CA": None,
     "STATS_CLASS": "tinyscrapy.statscollectors.StatsCollector",
+    "STATS_DUMP": True,
     # output
     "FEEDS": {},
     "FEED_EXPORT_FIELDS": None,
     "FEED_EXPORT_ENCODING": None,
     "FEED_EXPORT_INDENT": 0,
+    "FEED_EXPORT_BATCH_ITEM_COUNT": 0,
+    "FEED_STORE_EMPTY": True,
+    "FEED_URI_PARAMS": None,
+    "FEED_TEMPDIR": None,
+    "FEED_URI": None,  # deprecated by Scrapy for FEEDS, still read
+    "FEED_FORMAT": "jsonlines",
+    "FEED_EXPORTERS": {},
+    "FEED_EXPORTERS_BASE": {
+        "json": "tinyscrapy.exporters.JsonItemExporter",
+        "jsonlines": "tinyscrapy.exporters.JsonLinesItemExporter",
+        "jsonl": "tinyscrapy.exporters.JsonLinesItemExporter",
+        "jl": "tinyscrapy.exporters.JsonLinesItemExporter",
+        "csv": "tinyscrapy.exporters.CsvItemExporter",
+        "xml": "tinyscrapy.exporters.XmlItemExporter",
+        "marshal": "tinyscrapy.exporters.MarshalItemExporter",
+        "pickle": "tinyscrapy.exporters.PickleItemExporter",
+    },
+    "FEED_STORAGES": {},
+    "FEED_STORAGES_BASE": {
+        "": "tinyscrapy.extensions.feedexport.FileFeedStorage",
+        "file": "tinyscrapy.extensions.feedexport.FileFeedStorage",
+        "stdout": "tinyscrapy.extensions.feedexport.StdoutFeedStorage",
+        # Scrapy's remote storages: not in tinyscrapy (naming one stops the start)
+        "s3": "tinyscrapy.extensions.feedexport.S3FeedStorage",
+        "gs": "tinyscrapy.extensions.feedexport.GCSFeedStorage",
+        "ftp": "tinyscrapy.extensions.feedexport.FTPFeedStorage",
+        "ftps": "tinyscrapy.extensions.feedexport.FTPFeedStorage",
+    },
+    # the media pipelines (tinyscrapy.pipelines.files, .images)
+    "FILES_STORE": None,
+    "IMAGES_STORE": None,
     "STATS_FILE": None,
     "TRACE_FILE": None,
     "TRACE_MAX_EVENTS": 100000,
     "PROGRESS": "auto",
     "LOGSTATS_INTERVAL": 60.0,
     "LOG_LEVEL": "INFO",
+    "LOG_FORMATTER": "tinyscrapy.logformatter.LogFormatter",
+    "DEFAULT_DROPITEM_LOG_LEVEL": "WARNING",
     "LOG_FORMAT": "%(asctime)s [%(name)s] %(levelname)s: %(message)s",
     "LOG_DATEFORMAT": None,
     "LOG_ENABLED": True,
     "LOG_FILE": None,
     "LOG_FILE_APPEND": True,
     "LOG_ENCODING": "utf-8",
+    "LOG_INSTALL_ROOT_HANDLER": True,
+    "LOG_VERSIONS": [],  # Scrapy lists lxml, Twisted, ...: log_scrapy_info logs them
     # the reactor (tinyscrapy.utils.reactor)
     "TWISTED_REACTOR": None,
     "ASYNCIO_EVENT_LOOP": None,
+    "REACTOR_THREADPOOL_MAXSIZE": 10,
     # closing
     "CLOSESPIDER_PAGECOUNT": 0,
     "CLOSESPIDER_ITEMCOUNT": 0,
     "CLOSESPIDER_TIMEOUT": 0.0,
     "CLOSESPIDER_ERRORCOUNT": 0,
+    "CLOSESPIDER_TIMEOUT_NO_ITEM": 0,
+    "CLOSESPIDER_PAGECOUNT_NO_ITEM": 0,
+    # the other extensions (docs/extending.md)
+    "MEMUSAGE_ENABLED": True,
+    "MEMUSAGE_LIMIT_MB": 0,
+    "MEMUSAGE_WARNING_MB": 0,
+    "MEMUSAGE_CHECK_INTERVAL_SECONDS": 60.0,
+    "MEMUSAGE_NOTIFY_MAIL": [],
+    "MEMDEBUG_ENABLED": False,
+    "PERIODIC_LOG_STATS": None,
+    "PERIODIC_LOG_DELTA": None,
+    "PERIODIC_LOG_TIMING_ENABLED": False,
+    "STATSMAILER_RCPTS": [],
+    "TELNETCONSOLE_ENABLED": False,
+    "TELNETCONSOLE_PORT": [6023, 6073],
+    "TELNETCONSOLE_HOST": "127.0.0.1",
+    "TELNETCONSOLE_USERNAME": "scrapy",
+    "TELNETCONSOLE_PASSWORD": None,
+    # mail (tinyscrapy.mail.MailSender: the stats mailer, MEMUSAGE_NOTIFY_MAIL)
+    "MAIL_HOST": "localhost",
+    "MAIL_PORT": 25,
+    "MAIL_FROM": "scrapy@localhost",
+    "MAIL_USER": None,
+    "MAIL_PASS": None,
+    "MAIL_TLS": False,
+    "MAIL_SSL": False,
+    # add-ons (tinyscrapy.addons): {"dotted.path.Addon": order}
+    "ADDONS": {},
     # a project (tinyscrapy.cfg; docs/projects.md)
     "BOT_NAME": "tinyscrapy",
     "SPIDER_MODULES": [],
+    "CRAWLSPIDER_FOLLOW_LINKS": True,
+    "DEFAULT_ITEM_CLASS": "tinyscrapy.item.Item",  # the shell's item
+    "SPIDER_LOADER_CLASS": "tinyscrapy.spiderloader.SpiderLoader",
+    "SPIDER_LOADER_WARN_ONLY": False,
     "NEWSPIDER_MODULE": "",
 }
 
@@ -218,7 +303,9 @@ KINDS = {
     "DOWNLOAD_CA_BUNDLE": str,
     "SCHEDULER": PATH,
     "SCHEDULER_PRIORITY_QUEUE": PATH,
+    "SCHEDULER_MEMORY_QUEUE": PATH,
     "DUPEFILTER_CLASS": PATH,
+    "LOG_FORMATTER": PATH,
     "ROBOTSTXT_PARSER": PATH,
     "DOWNLOADER": PATH,
     "ITEM_PROCESSOR": PATH,
@@ -235,17 +322,96 @@ KINDS = {
     "PROGRESS": None,  # "auto" or a boolean: checked by tinyscrapy.extensions.logstats
     "REFERRER_POLICY": None,  # a name, a class or its path: checked by the referer middleware
     "STATS_CLASS": PATH,
+    "SPIDER_LOADER_CLASS": PATH,
+    "DEFAULT_ITEM_CLASS": PATH,
     "FEED_EXPORT_FIELDS": None,  # a list, or a dict of field to column name
     "FEED_EXPORT_ENCODING": str,
+    "FEED_URI_PARAMS": PATH,
+    "FEED_TEMPDIR": str,
+    "FEED_URI": None,  # a URI, or a pathlib.Path
+    "FILES_STORE": None,  # a path (str or os.PathLike)
+    "IMAGES_STORE": None,
     "STATS_FILE": str,
-    "LOG_LEVEL": None,  # a level name or number (logging.INFO): observe/logconfig.py checks it
+    "LOG_LEVEL": None,  # a level name or number (logging.INFO): utils/log.py checks it
     "LOG_FORMAT": str,
     "LOG_DATEFORMAT": str,
     "LOG_FILE": str,
     "TWISTED_REACTOR": str,
     "ASYNCIO_EVENT_LOOP": str,
+    "PERIODIC_LOG_STATS": None,  # a dict (include, exclude) or a boolean: PeriodicLog checks
+    "PERIODIC_LOG_DELTA": None,  # the same
+    "TELNETCONSOLE_PORT": None,  # a port, or a [first, last] range: the console checks it
+    "TELNETCONSOLE_PASSWORD": str,
+    "MAIL_USER": str,
+    "MAIL_PASS": str,
 }
 
 # Scrapy's module holds each default as a module-level name
 # (C{from scrapy.settings.default_settings import RETRY_EXCEPTIONS}): so does this one.
 globals().update(DEFAULTS)
+
+# Scrapy's settings that tinyscrapy does not act on: set one and the crawl warns, naming it
+# and the reason (docs/differences.md has the row). Never taken for a typo of another.
+_NETWORK_STORES = ("needs a network service the project does not test against (S3, GCS, "
+                   "FTP): docs/differences.md, 'modules'")
+_HTTP2 = "http and https go over HTTP/1.1 only: docs/differences.md, 'modules'"
+_TLS_CLIENT = ("the TLS client is Twisted's with the crawl's policy "
+               "(DOWNLOAD_VERIFY_CERTIFICATES, DOWNLOAD_CA_BUNDLE): docs/differences.md, "
+               "'downloads'")
+UNSUPPORTED = {
+    **{name: _NETWORK_STORES for name in (
+        "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_ENDPOINT_URL",
+        "AWS_MAX_POOL_CONNECTIONS", "AWS_REGION_NAME", "AWS_SESSION_TOKEN", "AWS_USE_SSL",
+        "AWS_VERIFY", "FTP_PASSIVE_MODE", "FTP_USER", "FTP_PASSWORD", "GCS_PROJECT_ID",
+        "FEED_STORAGE_FTP_ACTIVE", "FEED_STORAGE_GCS_ACL", "FEED_STORAGE_S3_ACL",
+        "FILES_STORE_GCS_ACL", "FILES_STORE_S3_ACL", "IMAGES_STORE_GCS_ACL",
+        "IMAGES_STORE_S3_ACL")},
+    "HTTP2_MAX_FRAME_SIZE": _HTTP2,
+    "HTTPX_HTTP2_ENABLED": _HTTP2,
+    **{name: _TLS_CLIENT for name in (
+        "DOWNLOADER_CLIENTCONTEXTFACTORY", "DOWNLOADER_CLIENT_TLS_CIPHERS",
+        "DOWNLOADER_CLIENT_TLS_METHOD", "DOWNLOADER_CLIENT_TLS_VERBOSE_LOGGING",
+        "DOWNLOAD_TLS_MAX_VERSION", "DOWNLOAD_TLS_MIN_VERSION")},
+    "DNS_RESOLVER": "host names go through the crawl's DNS cache on Twisted's resolver "
+                    "(DNSCACHE_ENABLED, DNS_TIMEOUT): docs/differences.md, 'downloads'",
+    "TWISTED_DNS_RESOLVER": "host names go through the crawl's DNS cache on Twisted's "
+                            "resolver (DNSCACHE_ENABLED, DNS_TIMEOUT): docs/differences.md, "
+                            "'downloads'",
+    "DOWNLOAD_BIND_ADDRESS": "connections leave from the default address: "
+                             "docs/differences.md, 'downloads'",
+    "REMOTE_CONTROL_ENABLED": "no remote control: docs/differences.md, 'modules'",
+    "REMOTE_CONTROL_JOBS_DIR": "no remote control: docs/differences.md, 'modules'",
+    "REMOTE_CONTROL_TIMEOUT_DEFAULT": "no remote control: docs/differences.md, 'modules'",
+    "REMOTE_CONTROL_TIMEOUT_MAX": "no remote control: docs/differences.md, 'modules'",
+    "REMOTE_CONTROL_OUTPUT_MAX_BYTES": "no remote control: docs/differences.md, 'modules'",
+    "REMOTE_CONTROL_TRACEBACK_MAX_BYTES": "no remote control: docs/differences.md, 'modules'",
+    "SCRAPER_SLOT_MAX_ACTIVE_SIZE": "the scraper's back-pressure is the engine's max (a page "
+                                    "is in flight until its items left the pipelines): "
+                                    "docs/differences.md, 'engine'",
+    "TWISTED_REACTOR_ENABLED": "the crawl always runs on a Twisted reactor "
+                               "(TWISTED_REACTOR names which): docs/differences.md, "
+                               "'reactor'",
+    "FORCE_CRAWLER_PROCESS": "the commands always run one CrawlerProcess: "
+                             "docs/differences.md, 'commands'",
+    "LOG_SHORT_NAMES": "log lines name the logger in full: docs/differences.md, 'logging'",
+    "LOG_STDOUT": "print() in a spider is not redirected into the log: docs/differences.md, "
+                  "'logging'",
+    "LOG_COLOR": "log lines are not coloured: docs/differences.md, 'logging'",
+    "WARN_ON_GENERATOR_RETURN_VALUE": "a callback's return value after yields is not "
+                                      "checked: docs/differences.md, 'spiders'",
+    **{name: "start requests are read lazily by the engine, and --jobdir keeps the frontier "
+             "in its own store (never a pickle): docs/differences.md, 'engine'"
+       for name in ("SCHEDULER_DISK_QUEUE", "SCHEDULER_START_DISK_QUEUE",
+                    "SCHEDULER_START_MEMORY_QUEUE")},
+    "SCHEDULER_DEBUG": "a request --jobdir cannot store is always logged, with its URL, and "
+                       "counted (scheduler/unpersistable): docs/frontier.md",
+    "CONCURRENT_ITEMS": "the items of one page go through the pipelines one after "
+                        "another; pages in flight (CONCURRENT_REQUESTS) run side by side: "
+                        "docs/differences.md, 'engine'",
+}
+
+# Settings older Scrapy releases read and Scrapy 2.19 no longer does (a project generated
+# by Scrapy 2.7 to 2.11 sets the first): accepted without a word, as Scrapy 2.19 does.
+OBSOLETE = frozenset({
+    "REQUEST_FINGERPRINTER_IMPLEMENTATION",
+})

@@ -7,9 +7,9 @@ C{HTTPERROR_ALLOWED_CODES} and C{HTTPERROR_ALLOW_ALL}. Any other goes to the req
 errback as an L{HttpError} (defined in L{tinyscrapy.exceptions}, where the kernel finds
 it).
 
-The scraper asks L{HttpErrorMiddleware.status_allowed} of every page; with the middleware
-switched off (C{None} in C{SPIDER_MIDDLEWARES}) every status reaches the callback, as in
-Scrapy. C{process_spider_input} is Scrapy's form of the same rule, for code that calls it.
+Its C{process_spider_input}, called for every page before the callback, raises the
+L{HttpError}; with the middleware switched off (C{None} in C{SPIDER_MIDDLEWARES}) every
+status reaches the callback, as in Scrapy.
 """
 
 from tinyscrapy.exceptions import HttpError
@@ -48,7 +48,7 @@ class HttpErrorMiddleware:
         return status in allowed
 
     def process_spider_input(self, response, spider):
-        """Scrapy's hook: @raise HttpError: C{response}'s status is not allowed."""
+        """@raise HttpError: C{response}'s status is not allowed."""
         if not self.status_allowed(response, response.request, spider):
-            raise HttpError(response, "Ignoring non-200 response")
+            raise HttpError(response)
 

@@ -14,9 +14,10 @@ import logging
 
 from tinyscrapy.exceptions import SpiderWithoutName
 from tinyscrapy.http.request import Request, unchecked_request
+from tinyscrapy.utils.trackref import object_ref
 
 
-class Spider:
+class Spider(object_ref):
     """
     Subclass this. Class attributes are the spider's configuration.
 
@@ -70,7 +71,8 @@ class Spider:
     def logger(self):
         """A logger named after the spider (as Scrapy names it), whose records carry
         C{spider} in their extra."""
-        return logging.LoggerAdapter(logging.getLogger(self.name), {"spider": self})
+        from tinyscrapy.utils.log import SpiderLoggerAdapter
+        return SpiderLoggerAdapter(logging.getLogger(self.name), {"spider": self})
 
     def log(self, message, level=logging.DEBUG, **kwargs):
         """Log C{message} at C{level} with L{logger} (Scrapy's older helper)."""
@@ -102,6 +104,24 @@ class Spider:
 
     def closed(self, reason):
         """Called once when the crawl ends, with the finish reason."""
+
+    @classmethod
+    def handles_request(cls, request):
+        """
+        Whether C{request} is on this spider's site, as Scrapy's spider loader asks
+        (C{find_by_request}, the C{parse} and C{fetch} commands): its host is one of
+        C{allowed_domains} or below one, on any port, as the crawl's scope reads them (an
+        entry C{host:port} matches that port only). A spider without C{allowed_domains}
+        handles nothing.
+        """
+        from tinyscrapy.utils.url import url_host, url_is_from_any_domain
+        domains = getattr(cls, "allowed_domains", None)
+        if not domains or isinstance(domains, property):
+            return False
+        host = url_host(request.url)
+        return (url_is_from_any_domain(request.url, domains)  # with its port
+                or any(host == d or host.endswith("." + d)
+                       for d in (d.lower() for d in domains)))
 
     def __repr__(self):
         return f"<{type(self).__name__} {self.name!r}>"

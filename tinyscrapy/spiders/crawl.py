@@ -33,8 +33,7 @@ import logging
 from types import GeneratorType
 
 from tinyscrapy.exceptions import UsageError
-from tinyscrapy.http.request import Request
-from tinyscrapy.http.response import request_url
+from tinyscrapy.http.request import Request, request_url
 from tinyscrapy.spiders import Spider
 from tinyscrapy.utils.url import HTML_SPACE
 
@@ -114,6 +113,15 @@ class CrawlSpider(Spider):
     """
 
     rules = ()
+    _follow_links = True  # CRAWLSPIDER_FOLLOW_LINKS, set by from_crawler
+
+    @classmethod
+    def from_crawler(cls, crawler, *args, **kwargs):
+        """The spider, following links by its rules unless C{CRAWLSPIDER_FOLLOW_LINKS} is
+        False (then only the callbacks run, on the start URLs)."""
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        spider._follow_links = crawler.settings.getbool("CRAWLSPIDER_FOLLOW_LINKS", True)
+        return spider
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -181,7 +189,7 @@ class CrawlSpider(Spider):
     def _chain(self, response, result, follow):
         if result is not None:
             yield from _iterate(self.process_results(response, result))
-        if follow:
+        if follow and self._follow_links:
             yield from self._requests_to_follow(response)
 
     def _requests_to_follow(self, response):

@@ -20,23 +20,9 @@ first, as Scrapy's do. Like L{tinyscrapy.spiders.CrawlSpider}, they use C{parse}
 themselves.
 """
 
-import csv
-import io
-import logging
-
 from tinyscrapy.exceptions import NotConfigured
 from tinyscrapy.spiders import Spider
-
-logger = logging.getLogger(__name__)
-
-
-def _as_iterable(output):
-    """A callback's output as an iterable (None is nothing, one object is one)."""
-    if output is None:
-        return ()
-    if isinstance(output, (dict, str, bytes)) or not hasattr(output, "__iter__"):
-        return (output,)
-    return output
+from tinyscrapy.utils.misc import arg_to_iter
 
 
 class XMLFeedSpider(Spider):
@@ -82,37 +68,25 @@ class XMLFeedSpider(Spider):
         """L{parse_node} of each node, through L{process_results}."""
         for node in nodes:
             yield from self.process_results(response,
-                                            _as_iterable(self.parse_node(response, node)))
+                                            arg_to_iter(self.parse_node(response, node)))
 
     def _register_namespaces(self, selector):
         for prefix, uri in self.namespaces:
             selector.register_namespace(prefix, uri)
 
     def _iternodes(self, response):
-        """Each C{itertag} node, read one at a time, as a selector of its own document."""
-        from lxml import etree
-
+        """Each C{itertag} node, read one at a time, as a selector of its own document
+        (L{xmliter_lxml}; a prefix of C{namespaces}, or else one the document declares)."""
+        from tinyscrapy.utils.iterators import xmliter_lxml
         prefix, _, name = self.itertag.rpartition(":")
         namespace = dict(self.namespaces).get(prefix) if prefix else None
-        events = etree.iterparse(io.BytesIO(response.body.lstrip()), events=("start-ns", "end"),
-                                 resolve_entities=False, huge_tree=True)
-        for event, data in events:
-            if event == "start-ns":
-                declared_prefix, uri = data
-                if prefix and namespace is None and declared_prefix == prefix:
-                    namespace = uri  # a prefix the document declares
-                continue
-            tag = f"{{{namespace}}}{name}" if namespace else name
-            if data.tag != tag:
-                continue
-            text = etree.tostring(data, encoding="unicode")
-            data.clear()
-            from parsel import Selector
-            selector = Selector(text=text, type="xml")
-            if namespace:
-                selector.register_namespace(prefix, namespace)
-            self._register_namespaces(selector)
-            yield selector.xpath(f"/{self.itertag}" if namespace else f"/{name}")[0]
+        if namespace:
+            nodes = xmliter_lxml(response, name, namespace, prefix)
+        else:
+            nodes = xmliter_lxml(response, self.itertag)
+        for node in nodes:
+            self._register_namespaces(node)
+            yield node
 
 
 class CSVFeedSpider(Spider):
@@ -145,23 +119,10 @@ class CSVFeedSpider(Spider):
         return results
 
     def parse_rows(self, response):
-        """L{parse_row} of each row, through L{process_results}; a row whose length is
-        not the headers' is skipped with a warning."""
-        options = {}
-        if self.delimiter:
-            options["delimiter"] = self.delimiter
-        if self.quotechar:
-            options["quotechar"] = self.quotechar
-        reader = csv.reader(io.StringIO(response.text), **options)
-        headers = self.headers
-        for number, row in enumerate(reader, 1):
-            if headers is None:
-                headers = row
-                continue
-            if len(row) != len(headers):
-                logger.warning("ignoring row %d of %s: %d fields, the header has %d",
-                               number, response.url, len(row), len(headers))
-                continue
-            values = dict(zip(headers, row, strict=True))
+        """L{parse_row} of each row (L{csviter}), through L{process_results}; a row whose
+        length is not the headers' is skipped with a warning."""
+        from tinyscrapy.utils.iterators import csviter
+        for values in csviter(response, self.delimiter, self.headers,
+                              quotechar=self.quotechar):
             yield from self.process_results(response,
-                                            _as_iterable(self.parse_row(response, values)))
+                                            arg_to_iter(self.parse_row(response, values)))

@@ -40,6 +40,7 @@ import os
 import sys
 
 from tinyscrapy import signals
+from tinyscrapy.core.engine import pending_count
 from tinyscrapy.exceptions import IgnoreRequest, NotConfigured
 from tinyscrapy.http.request import Request
 from tinyscrapy.responsetypes import HttpResponse
@@ -160,7 +161,7 @@ class Trace:
         numbers its requests from 0)."""
         engine = self.crawler.engine
         in_flight = len(engine.in_flight) if engine is not None else 0
-        queued = engine.scheduler.size() if engine is not None else 0
+        queued = (pending_count(engine.scheduler) or 0) if engine is not None else 0
         kind, t = event[0], event[1]
         rid, slot, detail = "-", "-", ""
         if kind in ("scheduled", "start", "end", "done"):
@@ -247,7 +248,7 @@ class Trace:
             self.not_recorded += 1
             return
         self._record(("turn", self._now(), engine.statistics().in_flight,
-                      engine.scheduler.size(), ", ".join(sorted(causes or ()))))
+                      pending_count(engine.scheduler) or 0, ", ".join(sorted(causes or ()))))
 
     def spider_closed(self, spider, reason, **_):
         self._closed_at = self._now()

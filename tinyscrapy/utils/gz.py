@@ -6,6 +6,7 @@ arrive, by L{tinyscrapy.downloadermiddlewares.httpcompression}.
 """
 
 import zlib
+from gzip import BadGzipFile
 
 GZIP_MAGIC = b"\x1f\x8b\x08"
 _CHUNK = 64 * 1024
@@ -13,6 +14,10 @@ _CHUNK = 64 * 1024
 
 class SizeExceeded(ValueError):
     """A gzip body grew past the size limit while it was decompressed."""
+
+
+class NotGzip(BadGzipFile, zlib.error):
+    """The data is not gzip at all (Scrapy's C{BadGzipFile}, and zlib's error)."""
 
 
 def gunzip(data, max_size=0, *, max_ratio=0, grace=0):
@@ -27,7 +32,8 @@ def gunzip(data, max_size=0, *, max_ratio=0, grace=0):
     @param grace: output bytes allowed before the ratio is checked.
     @return: the decompressed bytes.
     @raise SizeExceeded: the output would pass C{max_size}, or the ratio.
-    @raise zlib.error: C{data} is not gzip at all.
+    @raise NotGzip: C{data} is not gzip at all (a C{gzip.BadGzipFile} and a
+        C{zlib.error}).
     """
     out = []
     size = 0
@@ -50,11 +56,16 @@ def gunzip(data, max_size=0, *, max_ratio=0, grace=0):
                                        f"once decompressed (a compression bomb: "
                                        f"DOWNLOAD_MAXRATIO)")
                 out.append(chunk)
-        except zlib.error:
+        except zlib.error as e:
             if not out:
-                raise
+                raise NotGzip(str(e)) from None
             break  # truncated or trailing garbage: keep what was read
         data = inflater.unused_data if inflater.eof else b""
         if data[:2] != GZIP_MAGIC[:2]:
             break
     return b"".join(out)
+
+
+def gzip_magic_number(response):
+    """Whether C{response}'s body starts as a gzip stream does."""
+    return response.body[:3] == GZIP_MAGIC

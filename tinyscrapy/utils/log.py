@@ -17,6 +17,11 @@ What a crawl says in the log at its start and at its end, in words a Scrapy user
       was answered (the host refused or timed out, robots.txt forbade it): the command
       exits 1 then.
 
+Also Scrapy's helpers of the module: L{failure_to_exc_info}, L{logformatter_adapter} (a
+log formatter's dict as C{logger.log} arguments), L{SpiderLoggerAdapter} (C{spider.logger}),
+L{TopLevelFormatter}, L{StreamLogger}, L{install_scrapy_root_handler} and
+L{get_scrapy_root_handler}, L{log_scrapy_info}, L{log_reactor_info}, L{DEFAULT_LOGGING}.
+
 The level is the process's: C{-L} or C{LOG_LEVEL} from the command line or the project,
 or C{LOG_LEVEL} in a spider's C{custom_settings}, which, as in Scrapy, sets it for the
 whole process, start-up lines included
@@ -24,29 +29,35 @@ whole process, start-up lines included
 """
 
 import logging
+import pprint
 import re
 import sys
+import warnings
+from collections.abc import MutableMapping
 
-from tinyscrapy.exceptions import UsageError
+from tinyscrapy.exceptions import ScrapyDeprecationWarning, UsageError
 
 _root_handler = None
 _root_config = None
 _twisted_routed = False
 
 
-def configure_logging(settings=None, install_root_handler=True):
+def configure_logging(settings=None, install_root_handler=None):
     """
     Route Twisted's log to Python's logging and, optionally, install the root handler.
 
     @param settings: a L{tinyscrapy.settings.Settings}, a dict of settings, or None (the
         defaults): C{LOG_ENABLED}, C{LOG_LEVEL}, C{LOG_FORMAT}, C{LOG_DATEFORMAT},
         C{LOG_FILE}, C{LOG_FILE_APPEND}, C{LOG_ENCODING}.
-    @param install_root_handler: install (or replace) the root handler.
+    @param install_root_handler: install (or replace) the root handler; None: as
+        C{LOG_INSTALL_ROOT_HANDLER} says (True by default).
     @raise UsageError: C{LOG_LEVEL} is not a level name.
     """
     from tinyscrapy.settings import Settings
     if not isinstance(settings, Settings):
         settings = Settings(settings or {})
+    if install_root_handler is None:
+        install_root_handler = settings.getbool("LOG_INSTALL_ROOT_HANDLER", True)
     _route_twisted()
     if not install_root_handler:
         return
@@ -129,6 +140,137 @@ class LogCounterHandler(logging.Handler):
     def emit(self, record):
         self.handle(record)
 
+
+def failure_to_exc_info(failure):
+    """C{(type, value, traceback)} of a Twisted C{Failure}, for C{logger.error(...,
+    exc_info=...)}; None for anything else."""
+    from twisted.python.failure import Failure
+    if isinstance(failure, Failure):
+        return failure.type, failure.value, failure.getTracebackObject()
+    return None
+
+
+class TopLevelFormatter(logging.Filter):
+    """A filter that names a record of a logger below one of C{loggers} by its top-level
+    name only (C{scrapy.core.engine} as C{scrapy}), as Scrapy's C{LOG_SHORT_NAMES}."""
+
+    def __init__(self, loggers=None):
+        super().__init__()
+        self.loggers = loggers or []
+
+    def filter(self, record):
+        if any(record.name.startswith(name + ".") for name in self.loggers):
+            record.name = record.name.split(".", 1)[0]
+        return True
+
+
+# Scrapy's logging.config dictionary, for a script that sets logging up itself
+DEFAULT_LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "loggers": {
+        "filelock": {"level": "ERROR"},
+        "hpack": {"level": "ERROR"},
+        "httpcore": {"level": "ERROR"},
+        "httpx": {"level": "WARNING"},
+        "parso": {"level": "ERROR"},
+        "scrapy": {"level": "DEBUG"},
+        "tinyscrapy": {"level": "DEBUG"},
+        "twisted": {"level": "ERROR"},
+    },
+}
+
+
+def install_scrapy_root_handler(settings):
+    """Install (or replace) the root handler L{configure_logging} installs, from
+    C{settings}."""
+    configure_logging(settings, install_root_handler=True)
+
+
+def get_scrapy_root_handler():
+    """The root handler L{configure_logging} installed, or None."""
+    return _root_handler
+
+
+def log_scrapy_info(settings):
+    """Log the start line (C{tinyscrapy 0.1.0 started (bot: NAME)}) and, for the names
+    C{LOG_VERSIONS} lists (none by default), their versions."""
+    import tinyscrapy
+    logger.info("tinyscrapy %(version)s started (bot: %(bot)s)",
+                {"version": tinyscrapy.__version__, "bot": settings.get("BOT_NAME")})
+    software = settings.getlist("LOG_VERSIONS")
+    if software:
+        from tinyscrapy.utils.versions import get_versions
+        versions = pprint.pformat(dict(get_versions(software)), sort_dicts=False)
+        logger.info("Versions:\n%s", versions)
+
+
+def log_reactor_info():
+    """Log (at DEBUG) the installed reactor's class, and asyncio's loop under it."""
+    from twisted.internet import reactor
+    logger.debug("Using reactor: %s.%s", type(reactor).__module__, type(reactor).__name__)
+    loop = getattr(reactor, "_asyncioEventloop", None)
+    if loop is not None:
+        logger.debug("Using asyncio event loop: %s.%s", type(loop).__module__,
+                     type(loop).__name__)
+
+
+class StreamLogger:
+    """A file-like object whose writes go to C{logger}, a record a line, at
+    C{log_level} (Scrapy's C{LOG_STDOUT}: C{sys.stdout} into the log)."""
+
+    def __init__(self, logger, log_level=logging.INFO):
+        self.logger = logger
+        self.log_level = log_level
+        self.linebuf = ""
+
+    def write(self, buf):
+        for line in buf.rstrip().splitlines():
+            self.logger.log(self.log_level, line.rstrip())
+
+    def flush(self):
+        for handler in self.logger.handlers:
+            handler.flush()
+
+
+_MAPPING_PLACEHOLDER = re.compile(r"%\(\w+\)")
+
+
+def logformatter_adapter(logkws):
+    """
+    What a log formatter's method returns (C{{"level": ..., "msg": ..., "args": ...}}) as
+    the positional arguments of C{logger.log}: C{(level, msg, *args)}, a dict of C{args}
+    as one argument. A C{msg} with C{%(name)s} placeholders and no C{args} is read
+    against the dict itself, with Scrapy's deprecation warning.
+    """
+    level = logkws.get("level", logging.INFO)
+    message = logkws.get("msg") or ""
+    args = logkws.get("args")
+    if not args:
+        if _MAPPING_PLACEHOLDER.search(message):
+            warnings.warn(f"A log formatter method returned msg {message!r} with %(name)s "
+                          f"placeholders and no args. Interpolating msg with the returned "
+                          f"dict is deprecated, return those values under args instead.",
+                          ScrapyDeprecationWarning, stacklevel=1)
+            return level, message, logkws
+        return level, message
+    if isinstance(args, tuple):
+        return (level, message, *args)
+    return level, message, args
+
+
+class SpiderLoggerAdapter(logging.LoggerAdapter):
+    """C{spider.logger}: a spider's logger whose records carry the adapter's C{extra}
+    (the spider) merged into the caller's own C{extra}."""
+
+    def process(self, msg, kwargs):
+        if isinstance(kwargs.get("extra"), MutableMapping):
+            kwargs["extra"].update(self.extra)
+        else:
+            kwargs["extra"] = self.extra
+        return msg, kwargs
+
+
 logger = logging.getLogger("tinyscrapy.crawler")
 
 # the userinfo of a URL (user:secret@, or a Redis URL's lone secret@), kept out of logs
@@ -209,6 +351,9 @@ def log_start(crawler):
     if overridden and logger.isEnabledFor(logging.INFO):
         logger.info("%s: settings: %s", name, ", ".join(
             f"{key}={masked(key, value)!r}" for key, value in sorted(overridden.items())))
+    for setting, reason in getattr(settings, "unsupported_set", list)():
+        logger.warning("%s: setting %s is Scrapy's, and tinyscrapy does not act on it: %s",
+                       name, setting, reason)
     unread = settings.unread_unknown()
     # a name close to a known one is likely a typo; any other may be the project's own
     # (an API key a callback reads later), so it is only mentioned at DEBUG
@@ -271,9 +416,19 @@ def _feeds(crawler, name):
     feeds = crawler.settings.getdict("FEEDS")
     if not feeds:
         return "items not stored (no feed)"
+    if not _feed_exporter_running(crawler):
+        return "items not stored (the feed exporter is switched off)"
     paths = ["stdout" if path == "-" else (path % {"name": name} if "%(" in path else path)
              for path in feeds]
     return "items in " + ", ".join(paths)
+
+
+def _feed_exporter_running(crawler):
+    from tinyscrapy.extensions.feedexport import FeedExporter
+    try:
+        return crawler.get_extension(FeedExporter) is not None
+    except RuntimeError:  # the crawl never got as far as its extensions
+        return False
 
 
 # why a request failed or was dropped, in words (the ledger counts by class name)

@@ -163,3 +163,22 @@ def uses_asyncio(spidercls):
             if isinstance(name, str) and name.partition(".")[0] in ASYNCIO_LIBRARIES:
                 return True
     return False
+
+
+def asyncio_needed(crawler):
+    """
+    The line to end a crawl with when it scraped nothing while its coroutines failed for
+    want of the asyncio reactor (L{AsyncioReactorNeeded}, counted by the kind of error:
+    C{spider_exceptions/AsyncioReactorNeeded}, ...); else None. The command exits 1 then:
+    a crawl that could not run its code did not run to its end.
+    """
+    stats = crawler.stats.get_stats()
+    if stats.get("item_scraped_count"):
+        return None
+    failed = sum(value for key, value in stats.items()
+                 if key.endswith("/AsyncioReactorNeeded") and isinstance(value, int))
+    if not failed:
+        return None
+    name = getattr(crawler.spidercls, "name", None) or crawler.spidercls.__name__
+    return (f"{name}: nothing was scraped: {failed} coroutine(s) awaited asyncio code, "
+            f"which needs the asyncio reactor: set TWISTED_REACTOR = {ASYNCIO_REACTOR!r}")

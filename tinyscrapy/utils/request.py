@@ -15,16 +15,19 @@ C{REQUEST_FINGERPRINTER_CLASS} names (L{RequestFingerprinter} by default). The d
 filter keeps 64-bit integers; a project's own fingerprinter is read into one (L{as_int})
 only when the setting names one, so a crawl with the default pays nothing.
 
-Also here: L{request_httprepr} (the HTTP/1.1 message a request stands for), and
-C{request_to_curl} (from L{tinyscrapy.utils.curl}), as Scrapy keeps them.
+Also here, as Scrapy keeps them: L{request_httprepr} (the HTTP/1.1 message a request
+stands for), L{request_from_dict} (the inverse of C{Request.to_dict}), L{referer_str}, and
+C{request_to_curl} (from L{tinyscrapy.utils.curl}).
 """
 
 from hashlib import blake2b
+from typing import Protocol
 
+from tinyscrapy.exceptions import UsageError
 from tinyscrapy.utils.curl import request_to_curl
 from tinyscrapy.utils.httpobj import urlparse_cached
 from tinyscrapy.utils.misc import build, load_object
-from tinyscrapy.utils.python import to_bytes
+from tinyscrapy.utils.python import to_bytes, to_unicode
 from tinyscrapy.utils.url import canonical_url
 
 
@@ -148,7 +151,70 @@ def as_int(fingerprinter):
 
     return custom_fingerprint
 
-__all__ = ["RequestFingerprinter", "fingerprint", "request_httprepr", "request_to_curl"]
+
+class RequestFingerprinterProtocol(Protocol):
+    """What a fingerprinter is (Scrapy's typing protocol): C{fingerprint(request)}
+    returns C{bytes}."""
+
+    def fingerprint(self, request):
+        ...
+
+
+def referer_str(request):
+    """The request's C{Referer} header as text for a log line (undecodable bytes
+    replaced), or None when it has none."""
+    referer = request.headers.get("Referer")
+    if referer is None:
+        return None
+    return to_unicode(referer, errors="replace")
+
+
+def request_from_dict(d, *, spider=None):
+    """
+    The request C{d} describes, as C{Request.to_dict} made it (Scrapy's
+    C{request_from_dict}): its arguments, its class from C{"_class"}, its callback and
+    errback, given by name, looked up on C{spider}.
+
+    The class must be a L{Request} subclass: one already defined (L{Request.classes}) or
+    one of tinyscrapy's own (Scrapy's C{scrapy.*} paths are read as tinyscrapy's); the
+    dict never makes this import another module, since it may come from disk or Redis.
+
+    @raise ValueError: a class this will not make, or a callback C{spider} lacks.
+    """
+    from tinyscrapy.http.request import Request
+    cls = Request
+    if "_class" in d:
+        cls = _request_class(d["_class"])
+    kwargs = {key: value for key, value in d.items() if key in cls.attributes}
+    if spider is not None:
+        for key in ("callback", "errback"):
+            if d.get(key):
+                kwargs[key] = _spider_method(spider, d[key])
+    return cls(**kwargs)
+
+
+def _request_class(name):
+    """The request class called C{name} (see L{request_from_dict})."""
+    from tinyscrapy.http.request import Request
+    if name.startswith("scrapy."):
+        name = "tiny" + name
+    cls = Request.classes.get(name)
+    if cls is None and name.startswith("tinyscrapy."):
+        try:
+            cls = load_object(name)
+        except UsageError:
+            cls = None
+    if not (isinstance(cls, type) and issubclass(cls, Request)):
+        raise ValueError(f"{name!r} is not a request class defined here (a Request "
+                         f"subclass, imported before its requests are read back)")
+    return cls
+
+
+def _spider_method(spider, name):
+    try:
+        return getattr(spider, str(name))
+    except AttributeError:
+        raise ValueError(f"Method {str(name)!r} not found in: {spider}") from None
 
 
 def left_its_origin(request):
@@ -164,3 +230,7 @@ def left_its_origin(request):
         return False
     from tinyscrapy.utils.url import url_origin
     return url_origin(request.url) != url_origin(chain[0])
+
+
+__all__ = ["RequestFingerprinter", "RequestFingerprinterProtocol", "fingerprint",
+           "referer_str", "request_from_dict", "request_httprepr", "request_to_curl"]

@@ -3,7 +3,38 @@ The files C{startproject} and C{genspider} write, as Python format strings.
 
 Project files take C{{project}}; spider files take C{{name}}, C{{classname}},
 C{{domain}} and C{{url}}.
+
+Also Scrapy's helpers of C{scrapy.utils.template}, for a plugin's own templates:
+L{render_templatefile} (a C{string.Template} file filled in place) and
+L{string_camelcase}.
 """
+
+import re
+import string
+from pathlib import Path
+
+
+def render_templatefile(path, **kwargs):
+    """
+    Fill the C{string.Template} file C{path} with C{kwargs}, in place; a C{NAME.tmpl}
+    becomes C{NAME}.
+
+    @raise KeyError: the template names a value C{kwargs} lacks.
+    """
+    path = Path(path)
+    content = string.Template(path.read_text("utf8")).substitute(**kwargs)
+    if path.suffix == ".tmpl":
+        path = path.rename(path.with_suffix(""))
+    path.write_text(content, "utf8")
+
+
+CAMELCASE_INVALID_CHARS = re.compile(r"[^a-zA-Z\d]")
+
+
+def string_camelcase(text):
+    """C{"lost-pound"} as C{"LostPound"}: each word capitalised, the rest dropped."""
+    return CAMELCASE_INVALID_CHARS.sub("", text.title())
+
 
 
 CONFIG = '''\

@@ -22,13 +22,20 @@ links a page.
     - the checks behind the link extractor's filters, on absolute URL strings without
       parsing them: the host (C{allow_domains}/C{deny_domains}), a valid host and port
       (C{http://host:abc/} is no link, as in Scrapy), the extension (C{deny_extensions}),
-      and the argument shapes the extractor accepts (one pattern or several).
+      and the argument shapes the extractor accepts (one pattern or several);
+    - Scrapy's own helpers, with its behaviour, for the components and plugins that
+      import them: L{url_is_from_any_domain}, L{url_is_from_spider},
+      L{url_has_any_extension}, L{add_http_if_no_scheme}, L{guess_scheme}, L{strip_url},
+      and w3lib's C{parse_url}.
 
 @var HTML_SPACE: the characters HTML strips around an attribute's URL.
 """
 
 import re
-from urllib.parse import urljoin, urlsplit, urlunsplit
+import warnings
+from urllib.parse import urljoin, urlparse, urlsplit, urlunparse, urlunsplit
+
+from w3lib.url import parse_url
 
 HTML_SPACE = " \t\n\f\r"
 
@@ -279,3 +286,102 @@ def url_extension(url):
         return ""
     name, dot, extension = path[slash + 1:].rpartition(".")
     return extension.lower() if dot and name else ""
+
+
+# Scrapy's helpers
+
+def url_is_from_any_domain(url, domains):
+    """
+    Whether C{url}'s host is one of C{domains} or below one, in any case. The host is
+    the URL's whole network location: a port (or credentials) in it must be in the
+    domain too (C{192.169.0.15:8080}), as in Scrapy.
+
+    @param url: C{str}, C{bytes} or a C{ParseResult}.
+    """
+    host = parse_url(url).netloc.lower()
+    if not host:
+        return False
+    return any(host == domain or host.endswith("." + domain)
+               for domain in (d.lower() for d in domains))
+
+
+def url_is_from_spider(url, spider):
+    """
+    Whether C{url} is on the site of C{spider} (a spider class or instance): below its
+    C{name} or one of its C{allowed_domains}. An C{allowed_domains} property cannot be
+    read from a class: it is left out, with a warning.
+    """
+    return url_is_from_any_domain(url, _spider_domains(spider))
+
+
+def _spider_domains(spider):
+    yield spider.name
+    domains = getattr(spider, "allowed_domains", None)
+    if isinstance(domains, property):
+        warnings.warn(f"{spider.__name__}.allowed_domains is a property. Properties cannot "
+                      f"be evaluated on a spider class, only on a spider instance, so it "
+                      f"will be ignored here. Define allowed_domains as a plain class "
+                      f"attribute instead.", UserWarning, stacklevel=3)
+        return
+    yield from domains or ()
+
+
+def url_has_any_extension(url, extensions):
+    """Whether C{url}'s path ends, in any case, with one of C{extensions} (each with its
+    dot: C{".pdf"})."""
+    path = parse_url(url).path.lower()
+    return any(path.endswith(extension) for extension in extensions)
+
+
+_HAS_SCHEME = re.compile(r"^\w+://", re.IGNORECASE)
+
+
+def add_http_if_no_scheme(url):
+    """C{url} with C{http://} in front when it has no C{scheme://} (C{http:} before a
+    network path, C{//host/})."""
+    if _HAS_SCHEME.match(url):
+        return url
+    return ("http:" if urlparse(url).netloc else "http://") + url
+
+
+# ".", "..", ".name" or "~", then "/" and something: a POSIX path; a drive or a UNC share
+_POSIX_PATH = re.compile(r"^(?:\.(?:\.|[^/.]+)?|~)?/.")
+_WINDOWS_PATH = re.compile(r"^(?:[a-z]:\\|\\\\)", re.IGNORECASE)
+
+
+def _is_filesystem_path(text):
+    return bool(_POSIX_PATH.match(text) or _WINDOWS_PATH.match(text))
+
+
+def guess_scheme(url):
+    """C{url} with a scheme: C{file://} for what looks like a file's path (C{./x},
+    C{/tmp/x}, C{~/x}, C{C:\\x}), C{http://} for anything else that has none."""
+    if _is_filesystem_path(url):
+        from w3lib.url import any_to_uri
+        return any_to_uri(url)
+    return add_http_if_no_scheme(url)
+
+
+_DEFAULT_PORTS_STRIPPED = {("http", 80), ("https", 443), ("ftp", 21)}
+
+
+def strip_url(url, strip_credentials=True, strip_default_port=True, origin_only=False,
+              strip_fragment=True):
+    """
+    C{url} without some of its parts, as Scrapy's C{strip_url} (the C{Referer} a request
+    may send): C{strip_credentials} drops C{user:password@}; C{strip_default_port} drops
+    C{:80}, C{:443} and C{:21} from http, https and ftp URLs; C{origin_only} keeps the
+    scheme and the host (and port) only, with the path C{/}; C{strip_fragment} drops the
+    C{#fragment}.
+    """
+    parts = urlparse(url)
+    netloc = parts.netloc
+    if (strip_credentials or origin_only) and (parts.username or parts.password):
+        netloc = netloc.rpartition("@")[2]
+    if strip_default_port and parts.port and \
+            (parts.scheme, parts.port) in _DEFAULT_PORTS_STRIPPED:
+        netloc = netloc.removesuffix(f":{parts.port}")
+    if origin_only:
+        return urlunparse((parts.scheme, netloc, "/", "", "", ""))
+    return urlunparse((parts.scheme, netloc, parts.path, parts.params, parts.query,
+                       "" if strip_fragment else parts.fragment))

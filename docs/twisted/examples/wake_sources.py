@@ -40,8 +40,8 @@ crawler = Crawler(Three, Settings({"CONCURRENT_REQUESTS": 2, "LOG_LEVEL": "WARNI
 crawler.settings.freeze()
 crawler.spider = Three.from_crawler(crawler)
 scraper = Scraper(crawler)
-engine = crawler.engine = scraper.engine = ExecutionEngine(
-    crawler, clock, Scheduler(), Downloader(), scraper)
+engine = crawler.engine = ExecutionEngine(
+    crawler, reactor=clock, scheduler=Scheduler(), downloader=Downloader(), scraper=scraper)
 engine.wake_causes = set()                   # what --trace does
 crawler.signals.connect(turn, signals.engine_turn)
 engine.open_spider(crawler.spider, crawler.spider.start_requests())

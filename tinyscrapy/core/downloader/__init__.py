@@ -10,6 +10,7 @@ before its transfer if a delay is not over, and frees the place when the transfe
 
 from dataclasses import dataclass
 
+from twisted.internet.defer import fail
 from twisted.internet.task import deferLater
 from twisted.python.failure import Failure
 
@@ -18,7 +19,11 @@ from tinyscrapy.core.downloader.handlers import DownloadHandlers
 from tinyscrapy.core.downloader.middleware import DownloaderMiddlewareChain
 from tinyscrapy.core.downloader.slots import Slots
 from tinyscrapy.exceptions import scrapy_download_error
+from tinyscrapy.http.request import Request
 from tinyscrapy.middleware import build_ordered
+
+MAX_HOPS = 30  # redirects and retries of one request fetched through; the middlewares' own
+#                limits come first
 
 
 @dataclass(frozen=True)
@@ -91,9 +96,10 @@ class Downloader:
     def _fetch_counted(self, request, spider):
         """
         One real transfer, counted in and out (the middlewares see it as C{fetch}). It
-        waits (C{callLater}) while its slot's delay is not over, which only happens to
-        requests that did not come through the scheduler, and frees the slot as it ends,
-        with the raw response for AutoThrottle.
+        waits (C{callLater}) while its slot's delay is not over or the slot is full, which
+        only happens to requests that did not come through the scheduler (robots.txt,
+        L{tinyscrapy.core.engine.ExecutionEngine.download}), and frees the slot as it
+        ends, with the raw response for AutoThrottle.
         """
         wait = self.slots.gate(request)
         if wait > 0:
@@ -143,3 +149,37 @@ class Downloader:
         return DownloaderStatistics(self.active, self._requests, self._responses,
                                     self._failures, getattr(fetcher, "wire_bytes", 0),
                                     getattr(fetcher, "decoded_bytes", 0))
+
+
+def fetch_through(downloader, request, spider, clock, admit=None, parent=None, hops=0):
+    """
+    Download C{request} outside the scheduler, then each request that continues it (a
+    redirect; a retry, once its C{meta["not_before"]} wait is over), up to L{MAX_HOPS}.
+
+    @param downloader: anything with the L{Downloader.fetch} of a L{Downloader}.
+    @param clock: the reactor the waits are scheduled on.
+    @param admit: called as C{admit(request, parent)} before each download (the scope
+        rules); what it raises is the failure.
+    @return: a Deferred firing with the response; it errbacks with the failure (a
+        C{RuntimeError} after L{MAX_HOPS} continuations). Cancelling it cancels the
+        transfer, or the wait before a retry.
+    """
+    try:
+        if admit is not None:
+            admit(request, parent)
+        d = downloader.fetch(request, spider)
+    except Exception:
+        return fail()
+    d.addCallback(_cb_fetched_through, request, downloader, spider, clock, admit, hops)
+    return d
+
+
+def _cb_fetched_through(result, request, downloader, spider, clock, admit, hops):
+    """A response, or the request that continues C{request}: fetched after its wait."""
+    if not isinstance(result, Request):
+        return result
+    if hops >= MAX_HOPS:
+        raise RuntimeError(f"gave up after {hops} redirects or retries: {result.url}")
+    wait = max(0.0, (result.meta.get("not_before") or 0) - clock.seconds())
+    return deferLater(clock, wait, fetch_through, downloader, result, spider, clock, admit,
+                      request, hops + 1)

@@ -16,11 +16,12 @@ Scrapy's contracts (Scrapy's C{DownloaderMiddlewareManager})::
 engine. Every hook may return a Deferred or be C{async def}; the chain waits for it. A
 hook that returns the wrong type raises L{tinyscrapy.middleware.MiddlewareError} naming
 the middleware and the hook; that error is a bug, so it is not offered to
-C{process_exception} hooks (a retry middleware would retry it). The C{spider} argument is
-given only to a hook whose signature asks for it (Scrapy 2.13's contract).
+C{process_exception} hooks (a retry middleware would retry it), and neither is the
+C{CancelledError} of a download the close cancelled. The C{spider} argument is given only
+to a hook whose signature asks for it (Scrapy 2.13's contract).
 """
 
-from twisted.internet.defer import ensureDeferred
+from twisted.internet.defer import CancelledError, ensureDeferred
 
 from tinyscrapy.http.request import Request
 from tinyscrapy.http.response import Response
@@ -58,7 +59,7 @@ class DownloaderMiddlewareChain:
             result = await self._process_request(request, spider)
             if result is None:
                 result = await fetch(request, spider)
-        except MiddlewareError:
+        except (MiddlewareError, CancelledError):  # a bug, or the close gave up on it
             raise
         except Exception as exception:
             result = await self._process_exception(request, exception, spider)

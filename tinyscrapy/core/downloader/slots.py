@@ -66,6 +66,7 @@ class Slot:
     @ivar active: requests handed to the downloader and not yet released.
     @ivar unsent: of those, the ones not yet on the wire.
     @ivar on_the_way: of those, the ones past the gate and not yet on the wire.
+    @ivar passed: the ones past the gate (transferring) and not yet released.
     @ivar last_sent: when the last request went out on the wire (None: never).
     @ivar next_send: the earliest time the next request may go out.
     @ivar sent_count: how many requests went out.
@@ -74,8 +75,8 @@ class Slot:
     """
 
     __slots__ = ("key", "rule", "floor", "delay", "spaced", "active", "unsent", "on_the_way",
-                 "last_sent", "next_send", "sent_count", "smallest_gap", "_stretch", "_extra",
-                 "_slack", "fastest")
+                 "passed", "last_sent", "next_send", "sent_count", "smallest_gap", "_stretch",
+                 "_extra", "_slack", "fastest")
 
     def __init__(self, key, rule, floor, delay, spaced):
         self.key = key
@@ -83,7 +84,7 @@ class Slot:
         self.floor = floor
         self.delay = delay
         self.spaced = spaced
-        self.active = self.unsent = self.on_the_way = self.sent_count = 0
+        self.active = self.unsent = self.on_the_way = self.passed = self.sent_count = 0
         self.last_sent = self.smallest_gap = None
         self.next_send = 0.0
         self._stretch = 1.0
@@ -117,7 +118,8 @@ class Slot:
         self.sent_count += 1
         if self.spaced:
             rule = self.rule
-            self._stretch = rng.uniform(1.0, 1.5) if rule.randomize_delay else 1.0
+            stretch = rule.stretch
+            self._stretch = rng.uniform(1.0, stretch) if stretch > 1.0 else 1.0
             self._extra = rng.uniform(0.0, rule.random_delay) if rule.random_delay else 0.0
             self._slack = self.slack_limit()
             self._reschedule()
@@ -222,7 +224,8 @@ class Slots:
         """
         settings = crawler.settings
         default = default_rule(settings, getattr(crawler, "spider", None))
-        rules = parse_limit_rules(settings.get("LIMIT_RULES"), default)
+        rules = (parse_download_slots(settings.get("DOWNLOAD_SLOTS"), default)
+                 + parse_limit_rules(settings.get("LIMIT_RULES"), default))
         return cls(rules, default, clock if clock is not None else crawler.reactor)
 
     # what the scheduler asks
@@ -242,6 +245,16 @@ class Slots:
         if slot is None:
             slot = self._slots[key] = self._new_slot(key)
         return slot
+
+    def get(self, key, default=None):
+        """The L{Slot} called C{key} if it exists, else C{default} (as Scrapy's
+        downloader's dict of slots answers)."""
+        return self._slots.get(key, default)
+
+    def active_count(self, key):
+        """How many requests of slot C{key} are downloading (0 for a slot not made yet)."""
+        slot = self._slots.get(key)
+        return slot.active if slot is not None else 0
 
     def can_start(self, key, now):
         """Whether slot C{key} can take one more request at C{now}."""
@@ -265,11 +278,18 @@ class Slots:
         """
         How long C{request} must still wait before it may go out on the wire.
 
+        A request the scheduler handed out found a free place in its slot; one downloaded
+        outside the scheduler (robots.txt, a media file) may have come while the slot was
+        full, and waits here until fewer than the slot's parallelism are past the gate.
+
         @return: seconds to wait (then ask again), or 0.0: it may go now, and it counts as
             on its way until L{sent} (or L{release}).
         """
         ticket = self._tickets.get(request)
         slot = ticket.slot if ticket is not None else self.slot(self.key_for(request))
+        if ticket is not None and not ticket.passed and slot.passed >= slot.rule.parallelism:
+            self._gate_waits += 1
+            return max(slot.delay, UNSENT_RECHECK)
         if slot.spaced:
             if slot.on_the_way:  # another send is under way; ours is timed from it
                 self._gate_waits += 1
@@ -281,6 +301,7 @@ class Slots:
         if ticket is not None and not ticket.passed:
             ticket.passed = True
             slot.on_the_way += 1
+            slot.passed += 1
         return 0.0
 
     def sent(self, request):
@@ -317,6 +338,8 @@ class Slots:
             return
         slot = ticket.slot
         slot.active -= 1
+        if ticket.passed:
+            slot.passed -= 1
         if ticket.sent_at is None:
             slot.unsent -= 1
             if ticket.passed:
@@ -400,7 +423,7 @@ def _global_reactor():
     return reactor
 
 RULE_KEYS = ("domain_glob", "domain_regexp", "parallelism", "delay", "random_delay",
-             "randomize_delay")
+             "jitter", "randomize_delay")
 
 
 @dataclass(frozen=True)
@@ -413,7 +436,11 @@ class LimitRule:
     @ivar parallelism: the most requests of one slot downloading at once.
     @ivar delay: the least time, in seconds, between two sends of one slot.
     @ivar random_delay: up to this many seconds more, drawn afresh for every send.
-    @ivar randomize_delay: stretch C{delay} by a factor drawn from [1.0, 1.5].
+    @ivar jitter: stretch C{delay} by a factor drawn from [1.0, 1.0 + jitter] (Scrapy's
+        C{DOWNLOAD_DELAY_JITTER}, which draws from [1 - jitter, 1 + jitter]); None: as
+        C{randomize_delay} says.
+    @ivar randomize_delay: with no C{jitter}, stretch C{delay} by a factor drawn from
+        [1.0, 1.5] (Scrapy's older C{RANDOMIZE_DOWNLOAD_DELAY}).
     @ivar pattern: the compiled glob or regexp; None for the default rule.
     """
 
@@ -423,7 +450,15 @@ class LimitRule:
     delay: float = 0.0
     random_delay: float = 0.0
     randomize_delay: bool = False
+    jitter: float = None
     pattern: re.Pattern = field(default=None, repr=False, compare=False)
+
+    @property
+    def stretch(self):
+        """The largest factor a wait is stretched by (1.0: never)."""
+        if self.jitter is not None:
+            return 1.0 + self.jitter
+        return 1.5 if self.randomize_delay else 1.0
 
     def matches(self, name):
         """Whether this rule covers the slot called C{name} (lower-cased)."""
@@ -447,11 +482,11 @@ def parse_limit_rules(value, default):
         return ()
     if not isinstance(value, (list, tuple)):
         raise UsageError(f"LIMIT_RULES must be a list of rules, got {type(value).__name__}")
-    return tuple(_parse_rule(entry, index, default) for index, entry in enumerate(value))
+    return tuple(_parse_rule(entry, default, f"LIMIT_RULES[{index}]")
+                 for index, entry in enumerate(value))
 
 
-def _parse_rule(entry, index, default):
-    where = f"LIMIT_RULES[{index}]"
+def _parse_rule(entry, default, where):
     if isinstance(entry, LimitRule):
         entry = {key: getattr(entry, key) for key in RULE_KEYS}
     if not isinstance(entry, dict):
@@ -476,9 +511,59 @@ def _parse_rule(entry, index, default):
         delay=_number(entry, "delay", default.delay, float, 0, where),
         random_delay=_number(entry, "random_delay", 0.0, float, 0, where),
         randomize_delay=bool(entry.get("randomize_delay", default.randomize_delay)),
+        jitter=_jitter(entry, default, where),
         pattern=pattern,
     )
     return rule
+
+
+def _jitter(entry, default, where):
+    """A rule's jitter: its C{jitter}, else None when it says C{randomize_delay} (which
+    then decides), else the default rule's."""
+    if "jitter" in entry:
+        return _number(entry, "jitter", 0.0, float, 0, where)
+    return None if "randomize_delay" in entry else default.jitter
+
+
+# Scrapy's per-slot settings (DOWNLOAD_SLOTS) and the rule keys they stand for
+_SLOT_KEYS = {"concurrency": "parallelism", "delay": "delay", "jitter": "jitter",
+              "randomize_delay": "randomize_delay"}
+
+
+def parse_download_slots(value, default):
+    """
+    Scrapy's C{DOWNLOAD_SLOTS}, C{{"slot name": {"concurrency": 1, "delay": 2.0,
+    "jitter": 0.5}}}, as limit rules that match each slot's whole name.
+
+    @return: a tuple of L{LimitRule}s, one per slot, in the order given.
+    @raise UsageError: not a dict of dicts, or a value out of range.
+    """
+    if isinstance(value, str):
+        from tinyscrapy.settings import parse_value
+        value = parse_value(value) if value.strip() else {}
+    if not value:
+        return ()
+    if not isinstance(value, dict):
+        raise UsageError(f"DOWNLOAD_SLOTS must be a dict of slot name to its settings, got "
+                         f"{type(value).__name__}")
+    rules = []
+    for name, slot_settings in value.items():
+        where = f"DOWNLOAD_SLOTS[{name!r}]"
+        if not isinstance(slot_settings, dict):
+            raise UsageError(f"{where}: a slot's settings are a dict, got "
+                             f"{type(slot_settings).__name__}")
+        unknown = sorted(set(slot_settings) - set(_SLOT_KEYS))
+        if unknown:
+            raise UsageError(f"{where}: unknown key {unknown[0]!r} (known: "
+                             f"{', '.join(_SLOT_KEYS)})")
+        for key, kind, least in (("concurrency", int, 1), ("delay", float, 0),
+                                 ("jitter", float, 0)):
+            if key in slot_settings:  # checked under the user's own names
+                _number(slot_settings, key, None, kind, least, where)
+        entry = {_SLOT_KEYS[key]: v for key, v in slot_settings.items()}
+        entry["domain_regexp"] = r"\A" + re.escape(str(name)) + r"\Z"
+        rules.append(_parse_rule(entry, default, where))
+    return tuple(rules)
 
 
 def _number(entry, key, default, kind, least, where):
@@ -509,7 +594,18 @@ def default_rule(settings, spider=None):
     _number(values, "parallelism", 1, int, 1, "CONCURRENT_REQUESTS_PER_DOMAIN")
     _number(values, "delay", 0.0, float, 0, "DOWNLOAD_DELAY")
     return LimitRule(parallelism=int(values["parallelism"]), delay=float(values["delay"]),
-                     randomize_delay=settings.getbool("RANDOMIZE_DOWNLOAD_DELAY"))
+                     randomize_delay=settings.getbool("RANDOMIZE_DOWNLOAD_DELAY"),
+                     jitter=_default_jitter(settings))
+
+
+def _default_jitter(settings):
+    """C{DOWNLOAD_DELAY_JITTER}, unless the older C{RANDOMIZE_DOWNLOAD_DELAY} was set at a
+    higher priority (a project of an older Scrapy's): then None, and it decides."""
+    randomize = settings.getpriority("RANDOMIZE_DOWNLOAD_DELAY") or 0
+    if randomize > (settings.getpriority("DOWNLOAD_DELAY_JITTER") or 0):
+        return None
+    values = {"jitter": settings.get("DOWNLOAD_DELAY_JITTER")}
+    return _number(values, "jitter", 0.5, float, 0, "DOWNLOAD_DELAY_JITTER")
 
 
 def match_rule(rules, name, default):

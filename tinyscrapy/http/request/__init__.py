@@ -16,6 +16,8 @@ can rebuild a stored request of any kind without importing by name.
 import re
 
 from tinyscrapy.http.headers import Headers, header_pairs
+from tinyscrapy.utils.python import to_bytes
+from tinyscrapy.utils.trackref import object_ref
 
 # a URL w3lib's safe_url_string would give back unchanged: lower-case scheme and host, and
 # only characters that need no escaping (most links on the web)
@@ -47,15 +49,6 @@ def _check_scheme(url):
         raise ValueError(f"Missing scheme in request url: {url}")
 
 
-def to_bytes(value, encoding="utf-8"):
-    """C{value} (C{str} or C{bytes}) as C{bytes}, as Scrapy's bodies are."""
-    if isinstance(value, bytes):
-        return value
-    if isinstance(value, str):
-        return value.encode(encoding)
-    raise TypeError(f"to_bytes must receive a str or bytes object, got {type(value).__name__}")
-
-
 def NO_CALLBACK(*args, **kwargs):  # noqa: N802 - Scrapy's name
     """
     As a request's C{callback}: the request is not for the spider (a component fetches it
@@ -74,7 +67,7 @@ _NO_EXTRA = {}
 _ENCODING_ONLY = {}
 
 
-class Request:
+class Request(object_ref):
     """
     One thing to download, and what to do with it, with Scrapy's arguments.
 

@@ -18,7 +18,8 @@ What a submission sends, as Scrapy sends it:
 
 from urllib.parse import urlencode, urljoin, urlsplit, urlunsplit
 
-from tinyscrapy.http.request import Request, safe_url, to_bytes
+from tinyscrapy.http.request import Request, safe_url
+from tinyscrapy.utils.python import to_bytes
 
 _CLICKABLE = ('descendant::input[re:test(@type, "^(submit|image)$", "i")]'
               '|descendant::button[not(@type) or re:test(@type, "^submit$", "i")]')

@@ -16,7 +16,8 @@ L{tinyscrapy.http.response.json}; links are joined by L{tinyscrapy.utils.url}.
 
 from tinyscrapy.exceptions import NotSupported
 from tinyscrapy.http.headers import Headers
-from tinyscrapy.http.request import Request, request_url  # noqa: F401 - the crawl spider's
+from tinyscrapy.http.request import Request
+from tinyscrapy.utils.trackref import object_ref
 
 
 class NotTextResponse(AttributeError, NotSupported):
@@ -25,7 +26,7 @@ class NotTextResponse(AttributeError, NotSupported):
     is both)."""
 
 
-class Response:
+class Response(object_ref):
     """
     A downloaded body, as bytes. C{url} and C{body} are read-only (L{replace} makes a
     changed copy).

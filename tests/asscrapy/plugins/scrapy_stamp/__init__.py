@@ -1,0 +1,1 @@
+"""A plugin as a Scrapy user installs one: it imports scrapy.* itself."""

@@ -7,7 +7,8 @@ and the headers treq would add (C{Accept-Encoding}, C{Cookie}).
 
 import ast
 import os
-import socket
+import re
+import selectors
 import subprocess
 import sys
 import time
@@ -208,7 +209,7 @@ class NoPatchTests(unittest.TestCase):
 
     def test_no_assignment_to_twisted_names(self):
         """No module of tinyscrapy assigns an attribute of a name it imported from twisted
-        (HTTPClientParser.lineLengthExceeded = ..., say)."""
+        (HTTPClientParser.lineLengthExceeded = ..., say), by assignment or setattr()."""
         found = []
         for folder, _, files in os.walk(os.path.join(ROOT, "tinyscrapy")):
             for name in files:
@@ -228,19 +229,40 @@ class NoPatchTests(unittest.TestCase):
                     targets = node.targets if isinstance(node, ast.Assign) else \
                         [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
                     for target in targets:
-                        base = target
-                        while isinstance(base, ast.Attribute):
-                            base = base.value
-                        if isinstance(target, ast.Attribute) and isinstance(base, ast.Name) \
-                                and base.id in twisted:
+                        if isinstance(target, ast.Attribute) and _root(target) in twisted:
                             found.append(f"{path}:{node.lineno}")
+                    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                            and node.func.id == "setattr" and node.args \
+                            and _root(node.args[0]) in twisted:  # setattr(twisted's, ...)
+                        found.append(f"{path}:{node.lineno}")
         self.assertEqual(found, [])
 
 
-def _free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+def _root(node):
+    """The name an attribute chain starts from (C{a} of C{a.b.c}), or None."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _listening_port(process, deadline):
+    """The port C{python -u -m http.server 0} says it serves on (its first line), read
+    without waiting past C{deadline} (C{time.monotonic()})."""
+    line = b""
+    with selectors.DefaultSelector() as selector:
+        selector.register(process.stdout, selectors.EVENT_READ)
+        while not line.endswith(b"\n"):
+            left = deadline - time.monotonic()
+            if left <= 0 or not selector.select(left):
+                raise RuntimeError("python -m http.server did not say its port in time")
+            chunk = os.read(process.stdout.fileno(), 4096)
+            if not chunk:
+                raise RuntimeError(f"python -m http.server ended: {line!r}")
+            line += chunk
+    found = re.search(rb" port (\d+)", line)
+    if found is None:
+        raise RuntimeError(f"python -m http.server said {line!r}")
+    return int(found.group(1))
 
 
 class PythonHttpServerTests(unittest.TestCase):
@@ -258,20 +280,13 @@ class PythonHttpServerTests(unittest.TestCase):
                             range(n + 1, min(self.pages, n + 8)))
             with open(os.path.join(self.root, f"p{n}.html"), "w") as f:
                 f.write(f"<html><body><h1>{n}</h1>{links}{'x' * (n * 37 % 5000)}</body></html>")
-        self.port = _free_port()
+        # port 0: the server takes a free port itself, and says which once it listens
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "http.server", str(self.port), "--bind", "127.0.0.1",
-             "--directory", self.root], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            [sys.executable, "-u", "-m", "http.server", "0", "--bind", "127.0.0.1",
+             "--directory", self.root], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.addCleanup(self.process.stdout.close)
         self.addCleanup(stop_process, self.process)
-        deadline = time.monotonic() + 20
-        while True:  # wait until it listens
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline or self.process.poll() is not None:
-                    raise RuntimeError("python -m http.server did not start")
-                time.sleep(0.02)
+        self.port = _listening_port(self.process, time.monotonic() + 20)
 
     @defer.inlineCallbacks
     def test_every_page_three_times(self):

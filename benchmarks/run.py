@@ -3,6 +3,7 @@ The benchmarks, run on demand (never part of the tests): figures are printed as 
 measured in one run, beside Scrapy and a raw Twisted crawler, never asserted.
 
     python benchmarks/run.py crawl [-n 5000] [-c 16,64] [-r 3]  # pages/s vs raw Twisted, Scrapy
+    python benchmarks/run.py crawl -w 2 -P raw,tinyscrapy,tinyscrapy-w  # and --workers 2
     python benchmarks/run.py memory [-n 200000]     # bytes per pending request, per fingerprint
     python benchmarks/run.py startup                # `crawl` of one page with no links
     python benchmarks/run.py all
@@ -47,8 +48,13 @@ def bench_crawl(args):
     env = dict(os.environ, TINYSCRAPY_PY=sys.executable,
                PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
                TINYSCRAPY_CMD=CRAWL_CMD.format(python=sys.executable))
+    peers = args.peers
+    if args.workers:  # the yardstick's peer tinyscrapy-w: the same crawl with --workers N
+        env["TINYSCRAPY_W_CMD"] = env["TINYSCRAPY_CMD"] + f" --workers {args.workers}"
+        if "tinyscrapy-w" not in peers.split(","):
+            peers += ",tinyscrapy-w"
     command = ["bash", run_sh, "-n", str(args.pages), "-c", args.concurrency, "-r",
-               str(args.reps), "-P", args.peers]
+               str(args.reps), "-P", peers]
     print("+", " ".join(command), flush=True)
     return subprocess.call(command, env=env, cwd=ROOT)
 
@@ -136,6 +142,8 @@ def main():
     crawl.add_argument("-c", dest="concurrency", default="16")
     crawl.add_argument("-r", dest="reps", type=int, default=3)
     crawl.add_argument("-P", dest="peers", default="raw,raw-treq,scrapy,tinyscrapy")
+    crawl.add_argument("-w", dest="workers", type=int, default=0,
+                       help="also measure tinyscrapy with --workers N (peer tinyscrapy-w)")
     memory = sub.add_parser("memory")
     memory.add_argument("-n", type=int, default=200_000)
     startup = sub.add_parser("startup")

@@ -2,8 +2,7 @@
 A spider written with selectors, beside the raw Twisted ceiling: the example books spider
 (tinyscrapy/demo/spiders/books.py: parsel CSS selectors, response.follow, one item per
 book) crawls a large catalogue generated from the demo site, served by nginx; the raw
-ceiling crawls the same
-site. Both report pages per second; the ratio is printed, never asserted.
+ceiling crawls the same site. Both report pages per second; the ratio is printed, never asserted.
 
     python benchmarks/selector_spider.py [--books 5000] [-c 16] [-r 3]
 
@@ -76,8 +75,8 @@ def main():
                 rates["raw"].append(sum(1 for _ in f) / wall)
             stats = os.path.join(scratch, f"stats{rep}.json")
             wall = timed([sys.executable, "-m", "tinyscrapy", "run",
-                          "tinyscrapy.demo.spiders.books.BooksSpider", "-a", f"base_url={base}",
-                          "-O", os.path.join(scratch, "b.jsonl"),
+                          "tinyscrapy.demo.spiders.books.BooksSpider",
+                          "-a", f"base_url={base}", "-O", os.path.join(scratch, "b.jsonl"),
                           "-s", f"CONCURRENT_REQUESTS={c}", "-s",
                           f"CONCURRENT_REQUESTS_PER_DOMAIN={c}", "-s", f"STATS_FILE={stats}",
                           "-L", "WARNING"], env=env)

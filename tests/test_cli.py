@@ -10,15 +10,11 @@ import os
 from twisted.internet import defer, reactor
 from twisted.trial import unittest
 
-from tinyscrapy.cmdline import build_parser
-from tinyscrapy.commands import NAMES
+from tinyscrapy.cmdline import ScrapyArgumentParser, _builtin_names, _get_commands_dict
+from tinyscrapy.commands import ScrapyHelpFormatter
+from tinyscrapy.settings import Settings
 
 from .helpers import run_command, serve
-
-
-def _subparsers(parser):
-    (action,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
-    return action.choices
 
 
 class HelpTests(unittest.TestCase):
@@ -26,10 +22,15 @@ class HelpTests(unittest.TestCase):
 
     def test_every_command_and_option_is_described(self):
         """Each command has a description; each of its options and arguments a help."""
-        commands = _subparsers(build_parser())
-        self.assertEqual(sorted(commands), sorted(NAMES))
-        for name, parser in commands.items():
-            self.assertTrue(parser.description and len(parser.description) > 20, name)
+        settings = Settings()
+        commands = _get_commands_dict(settings, inproject=False)
+        self.assertEqual(sorted(commands), _builtin_names())
+        for name, command in commands.items():
+            self.assertTrue(len(command.long_desc()) > 20, name)
+            parser = ScrapyArgumentParser(formatter_class=ScrapyHelpFormatter,
+                                          conflict_handler="resolve")
+            command.settings = settings
+            command.add_options(parser)
             for action in parser._actions:
                 if isinstance(action, argparse._HelpAction):
                     continue

@@ -95,7 +95,7 @@ class CommandTests(unittest.TestCase):
 
     def test_unknown_command(self):
         """An unknown command: one line, exit 2."""
-        return self.assertUsageError(["fly"], "unknown command 'fly'")
+        return self.assertUsageError(["fly"], "Unknown command: fly")
 
     def test_unknown_option(self):
         """An unknown option: one line, exit 2."""

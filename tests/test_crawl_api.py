@@ -583,7 +583,7 @@ class AddonTests(unittest.TestCase):
         self.assertIsNone(crawler.get_addon(SwitchedOffAddon))
         warned = logs.messages(logging.WARNING)
         self.assertEqual(len(warned), 1, warned)
-        self.assertIn("SwitchedOffAddon: no key given", warned[0])
+        self.assertIn("SwitchedOffAddon'>: no key given", warned[0])
 
     def test_pre_crawler_settings_find_the_spiders(self):
         """A runner applies update_pre_crawler_settings first: its spider loader finds a
@@ -634,7 +634,11 @@ class CrawlerLifecycleTests(unittest.TestCase):
         yield crawler.crawl(start_urls=[self.start])
         self.assertEqual(seen, [True])
         self.assertFalse(crawler.crawling)
-        yield self.assertFailure(crawler.crawl(), RuntimeError)
+        failure = yield self.assertFailure(crawler.crawl(), RuntimeError)
+        self.assertIn("Crawler.crawl() more than once", str(failure))
+        failure = yield self.assertFailure(defer.ensureDeferred(crawler.crawl_async()),
+                                           RuntimeError)
+        self.assertIn("Crawler.crawl_async() more than once", str(failure))
 
     @defer.inlineCallbacks
     def test_coroutine_forms(self):
@@ -690,6 +694,104 @@ class CrawlerLifecycleTests(unittest.TestCase):
         self.assertRaises(ValueError, Crawler, _OneItem())
         crawler = Crawler(_OneItem, {"LOG_LEVEL": "WARNING"}, True)
         self.assertIs(crawler.spidercls, _OneItem)
+
+
+class _Stamper:
+    """A downloader middleware, a spider middleware and a pipeline in one class."""
+
+    def process_request(self, request):
+        return None
+
+    def process_spider_output(self, response, result):
+        return result
+
+    def process_item(self, item):
+        return item
+
+
+class ManagerTests(unittest.TestCase):
+    """The component managers as Scrapy's: middlewares are instances, methods the hooks."""
+
+    @defer.inlineCallbacks
+    def test_managers_hold_instances_in_order(self):
+        """Each manager's middlewares are the built instances, paths and methods in the
+        order Scrapy calls them; crawler.extensions is an ExtensionManager."""
+        from tinyscrapy.core.downloader.middleware import DownloaderMiddlewareManager
+        from tinyscrapy.core.spidermw import SpiderMiddlewareManager
+        from tinyscrapy.extension import ExtensionManager
+        from tinyscrapy.middleware import MiddlewareManager
+        from tinyscrapy.pipelines import ItemPipelineManager
+        server = serve(self)
+        start = server.add_page("/")
+        path = f"{__name__}._Stamper"
+        crawler = yield crawl(_OneItem, {
+            "DOWNLOADER_MIDDLEWARES": {path: 1000}, "SPIDER_MIDDLEWARES": {path: 1000},
+            "ITEM_PIPELINES": {path: 1}}, start_urls=[start])
+        downloadermw = crawler.engine.downloader.middleware
+        spidermw = crawler.engine.scraper.spidermw
+        itemproc = crawler.engine.scraper.itemproc
+        for manager, cls in ((downloadermw, DownloaderMiddlewareManager),
+                             (spidermw, SpiderMiddlewareManager),
+                             (itemproc, ItemPipelineManager),
+                             (crawler.extensions, ExtensionManager)):
+            self.assertIsInstance(manager, cls)
+            self.assertIsInstance(manager, MiddlewareManager)
+            self.assertIsInstance(manager.middlewares, tuple)
+            self.assertEqual(len(manager.paths), len(manager.middlewares))
+        self.assertIsInstance(downloadermw.middlewares[-1], _Stamper)
+        self.assertEqual(downloadermw.paths[-1], path)
+        # process_request first to last, process_response last to first (Scrapy's order)
+        requests = list(downloadermw.methods["process_request"])
+        self.assertEqual(requests[-1], downloadermw.middlewares[-1].process_request)
+        self.assertEqual(list(spidermw.methods["process_spider_output"])[0],
+                         spidermw.middlewares[-1].process_spider_output)
+        self.assertEqual(list(itemproc.methods["process_item"]),
+                         [itemproc.middlewares[0].process_item])
+        self.assertIs(crawler.get_item_pipeline(_Stamper), itemproc.middlewares[0])
+        self.assertIs(crawler.get_spider_middleware(_Stamper), spidermw.middlewares[-1])
+
+    @defer.inlineCallbacks
+    def test_extensions_built_before_the_engine(self):
+        """As in Scrapy, extensions are built before the engine and before the settings
+        freeze: one may still set a setting the crawl then reads."""
+        seen = {}
+
+        class Early:
+            @classmethod
+            def from_crawler(cls, crawler):
+                seen["engine"] = crawler.engine
+                crawler.settings.set("CONCURRENT_REQUESTS", 3)
+                return cls()
+
+        server = serve(self)
+        start = server.add_page("/")
+        crawler = yield crawl(_OneItem, {"EXTENSIONS": {Early: 10}}, start_urls=[start])
+        self.assertIsNone(seen["engine"])
+        self.assertEqual(crawler.engine.max, 3)
+        self.assertIsInstance(crawler.get_extension(Early), Early)
+
+    def test_get_extension_before_crawl(self):
+        """get_extension before the crawl starts is Scrapy's RuntimeError."""
+        crawler = Crawler(_OneItem, Settings(), reactor)
+        with self.assertRaisesRegex(RuntimeError, "after the extension manager"):
+            crawler.get_extension(Tagger)
+
+    def test_subclass_reads_its_own_list(self):
+        """A manager subclass's _get_mwlist_from_settings decides what from_crawler
+        builds, in the order it gives."""
+        from tinyscrapy.middleware import MiddlewareManager
+
+        class Managed(MiddlewareManager):
+            component_name = "managed thing"
+
+            @classmethod
+            def _get_mwlist_from_settings(cls, settings):
+                return settings.getlist("MANAGED")
+
+        crawler = Crawler(_OneItem, Settings({"MANAGED": [Tagger, _Stamper]}), reactor)
+        manager = Managed.from_crawler(crawler)
+        self.assertEqual([type(mw) for mw in manager.middlewares], [Tagger, _Stamper])
+        self.assertIs(manager.crawler, crawler)
 
 
 class SummaryLineTests(unittest.TestCase):
@@ -875,8 +977,7 @@ class AddonCommandTests(unittest.TestCase):
 
     @defer.inlineCallbacks
     def test_crawl_by_name_where_an_addon_says(self):
-        """crawl NAME finds the spider in the modules the add-on's
-        update_pre_crawler_settings named, and the pipeline it enabled runs."""
+        """crawl NAME and list find spiders where update_pre_crawler_settings says."""
         from .helpers import run_command
         server = serve(self)
         start = server.add_page("/")
@@ -892,6 +993,8 @@ class AddonCommandTests(unittest.TestCase):
         with open(out) as f:
             self.assertEqual([json.loads(line) for line in f],
                              [{"url": start, "stamped": True}])
+        code, out, err = yield run_command(reactor, ["list"], cwd=root)
+        self.assertEqual((code, out), (0, "pages\n"), err)
 
 
 class _QueueCrawler:

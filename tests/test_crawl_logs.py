@@ -105,7 +105,8 @@ class StartAndEndTests(unittest.TestCase):
 
 
 class OffsiteLogTests(unittest.TestCase):
-    """An off-site drop names the origin that differs, port included."""
+    """An off-site drop names the origin that differs, port included, at DEBUG (as
+    Scrapy's)."""
 
     @defer.inlineCallbacks
     def test_other_port_is_named(self):
@@ -114,10 +115,11 @@ class OffsiteLogTests(unittest.TestCase):
         self.addCleanup(one.stop)
         self.addCleanup(two.stop)
         start = one.add_page("/", links=[two.url("/x")])
-        logs = capture_logs(self, "tinyscrapy.downloadermiddlewares.offsite", level=logging.INFO)
+        logs = capture_logs(self, "tinyscrapy.downloadermiddlewares.offsite",
+                            level=logging.DEBUG)
         yield crawl(LinkSpider, start_urls=[start],
                     allowed_domains=[f"127.0.0.1:{one.port}"])
-        self.assertEqual(logs.messages(logging.INFO), [
+        self.assertEqual(logs.messages(logging.DEBUG), [
             f"Filtered offsite request to 'http://127.0.0.1:{two.port}' (allowed_domains: "
             f"127.0.0.1:{one.port}): <GET {two.url('/x')}>"])
         self.assertEqual(two.hits, {})

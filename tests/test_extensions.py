@@ -47,7 +47,7 @@ SCRAPY_BASE = ["corestats.CoreStats", "logcount.LogCount", "telnet.TelnetConsole
 
 
 def extension_of(crawler, cls):
-    return next((ext for _, ext in crawler.extensions if isinstance(ext, cls)), None)
+    return next((ext for ext in crawler.extensions.middlewares if isinstance(ext, cls)), None)
 
 
 class ExtensionsBaseTests(unittest.TestCase):
@@ -86,7 +86,7 @@ class ExtensionsBaseTests(unittest.TestCase):
         (on a non-terminal); the ones not asked for are not built."""
         server = serve(self)
         crawler = yield crawl(LinkSpider, {}, start_urls=[server.add_page("/")])
-        built = [type(ext).__name__ for _, ext in crawler.extensions]
+        built = [type(ext).__name__ for ext in crawler.extensions.middlewares]
         self.assertEqual(built[:3], ["CoreStats", "LogCount", "MemoryUsage"])
         self.assertIn("LogStats", built)
         for absent in ("TelnetConsole", "MemoryDebugger", "CloseSpider", "SpiderState",

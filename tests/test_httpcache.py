@@ -296,7 +296,7 @@ class CacheCrawlTests(unittest.TestCase):
         page = self.server.add_page("/page")
         for _ in range(2):
             crawler = yield crawl(Recorder, start_urls=[page])
-            paths = [path for path, _ in crawler.engine.downloader.middleware.middlewares]
+            paths = crawler.engine.downloader.middleware.paths
             self.assertNotIn("tinyscrapy.downloadermiddlewares.httpcache.HttpCacheMiddleware",
                              paths)
             self.assertEqual([k for k in crawler.stats.get_stats() if "httpcache" in k], [])

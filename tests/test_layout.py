@@ -20,10 +20,6 @@ PACKAGE = os.path.join(ROOT, "tinyscrapy")
 # Scrapy 2.19's public module paths (tests/scrapy-modules.txt): each is a real module here,
 # comes with the issue named, or has a row in docs/differences.md
 PLANNED = {
-    "scrapy.commands.check": "Scrapy's commands",
-    "scrapy.commands.edit": "Scrapy's commands",
-    "scrapy.contracts": "Scrapy's commands",
-    "scrapy.contracts.default": "Scrapy's commands",
     "scrapy.core.downloader.contextfactory": "The crawl's API",
 }
 
@@ -251,7 +247,7 @@ class ScrapyNamesTests(unittest.TestCase):
         "tinyscrapy.utils.defer": ["deferred_to_future", "maybe_deferred_to_future",
                                    "deferred_from_coro"],
         "tinyscrapy.utils.reactor": ["install_reactor", "is_asyncio_reactor_installed",
-                                     "is_reactor_installed"],
+                                     "is_reactor_installed", "_asyncio_reactor_path"],
         "tinyscrapy.utils.sitemap": ["Sitemap", "sitemap_urls_from_robots"],
         "tinyscrapy.utils.request": ["fingerprint", "RequestFingerprinter", "request_to_curl",
                                      "request_httprepr", "request_from_dict"],
@@ -272,7 +268,9 @@ class ScrapyNamesTests(unittest.TestCase):
                                       "response_status_message"],
         "tinyscrapy.utils.log": ["configure_logging", "LogCounterHandler", "SpiderLoggerAdapter",
                                  "failure_to_exc_info", "logformatter_adapter"],
-        "tinyscrapy.utils.test": ["get_crawler", "get_reactor_settings", "get_testenv"],
+        "tinyscrapy.utils.test": ["get_crawler", "get_reactor_settings", "get_testenv",
+                                  "get_from_asyncio_queue"],
+        "tinyscrapy.http.request": ["Request", "CallbackT"],
         "tinyscrapy.spiderloader": ["SpiderLoader", "get_spider_loader"],
         "tinyscrapy.downloadermiddlewares.redirect": ["RedirectMiddleware",
                                                       "MetaRefreshMiddleware",
@@ -296,7 +294,11 @@ class ScrapyNamesTests(unittest.TestCase):
         "tinyscrapy.dupefilters": ["BaseDupeFilter", "RFPDupeFilter"],
         "tinyscrapy.pipelines": ["ItemPipelineManager"],
         "tinyscrapy.robotstxt": ["RobotParser", "ProtegoRobotParser"],
-        "tinyscrapy.cmdline": ["Command"],
+        "tinyscrapy.cmdline": ["Command", "execute"],
+        "tinyscrapy.commands": ["ScrapyCommand", "ScrapyHelpFormatter", "BaseRunSpiderCommand"],
+        "tinyscrapy.commands.check": ["Command", "TextTestResult"],
+        "tinyscrapy.contracts": ["Contract", "ContractsManager"],
+        "tinyscrapy.shell": ["Shell", "inspect_response"],
     }
 
     def test_names_at_their_paths(self):

@@ -8,10 +8,11 @@ from twisted.internet.task import Clock
 from twisted.trial import unittest
 
 from tinyscrapy import IgnoreRequest, Request, Spider
-from tinyscrapy.core.downloader.middleware import DownloaderMiddlewareChain
-from tinyscrapy.core.spidermw import SpiderMiddlewareChain
+from tinyscrapy.core.downloader.middleware import DownloaderMiddlewareManager
+from tinyscrapy.core.spidermw import SpiderMiddlewareManager
 from tinyscrapy.http import HttpResponse
 from tinyscrapy.middleware import MiddlewareError
+from tinyscrapy.utils.test import get_crawler
 
 from .helpers import crawl, make_engine, serve
 from .servers import Drop
@@ -36,7 +37,8 @@ class Recording:
 
 
 def chain_of(*middlewares):
-    return DownloaderMiddlewareChain([(f"mw.{i}", mw) for i, mw in enumerate(middlewares)])
+    return DownloaderMiddlewareManager(*middlewares, crawler=get_crawler(Spider),
+                                       paths=[f"mw.{i}" for i in range(len(middlewares))])
 
 
 def ok_fetch(request, spider):
@@ -197,7 +199,8 @@ class SpiderChainTests(unittest.TestCase):
     def test_output_wrapped_nearest_the_spider_first(self):
         """The highest-ordered middleware sees the callback's output first."""
         log = []
-        chain = SpiderMiddlewareChain([("low", Tag("low", log)), ("high", Tag("high", log))])
+        chain = SpiderMiddlewareManager(Tag("low", log), Tag("high", log),
+                                        crawler=get_crawler(Spider), paths=["low", "high"])
         output = chain.wrap_output(None, iter([{"n": 1}]), None)
         self.assertEqual(log, [], "nothing runs before the output is iterated")
         self.assertEqual(list(output), [{"n": 1, "tags": ["high", "low"]}])
@@ -210,7 +213,8 @@ class SpiderChainTests(unittest.TestCase):
             def process_spider_output(self, response, result, spider):
                 return defer.succeed([each for each in result if each.get("keep")])
 
-        chain = SpiderMiddlewareChain([("tag", Tag("tag", log)), ("later", Later())])
+        chain = SpiderMiddlewareManager(Tag("tag", log), Later(), crawler=get_crawler(Spider),
+                                        paths=["tag", "later"])
         d = chain.wrap_output(None, iter([{"keep": 1}, {"keep": 0}]), None)
         self.assertEqual(list(self.successResultOf(d)), [{"keep": 1, "tags": ["tag"]}])
 
@@ -222,7 +226,8 @@ class SpiderChainTests(unittest.TestCase):
                 for each in result:
                     yield {**each, "async": True}
 
-        chain = SpiderMiddlewareChain([("agen", AsyncGen())])
+        chain = SpiderMiddlewareManager(AsyncGen(), crawler=get_crawler(Spider),
+                                        paths=["agen"])
         d = chain.wrap_output(None, iter([{"n": 1}]), None)
         self.assertEqual(list(self.successResultOf(d)), [{"n": 1, "async": True}])
 
@@ -233,7 +238,8 @@ class SpiderChainTests(unittest.TestCase):
             def process_spider_output(self, response, result, spider):
                 return {"one": "item"}
 
-        chain = SpiderMiddlewareChain([("mine.Single", Single())])
+        chain = SpiderMiddlewareManager(Single(), crawler=get_crawler(Spider),
+                                        paths=["mine.Single"])
         error = self.assertRaises(MiddlewareError, chain.wrap_output, None, iter([]), None)
         self.assertIn("mine.Single.process_spider_output must return an iterable, got dict",
                       str(error))
@@ -285,7 +291,8 @@ class SignatureTests(unittest.TestCase):
     def test_spider_hooks_without_spider(self):
         """process_spider_output(response, result) and process_spider_exception(response,
         exception) are called without the spider."""
-        chain = SpiderMiddlewareChain([("mw", WithoutSpider([]))])
+        chain = SpiderMiddlewareManager(WithoutSpider([]), crawler=get_crawler(Spider),
+                                        paths=["mw"])
         self.assertEqual(list(chain.wrap_output(None, iter([{"n": 1}]), "spider")),
                          [{"n": 1, "seen": True}])
         self.assertEqual(chain.handle_exception(None, KeyError("k"), "spider"),

@@ -172,7 +172,7 @@ class PageCommandTests(unittest.TestCase):
                                             stdin=script.encode())
         self.assertEqual(status, 0, err)
         self.assertIn(b"after True True http://127.0.0.1:1/gone", out)
-        self.assertIn(b"fetch failed: http://127.0.0.1:1/gone", err)
+        self.assertIn(b"Error downloading http://127.0.0.1:1/gone", err)
 
     @defer.inlineCallbacks
     def test_shell_has_scrapy_and_item(self):

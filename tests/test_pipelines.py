@@ -3,6 +3,7 @@ Item pipelines: order, open and close, DropItem, Deferreds, wrong outputs, item 
 and back-pressure (a slow pipeline holds the crawl back instead of piling items up).
 """
 
+import logging
 from dataclasses import dataclass
 
 import attrs
@@ -12,6 +13,7 @@ from twisted.trial import unittest
 from tinyscrapy import DropItem, Request, Spider, signals
 
 from .helpers import crawl, make_engine, serve
+from .logs import capture_logs
 
 
 class ItemsSpider(Spider):
@@ -147,6 +149,24 @@ class PipelineTests(unittest.TestCase):
         self.assertEqual(stats.get_value("item_dropped_reasons_count/DropItem"), 2)
         self.assertEqual(dropped, ["odd 1", "odd 3"])
 
+    def test_drop_item_log_level(self):
+        """DropItem(log_level=...) sets its Dropped line's level; without one the line is
+        at DEFAULT_DROPITEM_LOG_LEVEL, a name or a number."""
+
+        class Drop:
+            def process_item(self, item):
+                raise DropItem("quiet" if item["n"] == 0 else "loud",
+                               log_level="DEBUG" if item["n"] == 0 else None)
+
+        engine, clock, downloader, crawler = make_engine(
+            ItemsSpider, {"ITEM_PIPELINES": {Drop: 1}, "DEFAULT_DROPITEM_LOG_LEVEL": "INFO"},
+            per_page=2)
+        logs = capture_logs(self, "tinyscrapy")
+        run(engine, clock, downloader)
+        levels = {record.getMessage().split()[1]: record.levelno for record in logs.records
+                  if record.getMessage().startswith("Dropped:")}
+        self.assertEqual(levels, {"quiet": logging.DEBUG, "loud": logging.INFO})
+
     def test_deferred_process_item(self):
         """A Deferred from process_item: the next pipeline gets what it fires with."""
         items = []
@@ -262,7 +282,7 @@ class BackPressureTests(unittest.TestCase):
                 break
         self.assertEqual(len(scraped), 1000)
         self.assertLessEqual(max(waiting), 4)
-        self.assertEqual(engine.scraper.pipelines.statistics().peak_waiting, 4)
+        self.assertEqual(engine.scraper.itemproc.statistics().peak_waiting, 4)
         self.assertEqual(len(downloader.fetched), 100)
 
     def test_fired_deferred_then_slow_pipeline_still_holds_back(self):
@@ -291,7 +311,7 @@ class BackPressureTests(unittest.TestCase):
         clock.advance(0)
         downloader.answer()
         self.assertEqual(len(yielded), 1)
-        self.assertEqual(engine.scraper.pipelines.statistics().waiting, 1)
+        self.assertEqual(engine.scraper.itemproc.statistics().waiting, 1)
         self.assertEqual(len(engine.in_flight), 1)
         for _ in range(3):
             clock.advance(1)

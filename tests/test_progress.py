@@ -39,7 +39,7 @@ class StreamProgress(Progress):
 
 
 def progress_of(crawler, cls=Progress):
-    return next((ext for _, ext in crawler.extensions if isinstance(ext, cls)), None)
+    return next((ext for ext in crawler.extensions.middlewares if isinstance(ext, cls)), None)
 
 
 def logstats_lines(logs):

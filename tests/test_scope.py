@@ -200,7 +200,7 @@ class OffsiteTests(unittest.TestCase):
         class Allowed(LinkSpider):
             allowed_domains = ["127.0.0.1"]
 
-        with self.assertLogs("tinyscrapy.downloadermiddlewares.offsite", logging.INFO) as logs:
+        with self.assertLogs("tinyscrapy.downloadermiddlewares.offsite", logging.DEBUG) as logs:
             crawler = yield crawl(Allowed, REDIRECTS, start_urls=[start])
         self.assertEqual(self.other.hits, {})
         self.assertEqual(self.server.hits["/ok"], 1)

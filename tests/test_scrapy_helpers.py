@@ -639,5 +639,5 @@ class ExtensionManagerTests(unittest.TestCase):
         Priced.start_urls = [server.url("/")]
         crawler = yield crawl(Priced)
         manager = ExtensionManager.from_crawler(crawler)
-        self.assertEqual(len(manager.middlewares), len(crawler.extensions))
+        self.assertEqual(len(manager.middlewares), len(crawler.extensions.middlewares))
         self.assertEqual(manager.paths[0], "tinyscrapy.extensions.corestats.CoreStats")

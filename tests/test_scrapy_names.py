@@ -81,3 +81,71 @@ class ContractFailTests(unittest.TestCase):
         self.assertTrue(issubclass(ContractFail, AssertionError))
         with self.assertRaises(AssertionError):
             raise ContractFail("expected 1 item")
+
+
+class ScrapyHelperNamesTests(unittest.TestCase):
+    """Helpers that Scrapy projects, plugins and Scrapy's own test servers import."""
+
+    def test_dummy_spider_loader(self):
+        """DummySpiderLoader finds no spider and says so with a KeyError."""
+        from tinyscrapy.settings import Settings
+        from tinyscrapy.spiderloader import DummySpiderLoader
+        loader = DummySpiderLoader.from_settings(Settings())
+        self.assertEqual(loader.list(), [])
+        self.assertEqual(loader.find_by_request(None), [])
+        self.assertRaises(KeyError, loader.load, "anything")
+
+    def test_responsetypes(self):
+        """responsetypes answers each clue as Scrapy's does."""
+        from tinyscrapy.http import Headers, HtmlResponse, JsonResponse, Response, XmlResponse
+        from tinyscrapy.responsetypes import responsetypes
+        self.assertIs(responsetypes.from_mimetype("text/html"), HtmlResponse)
+        self.assertIs(responsetypes.from_mimetype("application/octet-stream"), Response)
+        self.assertIs(responsetypes.from_content_type(b"application/json; charset=utf-8"),
+                      JsonResponse)
+        self.assertIs(responsetypes.from_content_type("text/html", b"gzip"), Response)
+        self.assertIs(responsetypes.from_content_disposition(
+            b'attachment; filename="feed.xml"'), XmlResponse)
+        self.assertIs(responsetypes.from_headers(Headers({"Content-Type": "text/html"})),
+                      HtmlResponse)
+        self.assertIs(responsetypes.from_args(url="http://127.0.0.1/a.json"), JsonResponse)
+        self.assertIs(responsetypes.from_args(filename="page.html", body=b"{}"),
+                      HtmlResponse)
+        self.assertIs(responsetypes.from_body(b"<html><body>hi</body></html>"),
+                      HtmlResponse)
+
+    def test_accepted_encodings(self):
+        """ACCEPTED_ENCODINGS is what the Accept-Encoding header offers."""
+        from tinyscrapy.downloadermiddlewares.httpcompression import (
+            ACCEPTED_ENCODINGS,
+            accept_encoding,
+        )
+        self.assertEqual(accept_encoding().encode().split(b", "), ACCEPTED_ENCODINGS)
+        self.assertEqual(ACCEPTED_ENCODINGS[:2], [b"gzip", b"deflate"])
+
+    def test_listen_tcp(self):
+        """listen_tcp takes the first free port of a range; a bad range is a ValueError."""
+        from twisted.internet import protocol, reactor
+
+        from tinyscrapy.utils.reactor import listen_tcp
+        factory = protocol.Factory()
+        first = listen_tcp([], "127.0.0.1", factory)
+        self.addCleanup(first.stopListening)
+        taken = first.getHost().port
+        second = listen_tcp([taken, taken + 1], "127.0.0.1", factory, reactor=reactor)
+        self.addCleanup(second.stopListening)
+        self.assertEqual(second.getHost().port, taken + 1)
+        self.assertRaises(ValueError, listen_tcp, [3, 2], "127.0.0.1", factory)
+
+    def test_tls_version_names(self):
+        """Scrapy's TLS version names map to Twisted's; the keywords bound a context."""
+        from twisted.internet.ssl import CertificateOptions, TLSVersion
+
+        from tinyscrapy.core.downloader.tls import _TWISTED_VERSION_MAP
+        from tinyscrapy.utils.ssl import _get_cert_options_version_kwargs
+        self.assertIs(_TWISTED_VERSION_MAP["TLSv1.2"], TLSVersion.TLSv1_2)
+        kwargs = _get_cert_options_version_kwargs(TLSVersion.TLSv1_3, None)
+        self.assertEqual(kwargs, {"raiseMinimumTo": TLSVersion.TLSv1_3})
+        self.assertEqual(_get_cert_options_version_kwargs(None, None), {})
+        CertificateOptions(**_get_cert_options_version_kwargs(TLSVersion.TLSv1_2,
+                                                             TLSVersion.TLSv1_3))

@@ -104,12 +104,12 @@ class ValueTests(unittest.TestCase):
         self.assertEqual(Settings({"CONCURRENT_REQUESTS": 2.0}).getint("CONCURRENT_REQUESTS"), 2)
 
     def test_booleans(self):
-        """Booleans from words, 0 and 1; anything else is an error."""
-        for value, expected in (("yes", True), ("off", False), (1, True), (0, False),
-                                ("True", True), (False, False)):
+        """Booleans as Scrapy reads them (True/true/False/false, 0, 1); anything else errs."""
+        for value, expected in (("true", True), ("False", False), (1, True), (0, False),
+                                ("True", True), (False, False), ("1", True), ("0", False)):
             self.assertIs(Settings({"RANDOMIZE_DOWNLOAD_DELAY": value})
                           .getbool("RANDOMIZE_DOWNLOAD_DELAY"), expected, value)
-        for value in ("maybe", 2, {"a": 1}):
+        for value in ("maybe", "on", "off", "yes", "TRUE", 2, "2", {"a": 1}):
             self.assertRaises(UsageError, Settings({"RANDOMIZE_DOWNLOAD_DELAY": value})
                               .getbool, "RANDOMIZE_DOWNLOAD_DELAY")
 

@@ -186,3 +186,72 @@ class CloseSpiderTests(unittest.TestCase):
         timers = [call for call in reactor.getDelayedCalls()
                   if getattr(call.func, "__name__", None) == "_timed_out"]
         self.assertEqual(timers, [])
+
+
+class _PlainCollector:
+    """A STATS_CLASS of a project's own, as Scrapy's tests write one: no from_crawler,
+    the crawler as its one argument, open_spider and close_spider requiring the spider."""
+
+    def __init__(self, crawler):
+        self.crawler = crawler
+        self.values = {}
+        self.calls = []
+
+    def open_spider(self, spider):
+        self.calls.append(("open", spider.name))
+
+    def close_spider(self, spider, reason):
+        self.calls.append(("close", spider.name, reason))
+
+    def get_stats(self, spider=None):
+        return dict(self.values)
+
+    def get_value(self, key, default=None, spider=None):
+        return self.values.get(key, default)
+
+    def set_value(self, key, value, spider=None):
+        self.values[key] = value
+
+    def inc_value(self, key, count=1, start=0, spider=None):
+        self.values[key] = self.values.get(key, start) + count
+
+    def max_value(self, key, value, spider=None):
+        self.values[key] = max(self.values.get(key, value), value)
+
+    def min_value(self, key, value, spider=None):
+        self.values[key] = min(self.values.get(key, value), value)
+
+
+class CollectorContractTests(unittest.TestCase):
+    """STATS_CLASS and the spider argument, as Scrapy 2.14+ has them."""
+
+    @defer.inlineCallbacks
+    def test_collector_of_ones_own(self):
+        """A collector without from_crawler is called with the crawler; one whose
+        open_spider/close_spider require the spider gets it, with a deprecation warning."""
+        from tinyscrapy.exceptions import ScrapyDeprecationWarning
+        server = serve(self)
+        start = server.add_page("/")
+        capture_logs(self, "tinyscrapy")
+        crawler = Crawler(LinkSpider, Settings({"STATS_CLASS": _PlainCollector}), reactor)
+        self.assertIs(crawler.stats.crawler, crawler)
+        yield crawler.crawl(start=start)
+        warned = [str(w["message"]) for w in self.flushWarnings()
+                  if w["category"] is ScrapyDeprecationWarning]
+        self.assertEqual(crawler.stats.calls, [("open", "links"), ("close", "links",
+                                                                   "finished")])
+        self.assertTrue(any("open_spider() method of" in m and "requires a spider argument"
+                            in m for m in warned), warned)
+        self.assertEqual(crawler.stats.get_value("finish_reason"), "finished")
+
+    def test_spider_argument_is_deprecated(self):
+        """Passing spider= to a stats method warns and is ignored."""
+        from tinyscrapy.exceptions import ScrapyDeprecationWarning
+        from tinyscrapy.statscollectors import StatsCollector
+        stats = StatsCollector()
+        stats.set_value("k", 1, spider=object())
+        stats.inc_value("k")
+        (warning,) = self.flushWarnings()
+        self.assertIs(warning["category"], ScrapyDeprecationWarning)
+        self.assertIn("'spider' argument to StatsCollector.set_value()", warning["message"])
+        self.assertEqual(stats.get_stats(), {"k": 2})

@@ -111,7 +111,7 @@ class ConsoleSpider(Spider):
         return d
 
     def _console(self):
-        return next(ext for _, ext in self.crawler.extensions
+        return next(ext for ext in self.crawler.extensions.middlewares
                     if isinstance(ext, TelnetConsole))
 
 
@@ -182,7 +182,7 @@ class TelnetConsoleTests(unittest.TestCase):
         self.assertNotIn(self._console_password(crawler), self.logs.text())
 
     def _console_password(self, crawler):
-        return next(ext for _, ext in crawler.extensions
+        return next(ext for ext in crawler.extensions.middlewares
                     if isinstance(ext, TelnetConsole)).password
 
     @defer.inlineCallbacks
@@ -233,11 +233,11 @@ class TelnetConsoleTests(unittest.TestCase):
     def test_off_by_default_and_off_by_scrapy_path(self):
         """No console unless enabled; EXTENSIONS {Scrapy's path: None} switches it off."""
         crawler = yield crawl(_OnePage, {"LOG_LEVEL": "INFO"}, start_urls=[self.start])
-        self.assertFalse([ext for _, ext in crawler.extensions
+        self.assertFalse([ext for ext in crawler.extensions.middlewares
                           if isinstance(ext, TelnetConsole)])
         crawler = yield crawl(_OnePage, self.settings(EXTENSIONS={
             "scrapy.extensions.telnet.TelnetConsole": None}), start_urls=[self.start])
-        self.assertFalse([ext for _, ext in crawler.extensions
+        self.assertFalse([ext for ext in crawler.extensions.middlewares
                           if isinstance(ext, TelnetConsole)])
         self.assertFalse([m for m in self.logs.messages(logging.INFO)
                           if m.startswith("Telnet")])

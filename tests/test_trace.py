@@ -27,7 +27,7 @@ IN_FLIGHT = "//*[local-name()='polyline'][@class='in-flight']"
 
 def extension(crawler, cls):
     """The built extension of class C{cls}, or None."""
-    return next((ext for _, ext in crawler.extensions if isinstance(ext, cls)), None)
+    return next((ext for ext in crawler.extensions.middlewares if isinstance(ext, cls)), None)
 
 
 class TraceTests(unittest.TestCase):

@@ -3,6 +3,7 @@ The engine's wake-ups: every source goes through C{wake}, so at most one turn is
 and each turn knows (when traced) which sources asked for it.
 """
 
+from twisted.internet import task
 from twisted.trial import unittest
 
 from tinyscrapy import Request, signals
@@ -85,3 +86,65 @@ class WakeTests(unittest.TestCase):
         self.assertEqual(turns[-1], (0, ["error"]))
         self.assertFalse(engine.acknowledging)
         self.assertEqual(self.successResultOf(engine.start()), "feed_error")
+
+
+class SlowStart(ListSpider):
+    """An C{async def start()} that waits a second before each of two requests, then
+    yields an item that a pipeline holds for a second."""
+
+    async def start(self):
+        for url in ("http://127.0.0.1/a", "http://127.0.0.1/b"):
+            await task.deferLater(self.crawler.reactor, 1, str, url)
+            yield Request(url)
+        yield {"from": "start"}
+
+
+class HoldingPipeline:
+    """Holds each item for a second of the crawl's clock."""
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        pipeline = cls()
+        pipeline.clock = crawler.reactor
+        return pipeline
+
+    def process_item(self, item):
+        return task.deferLater(self.clock, 1, dict, item)
+
+
+class StartCauseTests(unittest.TestCase):
+    """The start requests' wake-ups have causes of their own, never the default."""
+
+    def test_async_start_and_start_item_causes(self):
+        """An async start() that awaits wakes the loop as "start", a start item that left
+        the pipelines as "start item"; no turn is labelled "frontier"."""
+        settings = {"ITEM_PIPELINES": {HoldingPipeline: 100}}
+        engine, clock, downloader, crawler = make_engine(SlowStart, settings)
+        engine.wake_causes = set()
+        turns = []
+
+        def on_turn(causes, **_):
+            turns.append(sorted(causes))
+        crawler.signals.connect(on_turn, signals.engine_turn)
+        for _ in range(10):
+            clock.advance(1)
+        causes = {cause for turn in turns for cause in turn}
+        self.assertIn("start", causes)
+        self.assertIn("start item", causes)
+        self.assertNotIn("frontier", causes)
+        engine.close_spider("test")
+        clock.advance(0)
+
+
+class BareCrawlerCloseTests(unittest.TestCase):
+    """An engine run on a crawler that was never crawled (a script's, a test's)."""
+
+    def test_closes_without_extensions(self):
+        """The close has no extensions' feeds to close, and logs no error for it."""
+        from .logs import capture_logs
+        logs = capture_logs(self, "tinyscrapy.core.closing")
+        engine, clock, downloader, crawler = make_engine(ListSpider)
+        self.assertIsNone(crawler.extensions)
+        clock.advance(0)
+        self.assertEqual(self.successResultOf(engine.start()), "finished")
+        self.assertEqual([r.getMessage() for r in logs.records], [])

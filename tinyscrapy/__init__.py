@@ -7,8 +7,7 @@ C{import scrapy} from tinyscrapy (L{tinyscrapy.scrapyfinder}). Each name is impo
 first use (L{__getattr__}), and so is each submodule (C{tinyscrapy.http.Request} after a
 bare C{import tinyscrapy}, as C{scrapy.http.Request} works after C{import scrapy}), so that
 importing a part of the package (C{tinyscrapy.core.engine}, say) does not load the rest of
-it: parsel, lxml and itemadapter cost a crawl that needs none of them some 0.1 s of
-start-up.
+it, nor parsel, lxml or itemadapter (their start-up cost: docs/performance.md).
 """
 
 import importlib

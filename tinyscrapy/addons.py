@@ -21,8 +21,10 @@ When it runs here: L{AddonManager.load_settings} is called by the L{tinyscrapy.c
 when it is made, after the spider's C{custom_settings} and before the settings are checked
 and the reactor chosen (so an add-on may set C{TWISTED_REACTOR}); Scrapy calls it a step
 later, after the spider's C{from_crawler} (docs/differences.md).
-L{AddonManager.load_pre_crawler_settings} is called on the project's settings before its
-spiders are looked up by name.
+L{AddonManager.load_pre_crawler_settings} is called on the project's settings (the command
+line's C{-s} included) before its spiders are looked up by name: by the
+L{tinyscrapy.crawler.CrawlerProcess} when it is made, as Scrapy's, and by the C{list}
+command.
 """
 
 import logging
@@ -67,7 +69,9 @@ class AddonManager:
                     update_settings(settings)
             except NotConfigured as e:
                 if e.args:
-                    logger.warning("Disabled %s: %s", _label(path), e.args[0])
+                    logger.warning("Disabled %(clspath)s: %(eargs)s",
+                                   {"clspath": path, "eargs": e.args[0]},
+                                   extra={"crawler": self.crawler})
                 continue
             except UsageError:
                 raise
@@ -76,7 +80,8 @@ class AddonManager:
                                  f"{type(e).__name__}: {e}{_where(e)}") from e
             self.addons.append(addon)
         if self.addons:
-            logger.info("Enabled addons:\n%s", self.addons)
+            logger.info("Enabled addons:\n%(addons)s", {"addons": self.addons},
+                        extra={"crawler": self.crawler})
 
     @classmethod
     def load_pre_crawler_settings(cls, settings):

@@ -1,8 +1,17 @@
 """
-L{Command}: C{python -m tinyscrapy COMMAND ...}.
+Scrapy's C{scrapy.cmdline}: the command line. L{Command} is one invocation of it
+(TinyScrapy's entry point, C{python -m tinyscrapy run}); L{execute} is the command line as
+a function, for the C{main.py} a Scrapy project keeps to start a crawl from an IDE::
 
-Each command is a module of L{tinyscrapy.commands}; this module parses the command line,
-dispatches to the command, and keeps what the crawling commands share (L{Command.crawl}).
+    from tinyscrapy.cmdline import execute      # or scrapy.cmdline, served by tinyscrapy
+    execute(["scrapy", "crawl", "books", "-O", "books.jsonl"])
+
+An invocation finds its command, as Scrapy's does, by the first argument that is not an
+option: among the modules of L{tinyscrapy.commands}, the C{tinyscrapy.commands} entry
+points (and C{scrapy.commands}' while C{import scrapy} is served by tinyscrapy), and the
+project's C{COMMANDS_MODULE}, a later one replacing an earlier of the same name; each
+module's L{ScrapyCommand} subclass is the command of the module's name. Then it runs the
+command's steps (L{tinyscrapy.commands}). Without a command it lists them (exit 0).
 
 C{--as-scrapy} (or C{TINYSCRAPY_AS_SCRAPY=1}) serves C{import scrapy} from tinyscrapy for
 the command (L{tinyscrapy.scrapyfinder}), which happens by itself inside a Scrapy project
@@ -11,284 +20,307 @@ or spiders are imported.
 
 Usage errors (an unknown command or option, a spider that does not import, a bad setting,
 a start URL that cannot be fetched) print one line on stderr and exit with status 2,
-without a traceback. A crawl that ran to its end exits 0, whatever pages failed on the way
-(they are in the stats), unless nothing at all was fetched: when every start request was
+without a traceback; one a command raises without a message prints the command's help on
+stdout too. A crawl that ran to its end exits 0, whatever pages failed on the way (they
+are in the stats), unless nothing at all was fetched: when every start request was
 refused, timed out or forbidden by robots.txt, it ends with one line saying so and exits 1.
 """
 
 import argparse
 import importlib
+import inspect
 import logging
+import os
+import pkgutil
 import sys
 
-from tinyscrapy.commands import NAMES
+import tinyscrapy
+from tinyscrapy.commands import BaseRunSpiderCommand, ScrapyCommand, ScrapyHelpFormatter
 from tinyscrapy.exceptions import UsageError
-from tinyscrapy.settings import Settings, parse_value
+
+PROG = "tinyscrapy"
+BUILTIN = "tinyscrapy.commands"
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse that raises L{UsageError} instead of printing usage and exiting."""
+class ScrapyArgumentParser(argparse.ArgumentParser):
+    """argparse that raises L{UsageError} instead of printing usage and exiting, and reads
+    C{-:json} as a value (C{-o -:json}: JSON on stdout), not as an option."""
+
+    def _parse_optional(self, arg_string):
+        if arg_string.startswith("-:"):
+            return None
+        return super()._parse_optional(arg_string)
 
     def error(self, message):
         raise UsageError(message)
 
-    def add_common_options(self):
-        """The options of every crawling command (C{run}, C{runspider}, C{crawl})."""
-        self.add_argument("-o", dest="append", action="append", default=[], metavar="FILE",
-                          help="append items to FILE (.jsonl .json .csv; - for stdout)")
-        self.add_argument("-O", dest="overwrite", action="append", default=[],
-                          metavar="FILE", help="write items to FILE, replacing it")
-        self.add_argument("-s", dest="settings", action="append", default=[],
-                          metavar="NAME=VALUE", help="set a setting (repeatable)")
-        self.add_argument("-a", dest="spargs", action="append", default=[],
-                          metavar="NAME=VALUE", help="set a spider argument (repeatable)")
-        self.add_argument("--nolog", action="store_true",
-                          help="log nothing (the LOG_ENABLED setting)")
-        self.add_argument("--logfile", metavar="FILE",
-                          help="log to FILE instead of stderr (the LOG_FILE setting)")
-        self.add_argument("-L", dest="loglevel", metavar="LEVEL",
-                          help="log level (DEBUG, INFO, WARNING, ERROR)")
-        self.add_argument("--jobdir", metavar="DIR", help="persistent frontier: pause with "
-                          "Ctrl-C, resume by running again; each spider keeps its own in "
-                          "DIR/<spider name> (the JOBDIR setting)")
-        self.add_argument("--scheduler", metavar="URL", help="shared frontier, e.g. "
-                          "redis://127.0.0.1:6379/0 (the SCHEDULER_URL setting)")
-        self.add_argument("--trace", metavar="FILE",
-                          help="write the engine timeline as HTML (the TRACE_FILE setting); "
-                          "- prints one line per event on stderr instead")
+
+def _iter_command_classes(module_name):
+    """The L{ScrapyCommand} subclasses defined in C{module_name} and the modules below it
+    (each in its own module, not imported ones; not the two base classes)."""
+    from tinyscrapy.utils.misc import walk_modules_iter
+    for module in walk_modules_iter(module_name):
+        for obj in vars(module).values():
+            if inspect.isclass(obj) and issubclass(obj, ScrapyCommand) \
+                    and obj.__module__ == module.__name__ \
+                    and obj not in (ScrapyCommand, BaseRunSpiderCommand):
+                yield obj
 
 
-def command_module(name):
-    """The module of L{tinyscrapy.commands} that runs command C{name}."""
-    return importlib.import_module("tinyscrapy.commands." + name)
+def _get_commands_from_module(module, inproject):
+    """C{{name: command}} for the commands of C{module} (named by their module's last
+    part) that may run here (a C{requires_project} one only inside a project)."""
+    found = {}
+    for cls in _iter_command_classes(module):
+        if inproject or not cls.requires_project:
+            found[cls.__module__.rsplit(".", 1)[-1]] = cls()
+    return found
 
 
-AS_SCRAPY_HELP = ("serve `import scrapy` from tinyscrapy, so that a Scrapy project and its "
-                  "plugins run unchanged (also TINYSCRAPY_AS_SCRAPY=1; on by itself beside a "
-                  "scrapy.cfg when Scrapy is not installed)")
-
-
-def build_parser():
-    parser = _Parser(prog="python -m tinyscrapy",
-                     description="Scrapy's model, TinyScrapy's size, Twisted underneath. "
-                     "`python -m tinyscrapy COMMAND -h` tells what a command does.")
-    parser.add_argument("--as-scrapy", action="store_true", default=None,
-                        help=AS_SCRAPY_HELP)
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name in NAMES:
-        module = command_module(name)
-        command = commands.add_parser(
-            name, help=module.HELP, description=getattr(module, "DESCRIPTION", module.HELP))
-        # after the command too; SUPPRESS, or the command's default would hide the one
-        # given before it
-        command.add_argument("--as-scrapy", action="store_true", default=argparse.SUPPRESS,
-                             help=AS_SCRAPY_HELP)
-        module.add_arguments(command)
-    return parser
-
-
-def check_command_name(argv):
+def _get_commands_from_entry_points(inproject, group="tinyscrapy.commands"):
     """
-    @raise UsageError: the first argument is not an option and names no command (with
-        the closest command, for a typo).
+    C{{name: command}} for the entry points of C{group}.
+
+    @raise ValueError: an entry point is not a class.
     """
-    if not argv or argv[0].startswith("-") or argv[0] in NAMES:
-        return
+    from importlib.metadata import entry_points
+    found = {}
+    for entry_point in entry_points(group=group):
+        obj = entry_point.load()
+        if not inspect.isclass(obj):
+            raise ValueError(f"Invalid entry point {entry_point.name}")
+        found[entry_point.name] = obj()
+    return found
+
+
+def _builtin_names():
+    """The names of tinyscrapy's own commands (its command modules), without importing
+    them."""
+    package = importlib.import_module(BUILTIN)
+    return sorted(info.name for info in pkgutil.iter_modules(package.__path__))
+
+
+def _get_commands_dict(settings, inproject, only=None):
+    """
+    Every command that may run here, by name: tinyscrapy's own, then the entry points'
+    (Scrapy's group too while C{import scrapy} is served by tinyscrapy: a Scrapy plugin's
+    command must not import Scrapy itself), then the project's C{COMMANDS_MODULE}'s.
+
+    @param only: a command's name: import only that one of tinyscrapy's own modules (the
+        others import what their commands need, lxml and the reactor among them).
+    @raise UsageError: C{COMMANDS_MODULE} (or a module below it) does not import.
+    @raise ValueError: an entry point is not a class.
+    """
+    from tinyscrapy.scrapyfinder import is_installed
+    commands = {}
+    for name in _builtin_names() if only is None else [only]:
+        if name in _builtin_names():
+            commands.update(_get_commands_from_module(f"{BUILTIN}.{name}", inproject))
+    groups = ["scrapy.commands", "tinyscrapy.commands"] if is_installed() else \
+        ["tinyscrapy.commands"]
+    for group in groups:
+        commands.update(_get_commands_from_entry_points(inproject, group))
+    if settings["COMMANDS_MODULE"]:
+        try:
+            commands.update(_get_commands_from_module(settings["COMMANDS_MODULE"], inproject))
+        except ImportError as e:
+            raise UsageError(f"cannot import COMMANDS_MODULE {settings['COMMANDS_MODULE']!r}: "
+                             f"{type(e).__name__}: {e}") from None
+    return commands
+
+
+def _get_project_only_cmds(settings):
+    """The names of the commands offered only inside a project."""
+    return set(_get_commands_dict(settings, inproject=True)) - \
+        set(_get_commands_dict(settings, inproject=False))
+
+
+def _pop_command_name(argv):
+    """Take the command's name out of C{argv} (C{[program, arguments...]}): the first
+    argument after the program's that is not an option. @return: it, or None."""
+    for i in range(1, len(argv)):
+        if not argv[i].startswith("-"):
+            return argv.pop(i)
+    return None
+
+
+def _header(settings, inproject):
+    if inproject:
+        return f"tinyscrapy {tinyscrapy.__version__} - active project: {settings['BOT_NAME']}"
+    return f"tinyscrapy {tinyscrapy.__version__} - no active project"
+
+
+def _print_commands(settings, inproject):
+    """The list a command line without a command prints."""
+    commands = _get_commands_dict(settings, inproject)
+    lines = [_header(settings, inproject), "", "Usage:",
+             f"  {PROG} <command> [options] [args]      (or python -m tinyscrapy ...)", "",
+             "Available commands:"]
+    lines += [f"  {name:<13} {command.short_desc()}" for name, command in
+              sorted(commands.items())]
+    if not inproject and _get_project_only_cmds(settings):
+        lines += ["", "  [ more ]      More commands available when run from project directory"]
+    lines += ["", f'Use "{PROG} <command> -h" to see more info about a command']
+    print("\n".join(lines))
+
+
+def unknown_command(settings, name, inproject):
+    """
+    The usage error for a command line whose command C{name} is not one here: Scrapy's
+    words, the closest command's name for a typo, or the project-only commands when it
+    is one of those outside a project.
+    """
+    project_only = _get_project_only_cmds(settings)
+    if name in project_only and not inproject:
+        return UsageError(f"The {name} command is not available from this location: these "
+                          f"commands are only available from within a project: "
+                          f"{', '.join(sorted(project_only))}.")
     import difflib
-    word = argv[0]
-    guesses = difflib.get_close_matches(word, NAMES, n=1, cutoff=0.6)
-    hint = f": did you mean `{guesses[0]}`?" if guesses else ""
-    raise UsageError(f"unknown command {word!r}{hint} (commands: {', '.join(NAMES)}; "
-                     f"-h for help)")
+    known = _get_commands_dict(settings, inproject)
+    guesses = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    hint = f"; did you mean `{guesses[0]}`?" if guesses else ""
+    return UsageError(f"Unknown command: {name}{hint} (`{PROG}` alone lists the commands)")
+
+
+def _as_scrapy_switch(argv):
+    """C{--as-scrapy} anywhere on the command line: True, else None (it is read before
+    anything else, since it decides what C{import scrapy} finds)."""
+    return True if "--as-scrapy" in argv else None
 
 
 class Command:
     """
-    One invocation of the command line.
+    One invocation of the command line: Scrapy's C{execute()} in steps.
 
-    @ivar args: the parsed arguments.
-    @ivar settings: the L{Settings} built from C{-s} and C{-o}.
+    @ivar name: the command's name, or None (the command list is printed).
+    @ivar command: the L{ScrapyCommand} it runs, or None.
+    @ivar settings: the L{tinyscrapy.settings.Settings}: the project's (or the ones given),
+        then the command's C{default_settings}, then the command line's.
+    @ivar parser: the command's argument parser.
+    @ivar opts: the parsed options; @ivar args: the other arguments (the command's).
     """
 
-    def __init__(self, argv):
-        check_command_name(argv)
-        self.args = build_parser().parse_args(_attach_dash_values(argv))
-        if self.args.command is None:
-            raise UsageError("no command given (try: run, runspider, crawl, demo, list, "
-                             "version; -h for help)")
+    def __init__(self, argv, settings=None):
+        """
+        Find the command and read its options.
+
+        @param argv: the arguments, without the program's name.
+        @param settings: the settings to start from; None: the project's
+            (L{get_project_settings}) and C{EDITOR} from the environment.
+        @raise UsageError: an unknown command or option, or a project whose settings do
+            not import.
+        """
         from tinyscrapy.scrapyfinder import install_for_command
         # before the project's settings module and spiders import (they may import scrapy)
-        self.as_scrapy = install_for_command(self.args.as_scrapy)
-        from tinyscrapy.utils.project import project_values
-        # inside a project (tinyscrapy.cfg), its settings module is the "project" layer
-        self.settings = Settings(project_values(), "project")
-        if self.settings["ADDONS"]:  # where the spiders are may be an add-on's to say
-            from tinyscrapy.addons import AddonManager
-            AddonManager.load_pre_crawler_settings(self.settings)
+        self.as_scrapy = install_for_command(_as_scrapy_switch(argv))
+        from tinyscrapy.utils.project import get_project_settings, inside_project
+        if settings is None:
+            settings = get_project_settings()
+            if os.environ.get("EDITOR"):
+                settings.set("EDITOR", os.environ["EDITOR"], "project")
+        self.settings = settings
+        self.inproject = inside_project()
+        argv = [PROG, *argv]
+        self.name = _pop_command_name(argv)
+        self.command = self.parser = self.opts = None
+        self.args = []
+        if self.name is None:
+            return
+        commands = _get_commands_dict(settings, self.inproject, only=self.name)
+        if self.name not in commands:
+            commands = _get_commands_dict(settings, self.inproject)
+        if self.name not in commands:
+            raise unknown_command(settings, self.name, self.inproject)
+        self.command = command = commands[self.name]
+        self.parser = ScrapyArgumentParser(
+            prog=f"{PROG} {self.name}", usage=f"{PROG} {self.name} {command.syntax()}",
+            formatter_class=ScrapyHelpFormatter, conflict_handler="resolve",
+            description=command.long_desc())
+        settings.setdict(command.default_settings, "command")
+        command.settings = settings
+        command.add_options(self.parser)
+        self.opts, self.args = self.parser.parse_known_args(argv[1:])
+        unknown = [arg for arg in self.args if arg.startswith("-") and arg != "-"]
+        if unknown:
+            raise UsageError(f"unrecognized arguments: {' '.join(unknown)} ({PROG} "
+                             f"{self.name} -h lists its options)")
 
     def run(self):
-        """Dispatch to the command's module. @return: the exit status."""
-        return command_module(self.args.command).run(self)
+        """
+        Run the command (or print the command list).
 
-    # shared by run, runspider and crawl
-
-    def crawl(self, spider_classes, extra_args=None):
-        """Run C{spider_classes} in one L{CrawlerProcess}. @return: the exit status."""
-        from tinyscrapy.crawler import CrawlerProcess
-        from tinyscrapy.extensions.feedexport import check_shared_feeds
-        self.apply_options()
-        check_shared_feeds(self.settings, len(spider_classes))
-        spargs = dict(setting_pairs(self.args.spargs, "-a"))
-        spargs.update(extra_args or {})
-        from tinyscrapy.utils.reactor import install_for
-        install_for(self.settings, spider_classes)  # TWISTED_REACTOR, before the demo site
-        demo_url = self._serve_demo_if_needed(spider_classes, spargs)
-        process = CrawlerProcess(self.settings)
-        crawlers = []
-        for spidercls in spider_classes:
-            kwargs = dict(spargs)
-            if demo_url and getattr(spidercls, "uses_demo_site", False):
-                kwargs["base_url"] = demo_url
-            crawlers.append(process.create_crawler(spidercls))
-            d = process.crawl(crawlers[-1], **kwargs)
-            d.addErrback(_told)  # logged once by the process, which records the status
-        process.start()
-        if process.usage_error is not None:  # e.g. a shared frontier that cannot connect
-            raise process.usage_error
-        status = 1 if process.failed or process.forced else 0
-        from tinyscrapy.utils.log import nothing_fetched
-        from tinyscrapy.utils.reactor import asyncio_needed
-        for crawler in crawlers:
-            # every start request was refused, timed out, ...; or asyncio code failed
-            message = nothing_fetched(crawler) or asyncio_needed(crawler)
-            if message is not None:
-                logging.getLogger("tinyscrapy.crawler").error("%s", message)
-                status = 1
-        return status
-
-    def apply_options(self):
-        """Turn C{-s}, C{-L}, C{--jobdir}, C{--scheduler}, C{--trace}, C{-o} and C{-O} into
-        settings, and set up logging."""
-        args = self.args
-        for name, value in setting_pairs(args.settings, "-s"):
-            self.settings.set(name, parse_value(value, name), "cmdline")
-        if args.loglevel:
-            self.settings.set("LOG_LEVEL", args.loglevel.upper(), "cmdline")
-        for name, option in (("JOBDIR", "jobdir"), ("SCHEDULER_URL", "scheduler"),
-                             ("TRACE_FILE", "trace")):
-            value = getattr(args, option, None)  # `bench` has none of these
-            if value is not None:
-                self.settings.set(name, value, "cmdline")
-        if getattr(args, "nolog", False):
-            self.settings.set("LOG_ENABLED", False, "cmdline")
-        if getattr(args, "logfile", None):
-            self.settings.set("LOG_FILE", args.logfile, "cmdline")
-        configure_logging(self.settings)
-        if getattr(self, "as_scrapy", False):
-            logging.getLogger("tinyscrapy.scrapyfinder").debug(
-                "`import scrapy` is served by tinyscrapy (docs/porting.md)")
-        feeds = {}
-        for value, overwrite in [(p, False) for p in args.append] + \
-                [(p, True) for p in args.overwrite]:
-            path, fmt = feed_path_and_format(value, self.settings)
-            feeds[path] = {"overwrite": overwrite} if fmt is None else \
-                {"format": fmt, "overwrite": overwrite}
-        if feeds:
-            self.settings.set("FEEDS", feeds, "cmdline")
-        elif "FEEDS" not in self.settings.overridden():
-            # items go to stdout unless a feed is configured somewhere (even as {}); set as
-            # a default, so a spider's custom_settings FEEDS still wins
-            self.settings.set("FEEDS", {"-": {"format": "jsonlines"}}, "default")
-
-    def _serve_demo_if_needed(self, spider_classes, spargs):
-        """Serve the demo site in this reactor for spiders that use it, unless the user
-        gave C{-a base_url=...}. With C{JOBDIR}, on the port it had when the job started
-        (kept in C{JOBDIR/demo_port}), so that saved requests point at it on a resume.
-        @return: the site's URL, or None. @raise UsageError: that port is taken."""
-        if "base_url" in spargs or not any(getattr(cls, "uses_demo_site", False)
-                                           for cls in spider_classes):
-            return None
-        from twisted.internet.error import CannotListenError
-
-        from tinyscrapy.demo import listen
-        from tinyscrapy.frontier.jobdir import save_demo_port, saved_demo_port
-        jobdir = self.settings.get("JOBDIR")
-        port = saved_demo_port(jobdir) if jobdir else 0
+        @return: the exit status.
+        @raise UsageError: the command's options or arguments are wrong (its help printed
+            first when the error has no message), or the crawl found a bad setting.
+        """
+        if self.command is None:
+            _print_commands(self.settings, self.inproject)
+            return 0
         try:
-            address = listen(port).getHost()
-        except CannotListenError as e:
-            raise UsageError(f"--jobdir {jobdir}: the demo site must listen on port {port} "
-                             f"again, where the saved requests point, but cannot "
-                             f"({e.socketError}; another crawl with this directory?): free "
-                             f"the port, or give -a base_url=URL") from None
-        if jobdir and not port:
-            save_demo_port(jobdir, address.port)
-        url = f"http://{address.host}:{address.port}"
-        logging.getLogger("tinyscrapy.demo").info("serving the demo site on %s", url)
-        return url
+            self.command.process_options(self.args, self.opts)
+            if self.command.requires_crawler_process:
+                from tinyscrapy.crawler import CrawlerProcess
+                self.command.crawler_process = CrawlerProcess(self.settings)
+                if self.as_scrapy:
+                    logging.getLogger("tinyscrapy.scrapyfinder").debug(
+                        "`import scrapy` is served by tinyscrapy (docs/porting.md)")
+            if self.opts.profile:
+                self._run_profiled()
+            else:
+                self.command.run(self.args, self.opts)
+        except UsageError as e:
+            if str(e):
+                raise
+            if e.print_help:
+                self.parser.print_help()
+            raise UsageError(f"usage: {self.parser.usage.strip()}") from None
+        return self.command.exitcode
+
+    def _run_profiled(self):
+        """C{--profile FILE}: the command's C{run} under cProfile, its statistics written
+        to FILE."""
+        import cProfile
+        print(f"{PROG}: writing cProfile stats to {self.opts.profile!r}", file=sys.stderr)
+        profile = cProfile.Profile()
+        try:
+            profile.runcall(self.command.run, self.args, self.opts)
+        finally:
+            profile.dump_stats(self.opts.profile)
 
 
-def _told(_failure):
-    """A crawl's failure, logged by the process already (never "Unhandled error")."""
-    return None
+def _status(argv, settings=None):
+    """Run the command line C{argv} (without the program's name). @return: the exit
+    status (a usage error printed as one line on stderr)."""
+    try:
+        return Command(argv, settings).run()
+    except UsageError as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:  # `... | head`: the reader left; no traceback for that
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
-def setting_pairs(items, flag):
-    """C{(name, value)} of each C{NAME=VALUE} of option C{flag}.
-    @raise UsageError: one is not C{NAME=VALUE}."""
-    for item in items:
-        name, sep, value = item.partition("=")
-        if not sep or not name:
-            raise UsageError(f"{flag} expects NAME=VALUE, got {item!r}")
-        yield name.strip(), value
-
-
-def _attach_dash_values(argv):
-    """C{-o -:json} as argparse can read it (C{-o-:json}): a value that starts with a dash
-    would be taken for an option."""
-    out = []
-    for arg in argv:
-        if out and out[-1] in ("-o", "-O") and arg.startswith("-:"):
-            out[-1] += arg
-        else:
-            out.append(arg)
-    return out
-
-
-def feed_path_and_format(value, settings):
+def execute(argv=None, settings=None):
     """
-    C{-o}'s value as Scrapy reads it: C{URI}, or C{URI:FORMAT} (C{items.txt:jsonlines},
-    C{-:json} for stdout) when what follows the last colon is a format of
-    C{FEED_EXPORTERS}.
+    Run a command line and exit with its status, as Scrapy's C{execute}.
 
-    @return: C{(uri, format)}; the format is None when the feed exporter tells it from
-        the extension (with the spider's settings too: its C{FEED_EXPORTERS}).
+    @param argv: the command line, the program's name first (C{["scrapy", "crawl",
+        "books"]}); None: C{sys.argv}.
+    @param settings: the settings to start from; None: the project's.
+    @raise SystemExit: always, with the exit status.
     """
-    formats = {**settings.getdict("FEED_EXPORTERS_BASE"), **settings.getdict("FEED_EXPORTERS")}
-    uri, colon, fmt = value.rpartition(":")
-    if colon and uri and formats.get(fmt) is not None:
-        return uri, fmt
-    return value, None
-
-
-def configure_logging(settings):
-    """Log to stderr (or C{LOG_FILE}) at C{LOG_LEVEL}; Twisted's own log goes through the
-    same handler (L{tinyscrapy.utils.log.configure_logging}, Scrapy's way)."""
-    from tinyscrapy.utils.log import configure_logging as configure
-    configure(settings)
+    argv = sys.argv if argv is None else argv
+    sys.exit(_status(list(argv[1:]), settings))
 
 
 def main(argv=None):
-    """Run the command line; exit with its status."""
-    try:
-        status = Command(sys.argv[1:] if argv is None else argv).run()
-    except UsageError as e:
-        print(f"tinyscrapy: error: {e}", file=sys.stderr)
-        status = 2
-    except KeyboardInterrupt:
-        status = 130
-    except BrokenPipeError:  # `... | head`: the reader left; no traceback for that
-        import os
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        status = 1
-    sys.exit(status)
+    """C{python -m tinyscrapy} and the C{tinyscrapy} console command: run the command
+    line (C{sys.argv[1:]} by default) and exit with its status."""
+    sys.exit(_status(sys.argv[1:] if argv is None else list(argv)))
+
+
+if __name__ == "__main__":  # python -m tinyscrapy.cmdline, as python -m scrapy.cmdline
+    execute()

@@ -47,11 +47,12 @@ from tinyscrapy import signals
 from tinyscrapy.addons import AddonManager
 from tinyscrapy.core.startrequests import start_of
 from tinyscrapy.exceptions import StartError, UsageError
+from tinyscrapy.extension import ExtensionManager
 from tinyscrapy.ledger import RequestLedger
-from tinyscrapy.middleware import build_ordered
 from tinyscrapy.settings import Settings
 from tinyscrapy.signalmanager import SignalBus
 from tinyscrapy.spiders import Spider
+from tinyscrapy.statscollectors import call_with_spider_if_required
 from tinyscrapy.utils.defer import (
     Unwaited,
     Waiting,
@@ -123,14 +124,14 @@ class Crawler:
         self.settings.validate()  # a bad value stops the start here, with one line
         # the reactor the crawl asks for is installed here, if nothing was yet
         self.reactor = reactor or apply_reactor_setting(self.settings, spidercls)
-        self.stats = build(load_object(self.settings["STATS_CLASS"]), self)
+        self.stats = _stats_collector(load_object(self.settings["STATS_CLASS"]), self)
         self.ledger = RequestLedger(self.stats)
         self.crawling = False
         self.spider = None
         self.engine = None
         self.downloader = None
         self.slots = None
-        self.extensions = []
+        self.extensions = None  # the ExtensionManager, built as the crawl starts
         self._fingerprinter = None
         self._logformatter = None
         self._started = False
@@ -149,10 +150,9 @@ class Crawler:
             stopped the crawl from starting (a RuntimeError when called twice).
         """
         if self._started:
-            return defer.fail(RuntimeError(
-                "Crawling already taking place" if self.crawling else
-                "Cannot run Crawler.crawl() more than once on the same instance."))
+            return defer.fail(self._started_already("crawl"))
         self.crawling = self._started = True
+        self._spider_args = (args, kwargs)  # what a worker of --workers makes its spider with
         d = self._crawl(*args, **kwargs)
         d.addBoth(self._cb_crawl_ended)
         return d
@@ -171,7 +171,7 @@ class Crawler:
         self._apply_settings()
         self.engine = self._create_engine()
         self._log_start()
-        self.stats.open_spider(self.spider)
+        self._open_stats()
         yield self._opening(self.engine.scraper.open_spider(self.spider), "the pipelines")
         yield self._opening(self.signals.send_deferred(signals.spider_opened,
                                                        spider=self.spider), "spider_opened")
@@ -184,6 +184,11 @@ class Crawler:
         reason = yield self.engine.start()
         return reason
 
+    def _open_stats(self):
+        """The stats collector's C{open_spider}: with the spider only when its signature
+        requires one (Scrapy 2.14's contract)."""
+        call_with_spider_if_required(self.stats.open_spider, self.spider)
+
     def _cb_crawl_ended(self, result):
         self.crawling = False
         return result
@@ -193,8 +198,18 @@ class Crawler:
         L{crawl} as a coroutine (Scrapy 2.14): complete when the crawl has ended.
 
         @return: the finish reason.
+        @raise RuntimeError: called twice, or while L{crawl} runs.
         """
+        if self._started:
+            raise self._started_already("crawl_async")
         return await maybe_deferred_to_future(self.crawl(*args, **kwargs))
+
+    def _started_already(self, method):
+        """The error of a second C{crawl()} or C{crawl_async()}, as Scrapy words it."""
+        if self.crawling:
+            return RuntimeError("Crawling already taking place")
+        return RuntimeError(f"Cannot run Crawler.{method}() more than once on the same "
+                            f"instance.")
 
     def _create_spider(self, *args, **kwargs):
         """The spider, from C{spidercls.from_crawler}, as L{crawl} makes it (Scrapy's name for
@@ -212,9 +227,11 @@ class Crawler:
 
     def _apply_settings(self):
         """The spider is made (its C{from_crawler} may have set settings): check them,
-        freeze them, and let them set the log up (a spider's C{LOG_LEVEL}), as Scrapy's
-        crawler does."""
+        build the extensions (which may still set settings, and connect their signals
+        before anything sends one), freeze the settings, and let them set the log up (a
+        spider's C{LOG_LEVEL}), as Scrapy's crawler does."""
         self.settings.validate()
+        self.extensions = ExtensionManager.from_crawler(self)
         self.settings.freeze()
         update_root_handler(self.settings)
 
@@ -271,12 +288,14 @@ class Crawler:
     def _create_engine(self):
         """The engine, which builds the parts it drives from this crawler's settings (the
         downloader first: robots.txt downloads through it, and the scheduler consults its
-        slots), then the extensions, which only listen to signals: each connects its own
-        in C{from_crawler}."""
+        slots)."""
         from tinyscrapy.core.engine import ExecutionEngine
-        engine = self.engine = ExecutionEngine(self)
-        self.extensions = build_ordered(self, "EXTENSIONS")
-        return engine
+        from tinyscrapy.frontier import workers_wanted
+        engine_class = ExecutionEngine
+        if workers_wanted(self.settings) > 1:  # --workers N: leased to N processes
+            from tinyscrapy.frontier.service import FrontierService as engine_class
+        self.engine = engine_class(self)
+        return self.engine
 
     def scheduler_class(self):
         """The frontier's class: C{SCHEDULER} when the user set it, else the one C{JOBDIR}
@@ -324,12 +343,16 @@ class Crawler:
         """The running item pipeline of class C{cls} (or a subclass), or None.
         @raise RuntimeError: the engine is not made yet (before C{crawl})."""
         return _running(self, "get_item_pipeline", cls,
-                       self.engine and self.engine.scraper.pipelines.pipelines)
+                       self.engine and self.engine.scraper.itemproc.middlewares)
 
     def get_extension(self, cls):
         """The running extension of class C{cls} (or a subclass), or None.
-        @raise RuntimeError: the engine is not made yet (before C{crawl})."""
-        return _running(self, "get_extension", cls, self.engine and self.extensions)
+        @raise RuntimeError: the extensions are not built yet (before C{crawl})."""
+        if self.extensions is None:
+            raise RuntimeError("Crawler.get_extension() can only be called after the "
+                               "extension manager has been created.")
+        return next((ext for ext in self.extensions.middlewares if isinstance(ext, cls)),
+                    None)
 
     def _log_start(self):
         """Log what this crawl runs with (L{tinyscrapy.utils.log.log_start})."""
@@ -406,7 +429,14 @@ class CrawlerRunner:
         d = crawler.crawl(*args, **kwargs)
         self._active.add(d)
         d.addBoth(self._cb_crawl_done, crawler, d)
+        for worker in getattr(crawler.engine, "workers", ()):  # --workers: each process too
+            self._active.add(worker.ended)
+            worker.ended.addBoth(self._cb_worker_ended, worker.ended)
         return d
+
+    def _cb_worker_ended(self, result, d):
+        self._active.discard(d)
+        return result
 
     def _cb_crawl_done(self, result, crawler, d):
         self.crawlers.discard(crawler)
@@ -596,18 +626,27 @@ class CrawlerProcess(CrawlerRunner):
             pass
 
 
+def _stats_collector(stats_class, crawler):
+    """C{STATS_CLASS}'s collector: built with C{from_crawler} when it has one, else called
+    with the crawler, as Scrapy does."""
+    if hasattr(stats_class, "from_crawler"):
+        return build(stats_class, crawler)
+    return stats_class(crawler)
+
+
 def _running(crawler, method, cls, components):
     """
-    The first of C{components} (C{(path, component)} pairs) that is a C{cls}, or None; the
-    lookup behind C{Crawler.get_downloader_middleware()} and its kin.
+    The first of C{components} that is a C{cls}, or None; the lookup behind
+    C{Crawler.get_downloader_middleware()} and its kin.
 
-    @param components: the pairs, or a false value when the engine is not made yet.
+    @param components: a manager's C{middlewares}, or a false value when the engine is not
+        made yet.
     @raise RuntimeError: the engine is not made yet, as Scrapy says it.
     """
     if crawler.engine is None:
         raise RuntimeError(f"Crawler.{method}() can only be called after the crawl engine "
                            f"has been created.")
-    for _, component in components or ():
+    for component in components or ():
         if isinstance(component, cls):
             return component
     return None

@@ -10,7 +10,19 @@ from twisted.internet.error import TimeoutError as ConnectTimeoutError
 
 
 class UsageError(Exception):
-    """The command line or a setting is wrong; the command prints one line and exits 2."""
+    """
+    The command line or a setting is wrong; the command prints one line and exits 2.
+
+    Raised without a message by a command's C{run} (as Scrapy's commands do for wrong
+    arguments), it asks for the command's help on stdout too, unless
+    C{print_help=False}.
+
+    @ivar print_help: whether a message-less error prints the command's help.
+    """
+
+    def __init__(self, *args, print_help=True, **kwargs):
+        super().__init__(*args, **kwargs)  # an ImportError's name=, for a subclass
+        self.print_help = print_help
 
 
 class SpiderWithoutName(UsageError, ValueError):
@@ -222,13 +234,21 @@ class CertificateError(TlsError):
 
 
 class ContractFail(AssertionError):
-    """Scrapy's error for a spider contract that failed (an C{AssertionError}, as there).
-    tinyscrapy runs no contracts (no C{check} command); a custom contract or a test that
-    raises or catches it ports unchanged."""
+    """A spider contract that failed (an C{AssertionError}, as in Scrapy: C{check} reports
+    it as a failure, L{tinyscrapy.contracts})."""
 
 
 class DropItem(Exception):
-    """Raised by an item pipeline to drop an item; counted in C{item_dropped_count}."""
+    """
+    Raised by an item pipeline to drop an item; counted in C{item_dropped_count}.
+
+    @ivar log_level: the level of its C{Dropped:} line (a name or a number), or None for
+        C{DEFAULT_DROPITEM_LOG_LEVEL}.
+    """
+
+    def __init__(self, message="", log_level=None):
+        super().__init__(message)
+        self.log_level = log_level
 
 
 class CloseSpider(Exception):

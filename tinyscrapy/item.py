@@ -17,9 +17,9 @@ then see our items, and their field metadata, as Scrapy's see Scrapy's. It impor
 itemadapter only once L{Item} exists: with C{scrapy} served by tinyscrapy
 (L{tinyscrapy.scrapyfinder}), itemadapter's first import probes C{scrapy.item.Item}, and
 when itemadapter is imported first, that probe is what imports this module (itemadapter
-is then half-imported, and takes L{Item} for Scrapy's own, with no adapter of ours). (itemadapter
-costs some 80 ms to import; only a crawl whose code uses L{Item} imports this module,
-since C{tinyscrapy.Item} is looked up lazily.)
+is then half-imported, and takes L{Item} for Scrapy's own, with no adapter of ours). Only a
+crawl whose code uses L{Item} imports this module (C{tinyscrapy.Item} is looked up lazily),
+so only such a crawl pays for itemadapter's import (docs/performance.md).
 
 Every item class is named in L{Item.classes} (and a dataclass or attrs class can be added
 with L{register_item_class}): the frontier's codec finds an item class there by name when

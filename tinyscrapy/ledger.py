@@ -73,6 +73,16 @@ class RequestLedger:
         """One new request was offered to the crawl."""
         self.opened += 1
 
+    def add(self, opened, closed):
+        """
+        Count another process's entries into these books (a worker of C{--workers}, whose
+        requests are often opened in one process and ended in another): C{opened} more
+        entries, and C{closed} (state -> count) more ended. Their stats come with that
+        process's own.
+        """
+        self.opened += opened
+        self.closed.update(closed)
+
     def keep_pending(self):
         """
         The frontier keeps the requests still waiting at close for the next run (a

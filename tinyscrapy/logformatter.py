@@ -54,11 +54,19 @@ class LogFormatter:
         return {"level": logging.DEBUG, "msg": SCRAPEDMSG, "args": {"src": src, "item": item}}
 
     def dropped(self, item, exception, response, spider):
+        """The C{Dropped:} line, at the exception's C{log_level}, else at the crawl's
+        C{DEFAULT_DROPITEM_LOG_LEVEL} (read now, as Scrapy does)."""
         level = getattr(exception, "log_level", None)
+        if level is None:
+            crawler = getattr(spider, "crawler", None)
+            level = (crawler.settings.get("DEFAULT_DROPITEM_LOG_LEVEL", self.dropped_level)
+                     if crawler is not None else self.dropped_level)
         if isinstance(level, str):
             level = logging.getLevelName(level.upper())
-        return {"level": level if isinstance(level, int) else self.dropped_level,
-                "msg": DROPPEDMSG, "args": {"exception": exception, "item": item}}
+            if not isinstance(level, int):  # not a level's name
+                level = self.dropped_level
+        return {"level": level, "msg": DROPPEDMSG,
+                "args": {"exception": exception, "item": item}}
 
     def item_error(self, item, exception, response, spider):
         return {"level": logging.ERROR, "msg": ITEMERRORMSG, "args": {"item": item}}

@@ -1,6 +1,9 @@
 """
 Scrapy's C{scrapy.middleware}: what every chain of components shares.
 
+    - L{MiddlewareManager}, Scrapy's base of the managers that hold one crawl's components
+      of one kind (the downloader and spider middlewares, the item pipelines, the
+      extensions): C{middlewares}, C{methods}, C{from_crawler};
     - building the components an ordered setting enables (C{DOWNLOADER_MIDDLEWARES},
       C{SPIDER_MIDDLEWARES}, C{ITEM_PIPELINES}, C{EXTENSIONS}): Scrapy's
       C{{"dotted.path": order}} dictionaries merged over their C{_BASE}, C{None} switching
@@ -21,11 +24,13 @@ every download) and L{tinyscrapy.core.spidermw} (around every callback's output)
 
 import inspect
 import logging
+import warnings
+from collections import defaultdict, deque
 from dataclasses import dataclass
 
 from twisted.internet.defer import Deferred
 
-from tinyscrapy.exceptions import StartError, UsageError
+from tinyscrapy.exceptions import ScrapyDeprecationWarning, StartError, UsageError
 from tinyscrapy.http.request import Request
 from tinyscrapy.http.response import Response
 from tinyscrapy.utils.defer import deferred_from_coro
@@ -70,7 +75,9 @@ def _key(path):
     if isinstance(path, str):
         return path
     qualname = getattr(path, "__qualname__", None)
-    return f"{path.__module__}.{qualname}" if qualname else path
+    if not qualname or "<locals>" in qualname:  # no path names it: only itself
+        return path
+    return f"{path.__module__}.{qualname}"
 
 
 _told = set()  # the Scrapy paths already logged: once per process
@@ -114,6 +121,82 @@ def scrapy_path(setting, path, order):
     return target if isinstance(target, str) else None
 
 
+class MiddlewareManager:
+    """
+    The components of one kind that one crawl runs, in their order: Scrapy's base of the
+    managers (L{tinyscrapy.core.downloader.middleware.DownloaderMiddlewareManager},
+    L{tinyscrapy.core.spidermw.SpiderMiddlewareManager},
+    L{tinyscrapy.pipelines.ItemPipelineManager}, L{tinyscrapy.extension.ExtensionManager}).
+
+    A subclass names its ordered setting (C{setting}) and may collect the hooks it calls in
+    C{_add_middleware}; C{from_crawler} builds what the setting enables.
+
+    @cvar component_name: what one component is called, in messages.
+    @cvar setting: the ordered setting the components come from (C{EXTENSIONS}).
+    @ivar crawler: the crawler they were built for, or None.
+    @ivar middlewares: the components (instances), lowest order first: Scrapy's attribute.
+    @ivar paths: the dotted path (or name) each was enabled by, in the same order.
+    @ivar methods: hook name -> the components' bound methods, in calling order: Scrapy's
+        attribute, filled by C{_add_middleware}.
+    """
+
+    component_name = "component"
+    setting = None
+
+    def __init__(self, *middlewares, crawler=None, paths=None):
+        if crawler is None:
+            warnings.warn(f"MiddlewareManager.__init__() was called without the crawler "
+                          f"argument when creating {type(self).__module__}."
+                          f"{type(self).__qualname__}. This is deprecated and the argument "
+                          f"will be required in future Scrapy versions.",
+                          ScrapyDeprecationWarning, stacklevel=3)
+        self.crawler = crawler
+        self.middlewares = middlewares
+        self.paths = tuple(paths) if paths is not None else tuple(
+            _name_of(type(mw)) for mw in middlewares)
+        if len(self.paths) != len(middlewares):
+            raise ValueError(f"{type(self).__name__}: {len(middlewares)} components, "
+                             f"{len(self.paths)} paths")
+        self.methods = defaultdict(deque)
+        for mw in middlewares:
+            self._add_middleware(mw)
+
+    @property
+    def components(self):
+        """C{(path, component)} of each component, in order."""
+        return list(zip(self.paths, self.middlewares, strict=True))
+
+    @classmethod
+    def _get_mwlist_from_settings(cls, settings):
+        """The enabled paths of C{cls.setting}, lowest order first (L{ordered_paths})."""
+        return ordered_paths(settings, cls.setting)
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        """
+        The components C{crawler}'s settings enable, built for it; one that raises
+        C{NotConfigured} is left out.
+
+        @raise StartError: a component's C{from_crawler} (or constructor) raised.
+        @raise UsageError: a path, an order or what C{from_crawler} returned is wrong.
+        """
+        built = build_components(crawler, cls.setting,
+                                 cls._get_mwlist_from_settings(crawler.settings))
+        return cls(*(component for _, component in built), crawler=crawler,
+                   paths=[path for path, _ in built])
+
+    def _add_middleware(self, mw):
+        """Collect C{mw}'s hooks into C{methods} (a subclass's part; none here)."""
+
+    def open_spider(self, spider):
+        """Not a manager's part (as in Scrapy 2.19): the crawl opens its components."""
+        raise NotImplementedError(f"{type(self).__name__}.open_spider() is not implemented")
+
+    def close_spider(self, spider):
+        """Not a manager's part (as in Scrapy 2.19): the crawl closes its components."""
+        raise NotImplementedError(f"{type(self).__name__}.close_spider() is not implemented")
+
+
 def build_ordered(crawler, name):
     """
     Build every enabled component of the ordered setting C{name}.
@@ -123,8 +206,18 @@ def build_ordered(crawler, name):
         line, and the crawl does not start (exit status 1).
     @raise UsageError: one returned what is not a component (L{_check_component}).
     """
+    return build_components(crawler, name, ordered_paths(crawler.settings, name))
+
+
+def build_components(crawler, name, paths):
+    """
+    Build the components at C{paths} (dotted paths or objects) for the setting C{name}, as
+    L{build_ordered} does.
+
+    @return: a list of C{(path, component)} pairs, in order.
+    """
     built = []
-    for path in ordered_paths(crawler.settings, name):
+    for path in paths:
         objcls = load_object(path)
         label = path if isinstance(path, str) else _name_of(path)
         try:

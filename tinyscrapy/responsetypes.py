@@ -203,6 +203,63 @@ def _remember(content_type, cls):
     return cls
 
 
+class ResponseTypes:
+    """
+    Scrapy's C{ResponseTypes} (its instance is L{responsetypes}): the response class by one
+    clue at a time, each method a door to the functions above.
+    """
+
+    def from_mimetype(self, mimetype):
+        """The class for a media type; L{Response} for None or an unknown one."""
+        return class_for_type(mimetype.lower()) if mimetype else Response
+
+    def from_content_type(self, content_type, content_encoding=None):
+        """The class for a C{Content-Type} value; a body still encoded is binary."""
+        if content_encoding:
+            return Response
+        if isinstance(content_type, bytes):
+            content_type = content_type.decode("latin-1")
+        return self.from_mimetype(content_type.split(";")[0].strip())
+
+    def from_content_disposition(self, content_disposition):
+        """The class for the file name a C{Content-Disposition} value gives, if any."""
+        if isinstance(content_disposition, bytes):
+            content_disposition = content_disposition.decode("latin-1", "replace")
+        try:
+            filename = content_disposition.split(";")[1].split("=")[1].strip("\"' ")
+        except IndexError:
+            return Response
+        return self.from_filename(filename)
+
+    def from_headers(self, headers):
+        """The class the headers tell (C{Content-Type}, then C{Content-Disposition})."""
+        return response_class(headers=headers)
+
+    def from_filename(self, filename):
+        """The class a file name's extension tells."""
+        return _from_filename(filename)
+
+    def from_body(self, body):
+        """The class a look at the body tells."""
+        return _from_body(body)
+
+    def from_args(self, headers=None, url=None, filename=None, body=None):
+        """The class all the clues given tell, in L{response_class}'s order (a file
+        name after the headers, before the URL)."""
+        if headers:
+            cls = response_class(headers=headers)
+            if cls is not Response:
+                return cls
+        if filename is not None:
+            cls = _from_filename(filename)
+            if cls is not Response:
+                return cls
+        return response_class(url=url, body=body)
+
+
+responsetypes = ResponseTypes()
+
+
 def response_for(url, status=200, headers=None, body=b"", request=None, **kwargs):
     """
     The response of the right class (L{response_class}) for a download: what the

@@ -98,6 +98,14 @@ class _ServedModule(importlib.abc.Loader):
         if own is not None:
             module.__spec__ = own
 
+    @staticmethod
+    def get_code(fullname):
+        """The code of the tinyscrapy module that C{scrapy.X.Y} is, for C{python -m
+        scrapy.X.Y} (runpy runs it as C{__main__}: C{python -m scrapy.cmdline} is
+        C{python -m tinyscrapy.cmdline})."""
+        ours = "tinyscrapy" + fullname[len("scrapy"):]
+        return importlib.util.find_spec(ours).loader.get_code(ours)
+
 
 class ScrapyFinder(importlib.abc.MetaPathFinder):
     """
@@ -250,3 +258,41 @@ def missing_scrapy_hint(error):
         return ""
     return (" (code written for Scrapy: run it with --as-scrapy, or TINYSCRAPY_AS_SCRAPY=1, "
             "to serve `import scrapy` from tinyscrapy)")
+
+
+def run_script(path, args=()):
+    """
+    Run the Python script C{path} as C{__main__}, C{import scrapy} served by tinyscrapy
+    first: C{python -m tinyscrapy.scrapyfinder main.py [ARG ...]} runs a Scrapy project's
+    C{main.py} (C{from scrapy.cmdline import execute}) unchanged.
+
+    @param args: the script's arguments (its C{sys.argv[1:]}).
+    @raise UsageError: there is no such file, or Scrapy itself is already imported.
+    """
+    import runpy
+    if not os.path.isfile(path):
+        raise UsageError(f"no such script: {path}")
+    install_as_scrapy()
+    sys.argv = [path, *args]
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    runpy.run_path(path, run_name="__main__")
+
+
+def main(argv):
+    """C{python -m tinyscrapy.scrapyfinder SCRIPT [ARG ...]}. @return: the exit status of
+    a usage error (the script's own ends the process itself)."""
+    if not argv:
+        print("usage: python -m tinyscrapy.scrapyfinder SCRIPT [ARG ...]: run SCRIPT with "
+              "`import scrapy` served by tinyscrapy", file=sys.stderr)
+        return 2
+    try:
+        run_script(argv[0], argv[1:])
+    except UsageError as e:
+        print(f"tinyscrapy: error: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":  # this file run as a script: the module's own copy does the work
+    from tinyscrapy.scrapyfinder import main as _main
+    sys.exit(_main(sys.argv[1:]))

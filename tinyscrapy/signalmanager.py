@@ -158,7 +158,7 @@ class SignalBus:
 def _accepted_names(receiver):
     """
     The keyword names C{receiver} accepts, or None when it takes C{**kwargs} (or its
-    signature cannot be read: then it gets every argument, as before).
+    signature cannot be read: then it gets every argument, as with C{**kwargs}).
     """
     try:
         parameters = inspect.signature(receiver).parameters.values()

@@ -43,7 +43,7 @@ request_dropped = Signal("request_dropped")        # (request, reason, spider)
 request_reached_downloader = Signal("request_reached_downloader")  # (request, spider)
 request_left_downloader = Signal("request_left_downloader")  # (request, result, spider)
 request_done = Signal("request_done")              # (request, spider): out of flight
-engine_turn = Signal("engine_turn")                # (spider): one turn of the loop ended
+engine_turn = Signal("engine_turn")                # (spider, causes): a turn ended
 headers_received = Signal("headers_received")      # (headers, body_length, request, spider)
 bytes_received = Signal("bytes_received")          # (data, request, spider): each body read
 #   (a receiver of these two may raise StopDownload to stop the download)

@@ -38,7 +38,7 @@ def spider_class_from_file(filename):
     @raise UsageError: the file is missing, does not import, or defines no spider.
     """
     if not os.path.isfile(filename):
-        raise UsageError(f"no such file: {filename}")
+        raise UsageError(f"File not found: {filename}")
     path = os.path.abspath(filename)
     folder = os.path.dirname(path)
     name = _module_name(path)
@@ -49,7 +49,7 @@ def spider_class_from_file(filename):
         sys.path.insert(0, folder)
     classes = spider_classes(module)
     if not classes:
-        raise UsageError(f"no Spider subclass defined in {filename}")
+        raise UsageError(f"No spider found in file: {filename} (it defines no Spider subclass)")
     return classes[-1]
 
 
@@ -82,7 +82,7 @@ def _import_file(name, path, filename):
     """Execute the file at C{path} as module C{name}. @raise UsageError: it fails."""
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None:
-        raise UsageError(f"cannot load {filename}: not a Python file")
+        raise UsageError(f"Unable to load {filename!r}: not a Python file")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     folder = os.path.dirname(path)
@@ -218,6 +218,25 @@ class SpiderLoader:
             if any(host == d.lower() or host.endswith("." + d.lower()) for d in domains):
                 found.append(name)
         return found
+
+
+class DummySpiderLoader:
+    """A spider loader that finds no spider (Scrapy's: a script that names its spider
+    classes needs none)."""
+
+    @classmethod
+    def from_settings(cls, settings):
+        return cls()
+
+    def load(self, spider_name):
+        """@raise KeyError: always: there are no spiders here."""
+        raise KeyError(f"DummySpiderLoader doesn't load any spiders ({spider_name!r})")
+
+    def list(self):
+        return []
+
+    def find_by_request(self, request):
+        return []
 
 
 def get_spider_loader(settings):

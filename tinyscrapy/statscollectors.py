@@ -10,11 +10,14 @@ the trace read it too.
 """
 
 import dataclasses
+import inspect
 import json
 import logging
 import os
+import warnings
 from datetime import datetime
 
+from tinyscrapy.exceptions import ScrapyDeprecationWarning
 from tinyscrapy.utils.misc import check_output_path
 
 logger = logging.getLogger(__name__)
@@ -46,7 +49,7 @@ def crawl_statistics(crawler):
     parts = {"ledger": crawler.ledger}
     if engine is not None:
         parts.update(engine=engine, scheduler=engine.scheduler,
-                     downloader=engine.downloader, pipelines=engine.scraper.pipelines)
+                     downloader=engine.downloader, pipelines=engine.scraper.itemproc)
     records = {}
     for name, part in parts.items():
         statistics = getattr(part, "statistics", None)
@@ -56,11 +59,45 @@ def crawl_statistics(crawler):
     return records
 
 
+def _spider_argument(collector, method):
+    """Warn, as Scrapy 2.14+ does, of a C{spider} given to a stats method (it is ignored:
+    one collector is one crawl's)."""
+    warnings.warn(f"Passing a 'spider' argument to {type(collector).__qualname__}.{method}() "
+                  f"is deprecated and the argument will be removed in a future Scrapy "
+                  f"version.", ScrapyDeprecationWarning, stacklevel=3)
+
+
+def call_with_spider_if_required(method, spider, **kwargs):
+    """
+    Call a stats collector's C{open_spider} or C{close_spider} as Scrapy 2.14+ does:
+    without the spider, unless its signature requires one (deprecated: warned).
+
+    @return: what the method returns.
+    """
+    if _requires_spider(method):
+        warnings.warn(f"The {method.__name__}() method of "
+                      f"{type(method.__self__).__module__}.{type(method.__self__).__qualname__}"
+                      f" requires a spider argument, this is deprecated and the argument will "
+                      f"not be passed in future Scrapy versions.", ScrapyDeprecationWarning,
+                      stacklevel=3)
+        return method(spider=spider, **kwargs)
+    return method(**kwargs)
+
+
+def _requires_spider(method):
+    try:
+        spider = inspect.signature(method).parameters.get("spider")
+    except (TypeError, ValueError):
+        return False
+    return spider is not None and spider.default is spider.empty \
+        and spider.kind is not spider.VAR_KEYWORD
+
+
 class StatsCollector:
     """
     A dict of named values with counter helpers, as Scrapy's C{StatsCollector} (every
-    method takes Scrapy's C{spider} keyword too, and ignores it: one collector is one
-    crawl's).
+    method takes Scrapy's C{spider} keyword too, deprecated as in Scrapy, and ignores it:
+    one collector is one crawl's).
 
     @ivar stats_file: where to write the stats as JSON at close (C{STATS_FILE}, where
         C{%(name)s} is the spider's name), or None.
@@ -85,37 +122,55 @@ class StatsCollector:
         return cls(crawler)
 
     def inc_value(self, key, count=1, start=0, spider=None):
+        if spider is not None:
+            _spider_argument(self, "inc_value")
         stats = self._stats
         stats[key] = stats.get(key, start) + count
 
     def max_value(self, key, value, spider=None):
+        if spider is not None:
+            _spider_argument(self, "max_value")
         if value > self._stats.get(key, value - 1):
             self._stats[key] = value
 
     def min_value(self, key, value, spider=None):
+        if spider is not None:
+            _spider_argument(self, "min_value")
         if value < self._stats.get(key, value + 1):
             self._stats[key] = value
 
     def set_value(self, key, value, spider=None):
+        if spider is not None:
+            _spider_argument(self, "set_value")
         self._stats[key] = value
 
     def set_stats(self, stats, spider=None):
         """Replace every value with those of C{stats}."""
+        if spider is not None:
+            _spider_argument(self, "set_stats")
         self._stats = dict(stats)
 
     def get_value(self, key, default=None, spider=None):
+        if spider is not None:
+            _spider_argument(self, "get_value")
         return self._stats.get(key, default)
 
     def get_stats(self, spider=None):
         """A copy of every value."""
+        if spider is not None:
+            _spider_argument(self, "get_stats")
         return dict(self._stats)
 
     def clear_stats(self, spider=None):
+        if spider is not None:
+            _spider_argument(self, "clear_stats")
         self._stats.clear()
 
     def open_spider(self, spider=None):
         """Claim C{STATS_FILE} (warning if another crawler has it). The times are
         stamped by L{tinyscrapy.extensions.corestats.CoreStats}."""
+        if spider is not None:
+            _spider_argument(self, "open_spider")
         spider = spider if spider is not None else getattr(self.crawler, "spider", None)
         if self.stats_file:
             path = _resolve(self.stats_file, spider.name)
@@ -129,6 +184,8 @@ class StatsCollector:
     def close_spider(self, spider=None, reason=None):
         """Copy the parts' statistics, log the summary (and, with C{STATS_DUMP}, every
         value), write C{STATS_FILE}, and keep the values (L{_persist_stats})."""
+        if spider is not None:
+            _spider_argument(self, "close_spider")
         spider = spider if spider is not None else getattr(self.crawler, "spider", None)
         if reason is not None:
             self._stats.setdefault("finish_reason", reason)

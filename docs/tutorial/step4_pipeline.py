@@ -46,6 +46,7 @@ class Pipeline:
 
     def __init__(self):
         self.stored, self.waiting, self.peak = [], 0, 0
+        self._closed = None
 
     def process_item(self, item):
         self.waiting += 1
@@ -55,6 +56,15 @@ class Pipeline:
     def _store(self, item):
         self.waiting -= 1
         self.stored.append(item)
+        if not self.waiting and self._closed is not None and not self._closed.called:
+            self._closed.callback(None)
+
+    def close(self, _):
+        """@return: a Deferred that fires once no item waits in the pipeline."""
+        self._closed = Deferred()
+        if not self.waiting:
+            self._closed.callback(None)
+        return self._closed
 
 
 class Engine:
@@ -177,8 +187,8 @@ class Flaky(Resource):
         return self.site.render_GET(request)
 
 
-def report(pages, engine):
-    print(f"pages {pages}, items {len(engine.items)}, "
+def report(_, engine):
+    print(f"pages {engine.pages}, items {len(engine.items)}, "
           f"never more than {engine.max} in flight: {engine.peak <= engine.max}")
     print(f"retried {len(engine.retried)}; downloads started while a retry waited: "
           f"{engine.started_while_a_retry_waits > 0}")
@@ -199,7 +209,9 @@ def main():
     engine = Engine([f"http://{host}:{port.getHost().port}/books/"
                      for host, port in zip(hosts, ports, strict=True)], max_in_flight=4)
     T0 = reactor.seconds()
-    engine.start().addCallback(report, engine)
+    d = engine.start()
+    d.addCallback(engine.pipeline.close)    # the last items stored before the reactor stops
+    d.addCallback(report, engine)
     reactor.run()
 
 

@@ -10,50 +10,49 @@ C{benchmarks/} does that, beside Scrapy and a raw Twisted crawler.
 
 import time
 
-from tinyscrapy.commands import positive_int
-
-HELP = "a quick speed check on a generated site"
-DESCRIPTION = """\
-Serve a generated site in this process, crawl it with the crawl command's spider, and
-print pages per second and the request ledger. Exit 1 when not every page was crawled."""
+from tinyscrapy.commands import ScrapyCommand, positive_int
 
 
-def add_arguments(parser):
-    parser.add_argument("--pages", type=positive_int, default=2000,
-                        help="how many pages the generated site has (default 2000)")
-    parser.add_argument("-s", dest="settings", action="append", default=[],
-                        metavar="NAME=VALUE", help="set a setting (repeatable)")
-    parser.add_argument("-L", dest="loglevel", metavar="LEVEL",
-                        help="log level (default WARNING)")
+class Command(ScrapyCommand):
+    """Scrapy's C{bench}, on a site served in this process."""
+
+    # Scrapy's: the log at INFO, with LogStats' line every second
+    default_settings = {"LOG_LEVEL": "INFO", "LOGSTATS_INTERVAL": 1, "FEEDS": {}}
+
+    def short_desc(self):
+        return "A quick speed check on a generated site"
+
+    def long_desc(self):
+        return ("Serve a generated site in this process, crawl it with the crawl command's "
+                "spider, and print pages per second and the request ledger. Exit 1 when not "
+                "every page was crawled.")
+
+    def add_options(self, parser):
+        super().add_options(parser)
+        parser.add_argument("--pages", type=positive_int, default=2000,
+                            help="how many pages the generated site has (default 2000)")
+
+    def run(self, args, opts):
+        self.exitcode = run_bench(opts.pages, self.settings, self.crawler_process)
 
 
-def run(command):
-    command.args.append, command.args.overwrite = [], []
-    command.settings.set("FEEDS", {}, "project")
-    if not command.args.loglevel:
-        command.settings.set("LOG_LEVEL", "WARNING", "project")
-    command.apply_options()
-    return run_bench(command.args.pages, command.settings)
-
-
-def run_bench(pages, settings):
+def run_bench(pages, settings, process):
     """
     Serve the bench site, crawl it, print the figures.
 
     @param settings: the command's L{Settings} (C{-s} applied).
+    @param process: the command's L{CrawlerProcess}, which crawls it.
     @return: the exit status.
     """
     from twisted.internet import reactor
 
     from tinyscrapy.commands.crawl import SiteCrawler
-    from tinyscrapy.crawler import CrawlerProcess
     from tinyscrapy.demo.benchsite import bench_site
 
     site = bench_site(pages)
     port = reactor.listenTCP(0, site, interface="127.0.0.1")
     start_url = f"http://127.0.0.1:{port.getHost().port}/p/0.html"
     settings.set("ROBOTSTXT_OBEY", False, "project")
-    process = CrawlerProcess(settings)
     started = time.perf_counter()
     crawler = process.create_crawler(SiteCrawler)
     process.crawl(crawler, start_urls=[start_url])

@@ -36,6 +36,7 @@ import hashlib
 import os
 from urllib.parse import urlsplit
 
+from tinyscrapy.commands import BaseRunSpiderCommand, spider_loader
 from tinyscrapy.downloadermiddlewares.redirect import REDIRECT_CODES
 from tinyscrapy.exceptions import HttpError, UsageError
 from tinyscrapy.http.request import Request
@@ -44,36 +45,41 @@ from tinyscrapy.linkextractors.lxmlhtml import LinkExtractor
 from tinyscrapy.spiders import Spider
 from tinyscrapy.utils.url import url_origin
 
-HELP = "follow same-host links from URLs, no code (in a project: crawl NAME runs a spider)"
-DESCRIPTION = """\
-Crawl a site without writing a spider: from each URL, follow every link that stays on
-the same origin (scheme, host and port), follow redirects, and record one item per page
-(url, status, title, depth, redirect_urls), 404s and 500s included. robots.txt is obeyed
-and the depth limit is 20 (override with -s). It takes http or https URLs; a URL that
-cannot be fetched is a usage error (exit 2). Exit 1 when no start URL could be fetched at
-all. Inside a project (tinyscrapy.cfg), crawl NAME runs the project's spider NAME, as
-Scrapy's crawl does."""
 
+class Command(BaseRunSpiderCommand):
+    """C{crawl URL ...} (L{SiteCrawler}); in a project, C{crawl NAME ...}, Scrapy's."""
 
-def add_arguments(parser):
-    parser.add_argument("urls", nargs="+", metavar="URL",
-                        help="an http:// or https:// URL to start from; in a project, "
-                             "a spider's name")
-    parser.add_common_options()
+    def syntax(self):
+        return "[options] <URL|spider> [...]"
 
+    def short_desc(self):
+        return "Follow same-host links from URLs, no code (in a project: crawl a spider)"
 
-def run(command):
-    from tinyscrapy.commands.crawl import SiteCrawler, check_start_url
-    from tinyscrapy.utils.project import inside_project
-    urls = list(command.args.urls)
-    if inside_project() and not any("://" in url for url in urls):
-        from tinyscrapy.spiderloader import get_spider_loader, resolve_spider
-        loader = get_spider_loader(command.settings)
-        return command.crawl([resolve_spider(name, loader) for name in urls])
-    for url in urls:
-        check_start_url(url)
-    command.settings.update(SiteCrawler.command_settings, "project")
-    return command.crawl([SiteCrawler], extra_args={"start_urls": urls})
+    def long_desc(self):
+        return ("Crawl a site without writing a spider: from each URL, follow every link that "
+                "stays on the same origin (scheme, host and port), follow redirects, and "
+                "record one item per page (url, status, title, depth, redirect_urls), 404s "
+                "and 500s included. robots.txt is obeyed and the depth limit is 20 (override "
+                "with -s). It takes http or https URLs; a URL that cannot be fetched is a "
+                "usage error (exit 2). Exit 1 when no start URL could be fetched at all. "
+                "Inside a project (tinyscrapy.cfg), crawl NAME runs the project's spider "
+                "NAME, as Scrapy's crawl does.")
+
+    def run(self, args, opts):
+        from tinyscrapy.utils.project import inside_project
+        if not args:
+            raise UsageError()
+        if inside_project() and not any("://" in url for url in args):
+            from tinyscrapy.spiderloader import resolve_spider
+            loader = spider_loader(self)
+            self.exitcode = self.crawl([resolve_spider(name, loader) for name in args],
+                                       opts.spargs)
+            return
+        for url in args:
+            check_start_url(url)
+        self.settings.update(SiteCrawler.command_settings, "project")
+        self.exitcode = self.crawl([SiteCrawler], opts.spargs,
+                                   extra_args={"start_urls": list(args)})
 
 
 class SiteCrawler(Spider):

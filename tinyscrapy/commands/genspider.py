@@ -1,79 +1,169 @@
-"""C{genspider NAME DOMAIN [-t basic|crawl|sitemap]}: write a spider from a template: in
-the project's C{NEWSPIDER_MODULE} inside a project, else C{./NAME.py}. C{genspider -l}
-lists the templates."""
+"""C{genspider NAME DOMAIN [-t TEMPLATE]}: write a spider from a template of
+C{TEMPLATES_DIR} (by default the package's C{templates/spiders/}: basic, crawl, csvfeed,
+xmlfeed, sitemap), or from a C{.tmpl} file: in the folder of C{NEWSPIDER_MODULE} when it is
+set (a project's), else in the current directory. C{genspider -l} lists the templates,
+C{genspider -d TEMPLATE} prints one."""
 
-import os
-import re
+import shutil
+import string
+from pathlib import Path
+from urllib.parse import urlparse
 
-HELP = "write a new spider from a template (basic, crawl, sitemap)"
-DESCRIPTION = """\
-Write NAME.py, a spider for DOMAIN (or a start URL) made from a template: basic (a
-Spider), crawl (a CrawlSpider with a Rule) or sitemap (a SitemapSpider). Inside a project
-it goes into NEWSPIDER_MODULE's folder, else into the current directory."""
-
-
-def add_arguments(parser):
-    parser.add_argument("name", nargs="?", metavar="NAME",
-                        help="the spider's name (its module: the name with - and . as _)")
-    parser.add_argument("domain", nargs="?", metavar="DOMAIN",
-                        help="the site's domain (example.com) or start URL")
-    parser.add_argument("-l", "--list", dest="list_templates", action="store_true",
-                        help="list the templates and exit")
-    parser.add_argument("-t", dest="template", default="basic",
-                        choices=("basic", "crawl", "sitemap"),
-                        help="the template (default: basic)")
-    parser.add_argument("--force", action="store_true",
-                        help="replace the spider's file if it exists")
+from tinyscrapy.commands import ScrapyCommand
+from tinyscrapy.exceptions import UsageError
 
 
-def run(command):
-    from urllib.parse import urlsplit
-
-    from tinyscrapy.exceptions import UsageError
-    from tinyscrapy.utils import template as templates
-    args = command.args
-    if args.list_templates:
-        print("Available templates:")
-        for name in templates.SPIDERS:
-            print(f"  {name}")
-        return 0
-    if not (args.name and args.domain):
-        raise UsageError("genspider needs NAME and DOMAIN (or -l to list the templates)")
-    module = re.sub(r"[-.]", "_", args.name)  # as Scrapy: books-toscrape -> books_toscrape
-    if not module.isidentifier():
-        raise UsageError(f"spider name {args.name!r} cannot name a module: letters, digits, "
-                         "_ and - only, not starting with a digit")
-    url = args.domain if "://" in args.domain else f"https://{args.domain}/"
-    domain = urlsplit(url).hostname
-    if not domain:
-        raise UsageError(f"{args.domain!r} is neither a domain nor a URL")
-    if not url.endswith("/") and urlsplit(url).path == "":
-        url += "/"
-    path = os.path.join(_spiders_folder(command.settings), module + ".py")
-    if os.path.exists(path) and not args.force:
-        raise UsageError(f"{path} already exists (--force replaces it)")
-    classname = "".join(p.capitalize() for p in module.split("_")) + "Spider"
-    text = templates.SPIDERS[args.template].format(
-        name=args.name, classname=classname, domain=domain, url=url)
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
-    print(f"Created spider {args.name!r} using template {args.template!r} in {path}")
-    return 0
+def sanitize_module_name(module_name):
+    """A spider's name as a module's: C{-} and C{.} as C{_}, and an C{a} first when it
+    does not start with a letter (as Scrapy's)."""
+    module_name = module_name.replace("-", "_").replace(".", "_")
+    if module_name[:1] not in string.ascii_letters:
+        module_name = "a" + module_name
+    return module_name
 
 
-def _spiders_folder(settings):
-    """Where a new spider's module goes: the folder of C{NEWSPIDER_MODULE} in a project,
-    else the current directory."""
-    import importlib
+def extract_domain(url):
+    """The host (and port) of C{url}."""
+    return urlparse(url).netloc
 
-    from tinyscrapy.exceptions import UsageError
-    from tinyscrapy.utils.project import inside_project
-    module_name = settings.get("NEWSPIDER_MODULE")
-    if not (inside_project() and module_name):
-        return os.getcwd()
-    try:
-        module = importlib.import_module(module_name)
-    except Exception as e:
-        raise UsageError(f"cannot import NEWSPIDER_MODULE {module_name!r}: "
-                         f"{type(e).__name__}: {e}") from None
-    return os.path.dirname(module.__file__)
+
+def verify_url_scheme(url):
+    """C{url} with C{https://} in front when it has no scheme (C{example.com/a})."""
+    parsed = urlparse(url)
+    if parsed.scheme == "" and parsed.netloc == "":
+        parsed = urlparse("//" + url)._replace(scheme="https")
+    return parsed.geturl()
+
+
+class Command(ScrapyCommand):
+    """Scrapy's C{genspider}."""
+
+    requires_crawler_process = False
+    default_settings = {"LOG_ENABLED": False}
+
+    def syntax(self):
+        return "[options] <name> <domain>"
+
+    def short_desc(self):
+        return "Write a new spider from a template (basic, crawl, csvfeed, xmlfeed, sitemap)"
+
+    def long_desc(self):
+        return ("Write a spider named NAME for DOMAIN (or a start URL) from a template: "
+                "basic (a Spider), crawl (a CrawlSpider with a Rule), csvfeed, xmlfeed or "
+                "sitemap (their feed spiders), or a .tmpl file of yours. Inside a project it "
+                "goes into NEWSPIDER_MODULE's folder, else into the current directory. A "
+                "spider or a file that exists is left alone unless --force; an unknown "
+                "template is a usage error (exit 2).")
+
+    def add_options(self, parser):
+        super().add_options(parser)
+        parser.add_argument("-l", "--list", dest="list", action="store_true",
+                            help="list the templates and exit")
+        parser.add_argument("-e", "--edit", dest="edit", action="store_true",
+                            help="open the spider in the editor (EDITOR) once written")
+        parser.add_argument("-d", "--dump", dest="dump", metavar="TEMPLATE",
+                            help="print a template on stdout and exit")
+        parser.add_argument("-t", "--template", dest="template", default="basic",
+                            help="the template: a name (default: basic), or a .tmpl file's "
+                                 "path")
+        parser.add_argument("--force", dest="force", action="store_true",
+                            help="replace the spider's file if it exists")
+
+    def run(self, args, opts):
+        if opts.list:
+            print("Available templates:")
+            for path in self._templates():
+                print(f"  {path.stem}")
+            return
+        if opts.dump:
+            print(self._find_template(opts.dump).read_text(encoding="utf-8"))
+            return
+        if len(args) != 2:
+            raise UsageError()
+        name, url = args[0], verify_url_scheme(args[1])
+        module = sanitize_module_name(name)
+        if not module.isidentifier():
+            raise UsageError(f"spider name {name!r} cannot name a module: letters, digits, "
+                             "_ and - only")
+        if self.settings.get("BOT_NAME") == module:
+            raise UsageError("Cannot create a spider with the same name as your project")
+        if not extract_domain(url):
+            raise UsageError(f"{args[1]!r} is neither a domain nor a URL")
+        template = self._find_template(opts.template)
+        folder, package = self._spiders_folder()
+        path = folder / f"{module}.py"
+        if not opts.force:
+            self._refuse_existing(name, path)
+        shutil.copyfile(template, path)
+        from tinyscrapy.utils.template import render_templatefile
+        render_templatefile(path, **self._template_values(module, name, url))
+        where = f"in module:\n  {package}.{module}" if package else f"in {path}"
+        print(f"Created spider {name!r} using template {opts.template!r} {where}")
+        if opts.edit:
+            from tinyscrapy.commands.edit import edit_file
+            self.exitcode = edit_file(self.settings["EDITOR"], path)
+
+    def _template_values(self, module, name, url):
+        from tinyscrapy.utils.template import string_camelcase
+        project = self.settings.get("BOT_NAME")
+        parts = urlparse(url)
+        return {"project_name": project, "ProjectName": string_camelcase(project),
+                "module": module, "name": name, "url": url, "domain": extract_domain(url),
+                "classname": "".join(s.capitalize() for s in module.split("_")) + "Spider",
+                "robots_url": f"{parts.scheme}://{parts.netloc}/robots.txt"}
+
+    @property
+    def templates_dir(self):
+        """The folder of the spider templates (C{TEMPLATES_DIR}'s C{spiders/})."""
+        from tinyscrapy.utils.template import templates_dir
+        return templates_dir(self.settings, "spiders")
+
+    def _templates(self):
+        return sorted(path for path in self.templates_dir.iterdir() if path.suffix == ".tmpl")
+
+    def _find_template(self, template):
+        """
+        The template file C{template} names: a C{.tmpl} file's path (with or without the
+        suffix), else one of the templates by name.
+
+        @raise UsageError: there is none (Scrapy's words).
+        """
+        filename = template if template.endswith(".tmpl") else f"{template}.tmpl"
+        for path in (Path(filename), self.templates_dir / filename):
+            if path.is_file():
+                return path
+        raise UsageError(f"Unable to find template: {template} (`genspider --list` shows "
+                         f"the templates)")
+
+    def _spiders_folder(self):
+        """
+        Where a new spider's module goes: the folder of C{NEWSPIDER_MODULE} and its name,
+        else the current directory and None.
+
+        @raise UsageError: C{NEWSPIDER_MODULE} does not import.
+        """
+        import importlib
+        module_name = self.settings.get("NEWSPIDER_MODULE")
+        if not module_name:
+            return Path.cwd(), None
+        try:
+            module = importlib.import_module(module_name)
+        except Exception as e:
+            raise UsageError(f"cannot import NEWSPIDER_MODULE {module_name!r}: "
+                             f"{type(e).__name__}: {e}") from None
+        return Path(module.__file__).resolve().parent, module.__name__
+
+    def _refuse_existing(self, name, path):
+        """@raise UsageError: a spider of the project has that name, or the file exists
+        (C{--force} replaces it)."""
+        if self.settings.get("NEWSPIDER_MODULE"):
+            from tinyscrapy.spiderloader import get_spider_loader
+            try:
+                spidercls = get_spider_loader(self.settings).load(name)
+            except KeyError:
+                pass
+            else:
+                raise UsageError(f"Spider {name!r} already exists in module: "
+                                 f"{spidercls.__module__} (--force replaces it)")
+        if path.exists():
+            raise UsageError(f"{path.resolve()} already exists (--force replaces it)")

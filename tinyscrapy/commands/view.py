@@ -5,29 +5,43 @@ to open, print the file's path. A C{<base href>} is added to an HTML page that h
 its relative links and styles still point at the site.
 """
 
-from tinyscrapy.commands.fetch import add_fetch_options, fetch_once
+import logging
+
+from tinyscrapy.commands import ScrapyCommand, fetch
 from tinyscrapy.exceptions import UsageError
 from tinyscrapy.shell import open_or_print
 from tinyscrapy.utils.response import open_in_browser
 
-HELP = "open a page in a web browser, as the crawl downloaded it"
-DESCRIPTION = """\
-Download a page as the crawl would, write it to a temporary file (with a <base href> so
-its links still point at the site) and open it in a web browser, as Scrapy's view does;
-with no browser to open, print the file's path."""
 
+class Command(fetch.Command):
+    """Scrapy's C{view}: C{fetch}, then a browser."""
 
-def add_arguments(parser):
-    parser.add_argument("url", metavar="URL", help="the page to open (http or https)")
-    add_fetch_options(parser)
+    def short_desc(self):
+        return "Open a page in a web browser, as the crawl downloaded it"
 
+    def long_desc(self):
+        return ("Download a page as the crawl would, write it to a temporary file (with a "
+                "<base href> so its links still point at the site) and open it in a web "
+                "browser, as Scrapy's view does; with no browser to open, print the file's "
+                "path.")
 
-def run(command):
-    response = fetch_once(command, command.args.url, command.args.no_redirect)
-    if response is None:
-        return 1
-    try:
+    def add_options(self, parser):
+        ScrapyCommand.add_options(self, parser)  # fetch's, but its --headers
+        fetch.add_page_options(parser)
+
+    def run(self, args, opts):
+        if len(args) != 1:
+            raise UsageError()
+        response = fetch.fetch_once(self, args[0], opts)
+        if response is None:
+            self.exitcode = 1
+            return
+        if not response.is_text:  # an image, a PDF: a browser would not show the crawl's view
+            content_type = response.headers.get("Content-Type") or "no Content-Type"
+            logging.getLogger(__name__).error(
+                "Cannot view a non-text response: %s (%s)", response.url,
+                content_type.decode("latin-1") if isinstance(content_type, bytes)
+                else content_type)
+            self.exitcode = 1
+            return
         open_in_browser(response, _openfunc=open_or_print)
-    except TypeError as e:  # an image, a PDF: nothing a browser shows as the crawl saw it
-        raise UsageError(f"view {command.args.url}: {e}") from None
-    return 0

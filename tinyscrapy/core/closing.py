@@ -101,8 +101,9 @@ def _close_feeds(engine, reason):
     """Close (and store) the files of the extensions that write output (the feed
     exporter's C{close_feeds}, which may return a Deferred), before the frontier's last
     write."""
+    extensions = engine.crawler.extensions  # None for a crawler never crawled (a script's)
     closing = [maybeDeferred(extension.close_feeds)
-               for _path, extension in engine.crawler.extensions
+               for extension in (extensions.middlewares if extensions is not None else ())
                if hasattr(extension, "close_feeds")]
     return gatherResults(closing, consumeErrors=True) if closing else None
 
@@ -133,7 +134,9 @@ def _settle_unwaited(engine, reason):
 
 
 def _close_stats(engine, reason):
-    return engine.crawler.stats.close_spider(engine.spider, reason)
+    from tinyscrapy.statscollectors import call_with_spider_if_required
+    return call_with_spider_if_required(engine.crawler.stats.close_spider, engine.spider,
+                                        reason=reason)
 
 
 def _send_engine_stopped(engine, reason):

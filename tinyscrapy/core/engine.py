@@ -18,7 +18,7 @@ docs/walkthrough.md follows it with you):
        start requests (L{tinyscrapy.core.startrequests.StartRequests.feed}) when none is ready;
        when none may start now, one C{callLater} waits for C{next_ready_time()}.
     3. L{ExecutionEngine._download}: L{tinyscrapy.core.downloader.Downloader.fetch}
-       takes the slot; L{tinyscrapy.core.downloader.middleware.DownloaderMiddlewareChain.download}
+       takes the slot; L{tinyscrapy.core.downloader.middleware.DownloaderMiddlewareManager.download}
        (C{async def} under C{ensureDeferred}) runs the middlewares around the slot's gate
        (C{deferLater}) and L{tinyscrapy.core.downloader.handlers.http11.HttpFetcher.fetch}, whose
        Deferred L{tinyscrapy.core.downloader.handlers.http11.Transfer.cb_done} fires with an
@@ -148,6 +148,7 @@ class ExecutionEngine:
 
     def _cb_scheduler_opened(self, _):
         self._opened = True
+        logger.info("Spider opened: %s", self.spider)
         self._heartbeat.start(self._heartbeat_interval, now=False)
         self.crawler.signals.send(signals.engine_started, spider=self.spider)
         self.wake("open")
@@ -335,7 +336,7 @@ class ExecutionEngine:
             return self._close
         if self.closing_reason is None:
             self.closing_reason = reason
-            logger.info("closing %s (%s)", self.spider, reason)
+            logger.info("Closing spider (%s): %s", reason, self.spider)
         self._start_grace_period()
         self.wake("close")
         return self._close
@@ -349,7 +350,7 @@ class ExecutionEngine:
         """
         self.acknowledging = False
         if not (self.closing_reason or "").endswith("_error"):
-            logger.info("closing %s (%s)", self.spider, reason)
+            logger.info("Closing spider (%s): %s", reason, self.spider)
             self.closing_reason = reason
         if not self._closing_started:
             self._start_grace_period()
@@ -407,7 +408,7 @@ class ExecutionEngine:
 
     def _cb_closed(self, _):
         reason = self.closing_reason  # an error while closing may have changed it
-        logger.info("spider %s closed (%s)", self.spider, reason)
+        logger.info("Spider closed (%s): %s", reason, self.spider)
         if self._spider_closed_callback is not None:
             self._spider_closed_callback(self.spider)
         self._close.callback(reason)

@@ -190,6 +190,15 @@ class Scheduler(BaseScheduler):
     def _queue(self, request):
         self.queue.push(request)
 
+    def requeue(self, request):
+        """
+        Queue C{request} again without the duplicate check: a copy of a request this
+        scheduler handed out that was never finished (the worker process of C{--workers}
+        that held it died). The original is acknowledged as usual (L{request_done}).
+        """
+        self._pending += 1
+        self._queue(request)
+
     def next_request(self):
         """
         The next request to download, or None when nothing is ready now.

@@ -26,7 +26,7 @@ from twisted.internet.defer import CancelledError, Deferred, succeed
 from twisted.python.failure import Failure
 
 from tinyscrapy import signals
-from tinyscrapy.core.spidermw import SpiderMiddlewareChain
+from tinyscrapy.core.spidermw import SpiderMiddlewareManager
 from tinyscrapy.exceptions import (
     CloseSpider,
     DuplicateRequest,
@@ -38,7 +38,7 @@ from tinyscrapy.exceptions import (
 )
 from tinyscrapy.http.request import Request
 from tinyscrapy.logformatter import LogFormatter, log_line
-from tinyscrapy.middleware import MiddlewareError, build_ordered
+from tinyscrapy.middleware import MiddlewareError
 from tinyscrapy.utils.defer import deferred_from_coro, ignore_result
 from tinyscrapy.utils.misc import build_from_crawler, load_object
 
@@ -63,14 +63,14 @@ class Scraper:
         self.unwaited = getattr(crawler, "unwaited", None)  # what nobody waits for
         self.engine = None
         self._seen_urls = None  # follow_all's early duplicate check, made on first use
-        self.spidermw = SpiderMiddlewareChain(build_ordered(crawler, "SPIDER_MIDDLEWARES"))
+        self.spidermw = SpiderMiddlewareManager.from_crawler(crawler)
         downloader = getattr(crawler, "downloader", None)
-        downloadermw = downloader.middleware.middlewares if downloader is not None else ()
+        downloadermw = downloader.middleware.components if downloader is not None else ()
         from tinyscrapy.core.downloader.handlers import handler_paths
-        self.scope = Scope(crawler.stats, [*downloadermw, *self.spidermw.middlewares],
+        self.scope = Scope(crawler.stats, [*downloadermw, *self.spidermw.components],
                            schemes=handler_paths(crawler.settings))
         self._input_hooks = self.spidermw.has_input_hooks
-        self.pipelines = build_from_crawler(
+        self.itemproc = build_from_crawler(
             load_object(crawler.settings["ITEM_PROCESSOR"]), crawler)
         self.logformatter = crawler.logformatter
         # asked once: a crawl at INFO pays nothing for the DEBUG line of each page (unless
@@ -80,11 +80,11 @@ class Scraper:
 
     def open_spider(self, spider):
         """@return: a Deferred fired once every pipeline's C{open_spider} finished."""
-        return self.pipelines.open_spider(spider)
+        return self.itemproc.open_spider(spider)
 
     def close_spider(self, spider, reason):
         """@return: a Deferred fired once every pipeline's C{close_spider} finished."""
-        return self.pipelines.close_spider(spider)
+        return self.itemproc.close_spider(spider)
 
     # a page arrived
 
@@ -280,7 +280,7 @@ class Scraper:
         if output is None:
             return None
         if isinstance(output, dict) or _is_item(output):
-            return self.pipelines.process_item(output, response, spider)
+            return self.itemproc.process_item(output, response, spider)
         self.stats.inc_value("spider_exceptions/BadOutput")
         logger.error("Spider must return Request, item or None, got %r in %r (from %s)",
                      type(output).__name__, request, _hook_name(request, response, spider))

@@ -1,6 +1,6 @@
 """
-L{SpiderMiddlewareChain}: the spider middlewares around every callback, with Scrapy's
-contracts (Scrapy's C{SpiderMiddlewareManager})::
+L{SpiderMiddlewareManager}: the spider middlewares around every callback, with Scrapy's
+contracts::
 
     process_spider_input(response, spider)
                                           first to last, before the callback; None goes
@@ -27,22 +27,45 @@ import inspect
 
 from twisted.internet.defer import Deferred, ensureDeferred
 
-from tinyscrapy.middleware import MiddlewareError, _call, _expect_iterable, _gather, _hooks
+from tinyscrapy.middleware import (
+    MiddlewareError,
+    MiddlewareManager,
+    _call,
+    _expect_iterable,
+    _gather,
+    _hooks,
+)
 from tinyscrapy.utils.defer import deferred_from_coro
 
 
-class SpiderMiddlewareChain:
-    """The spider middlewares, in the order of C{SPIDER_MIDDLEWARES}."""
+class SpiderMiddlewareManager(MiddlewareManager):
+    """
+    The spider middlewares, in the order of C{SPIDER_MIDDLEWARES} (the scraper's
+    C{spidermw}).
 
-    def __init__(self, middlewares):
-        self.middlewares = list(middlewares)
-        self._input_hooks = _hooks(self.middlewares, "process_spider_input", 1)
-        self._output_hooks = _hooks(self.middlewares, "process_spider_output", 2,
-                                    reverse=True)
-        self._exception_hooks = _hooks(self.middlewares, "process_spider_exception", 2,
+    @ivar middlewares: the instances, lowest order first; C{paths} what enabled each.
+    """
+
+    component_name = "spider middleware"
+    setting = "SPIDER_MIDDLEWARES"
+
+    def __init__(self, *middlewares, crawler=None, paths=None):
+        super().__init__(*middlewares, crawler=crawler, paths=paths)
+        # (label, bound hook, whether it takes the spider), in calling order: read once
+        components = self.components
+        self._input_hooks = _hooks(components, "process_spider_input", 1)
+        self._output_hooks = _hooks(components, "process_spider_output", 2, reverse=True)
+        self._exception_hooks = _hooks(components, "process_spider_exception", 2,
                                        reverse=True)
-        self._start_hooks = _hooks(self.middlewares, "process_start_requests", 1,
-                                   reverse=True)
+        self._start_hooks = _hooks(components, "process_start_requests", 1, reverse=True)
+
+    def _add_middleware(self, mw):
+        for name, first in (("process_spider_input", False), ("process_start", True),
+                            ("process_start_requests", True), ("process_spider_output", True),
+                            ("process_spider_exception", True)):
+            method = getattr(mw, name, None)
+            if method is not None:
+                (self.methods[name].appendleft if first else self.methods[name].append)(method)
 
     @property
     def has_input_hooks(self):

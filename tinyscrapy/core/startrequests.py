@@ -70,7 +70,7 @@ def _start_of(spider, spidermw):
         _expect_start(f"{type(spider).__name__}.{name}", source)
         source = spidermw.wrap_start_requests(source, spider)
     # Scrapy 2.13's async hook; the nearest the spider (the highest order) wraps first
-    hooks = [mw.process_start for _, mw in reversed(spidermw.middlewares)
+    hooks = [mw.process_start for mw in reversed(spidermw.middlewares)
              if getattr(mw, "process_start", None) is not None
              and (hasattr(source, "__aiter__") or not hasattr(mw, "process_start_requests"))]
     if hooks and not hasattr(source, "__aiter__"):
@@ -217,7 +217,7 @@ class StartRequests:
         if output is None:
             return
         if isinstance(output, dict) or _is_item(output):
-            waiting = self.engine.scraper.pipelines.process_item(output, None, self.spider)
+            waiting = self.engine.scraper.itemproc.process_item(output, None, self.spider)
             if isinstance(waiting, Deferred):
                 self.waiting = True
                 self._pending = waiting

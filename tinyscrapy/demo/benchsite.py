@@ -3,7 +3,7 @@ The site C{python -m tinyscrapy bench} crawls: C{/p/N.html} for N in 0..pages-1,
 10 KB and 30 links each (neighbours, pseudo-random pages, fragments, duplicates and
 off-site links), rendered on demand and the same every time.
 
-Only C{bench} imports it: twisted.web's server costs some 35 ms of start-up.
+Only C{bench} imports it (twisted.web's server is slow to import: docs/performance.md).
 """
 
 import random

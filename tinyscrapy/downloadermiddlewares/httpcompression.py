@@ -49,12 +49,7 @@ SLICE = 1 << 12
 
 def accept_encoding():
     """The C{Accept-Encoding} value for what this installation can decode."""
-    names = ["gzip", "deflate"]
-    if brotli is not None:
-        names.append("br")
-    if zstandard is not None:
-        names.append("zstd")
-    return ", ".join(names)
+    return ", ".join(name.decode() for name in ACCEPTED_ENCODINGS)
 
 
 class HttpCompressionMiddleware:
@@ -281,6 +276,10 @@ try:  # optional
     import zstandard
 except ImportError:  # pragma: no cover - depends on the environment
     zstandard = None
+
+#: The encodings this installation can decode, as Scrapy names its list.
+ACCEPTED_ENCODINGS = [b"gzip", b"deflate"] + ([b"br"] if brotli is not None else []) \
+    + ([b"zstd"] if zstandard is not None else [])
 
 
 class Brotli:

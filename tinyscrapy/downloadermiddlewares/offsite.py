@@ -3,9 +3,10 @@ L{OffsiteMiddleware}: requests to hosts outside the spider's C{allowed_domains} 
 dropped (L{tinyscrapy.exceptions.OffsiteRequest}), as Scrapy's.
 
 A domain admits its subdomains, an entry with a port (C{"example.com:8080"}) only that
-port; C{meta["allow_offsite"]} lets one request through. Logged once per origin (scheme,
-host and port: another port of the same host is another site), with the
-C{allowed_domains} it is not in; counted as C{offsite/filtered} and C{offsite/domains}.
+port; C{meta["allow_offsite"]} lets one request through. Logged at DEBUG, as in Scrapy,
+once per origin (scheme, host and port: another port of the same host is another site),
+with the C{allowed_domains} it is not in; counted as C{offsite/filtered} and
+C{offsite/domains}.
 
 Scrapy drops an off-site request in C{process_request}, after it waited in the
 scheduler; tinyscrapy checks it before it is queued (L{admit_request}, which the scope
@@ -70,7 +71,7 @@ class OffsiteMiddleware:
                 self.stats.inc_value("offsite/domains")
         if origin not in self._logged:  # once per origin: a port is a site
             self._logged.add(origin)
-            logger.info("Filtered offsite request to %r (allowed_domains: %s): %r",
+            logger.debug("Filtered offsite request to %r (allowed_domains: %s): %r",
                         origin, ", ".join(self._allowed_domains) or "none", request)
 
 

@@ -33,7 +33,7 @@ def _elapsed(engine):
 
 
 def _pipelines_waiting(engine):
-    return engine.scraper.pipelines.statistics().waiting
+    return engine.scraper.itemproc.statistics().waiting
 
 
 # what the status shows, each as the expression it stands for
@@ -48,7 +48,7 @@ _CHECKS = (
      lambda engine: engine.scheduler.has_pending_requests()),
     ("engine.downloader.active", lambda engine: engine.downloader.active),
     ("len(engine.downloader.slots)", lambda engine: len(engine.downloader.slots)),
-    ("engine.scraper.pipelines.statistics().waiting", _pipelines_waiting),
+    ("engine.scraper.itemproc.statistics().waiting", _pipelines_waiting),
 )
 
 

@@ -36,6 +36,7 @@ from twisted.internet.error import CannotListenError
 from tinyscrapy import signals
 from tinyscrapy.exceptions import NotConfigured, UsageError
 from tinyscrapy.signals import Signal
+from tinyscrapy.utils.reactor import listen_tcp
 from tinyscrapy.utils.trackref import print_live_refs, start_tracking
 
 logger = logging.getLogger(__name__)
@@ -131,18 +132,7 @@ class TelnetConsole(protocol.ServerFactory):
                     extra={"crawler": self.crawler})
 
     def _listen(self):
-        ports = self.portrange
-        if len(ports) > 2 or len(ports) == 2 and ports[0] > ports[1]:
-            raise ValueError(f"invalid portrange: {ports}")
-        reactor = self.crawler.reactor
-        if not ports:
-            return reactor.listenTCP(0, self, interface=self.host)
-        for number in range(ports[0], ports[-1]):
-            try:
-                return reactor.listenTCP(number, self, interface=self.host)
-            except CannotListenError:
-                continue
-        return reactor.listenTCP(ports[-1], self, interface=self.host)  # its error is ours
+        return listen_tcp(self.portrange, self.host, self, reactor=self.crawler.reactor)
 
     def buildProtocol(self, addr):
         """A connection's protocol, remembered so that L{stop_listening} ends it."""

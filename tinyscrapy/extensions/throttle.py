@@ -20,7 +20,7 @@ C{AUTOTHROTTLE_DEBUG}, each change is logged as Scrapy logs it::
 
 An extension (C{EXTENSIONS_BASE}), as in Scrapy; where Scrapy's listens to
 C{response_downloaded}, this one is called by the downloader's slots, which it joins as
-their C{throttle} when it is built: they ask it for a new slot's first delay
+their C{throttle} when the spider opens: they ask it for a new slot's first delay
 (L{AutoThrottle.start_delay}) and tell it of every download's latency, timed from the send
 (L{AutoThrottle.adjust}), at the cost of no signal per response. Scrapy's hooks are here
 too (L{AutoThrottle._spider_opened}, L{AutoThrottle._response_downloaded},
@@ -107,6 +107,9 @@ class AutoThrottle:
             self.mindelay = float(download_delay)
         self.maxdelay = self._max_delay()
         self.start = self._start_delay()
+        slots = getattr(self.crawler, "slots", None)  # made after the extensions
+        if slots is not None:
+            slots.throttle = self
         engine = self.crawler.engine
         if engine is not None:
             engine.downloader._delay = self.start

@@ -8,7 +8,13 @@ Frontier backends: which L{tinyscrapy.core.scheduler.Scheduler} a crawl uses.
       L{tinyscrapy.frontier.redis}.
 
 A C{SCHEDULER} setting the user changed always wins.
+
+With C{--workers N} (C{WORKERS}, L{workers_wanted}) the crawl's frontier is the parent
+process's, which leases it to N worker processes: L{tinyscrapy.frontier.service} (the
+parent) and L{tinyscrapy.frontier.worker} (each worker's scheduler).
 """
+
+import os
 
 from tinyscrapy.exceptions import UsageError
 from tinyscrapy.utils.misc import load_object
@@ -36,3 +42,36 @@ def scheduler_class(settings):
     if jobdir:
         return load_object(DISK)
     return load_object(settings.get("SCHEDULER"))
+
+
+def workers_wanted(settings):
+    """
+    How many worker processes C{WORKERS} asks for: a whole number, or C{"auto"} (the
+    cores this process may run on). 1 means none: the crawl runs in this process.
+
+    @raise UsageError: neither a whole number of at least 1 nor C{"auto"}.
+    """
+    value = settings.get("WORKERS", 1)
+    text = value.strip().lower() if isinstance(value, str) else None
+    if text == "auto":
+        return cores()
+    if text is not None and text.isdigit() and int(text) >= 1:
+        return int(text)
+    if type(value) is int and value >= 1:
+        return value
+    raise UsageError(f"--workers {value}: expected a whole number of at least 1, or "
+                     f"\"auto\" (one per core)")
+
+
+def cores():
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def is_shared(settings):
+    """Whether the workers share a frontier of their own (C{SCHEDULER_URL}, and no
+    C{SCHEDULER} the user set): then the parent holds none."""
+    return bool(settings.get("SCHEDULER_URL")) and "SCHEDULER" not in settings.overridden()

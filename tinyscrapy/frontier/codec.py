@@ -78,7 +78,8 @@ _FIELDS = ("class", "url", "callback", "errback", "method", "headers", "body", "
            "cb_kwargs", "priority", "depth", "dont_filter", "fingerprint", "extra")
 _FIELD_SET = frozenset(_FIELDS)
 __all__ = ["FORMAT", "MAGIC", "MissingMethod", "StoredRequestError", "class_name", "is_old_format",
-           "register_item_class", "request_from_bytes", "request_to_bytes"]
+           "register_item_class", "request_from_bytes", "request_from_fields",
+           "request_to_bytes", "request_to_fields"]
 _encode_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 _decode_json = json.JSONDecoder(object_hook=untag).decode  # one decoder for every row
 
@@ -94,6 +95,22 @@ def is_old_format(data):
 def request_to_bytes(request, spider):
     """
     @return: C{bytes} that L{request_from_bytes} turns back into an equal request.
+    @raise UnserializableRequest: as L{request_to_fields}, or a field JSON cannot hold.
+    """
+    fields = request_to_fields(request, spider)
+    try:
+        return MAGIC + _encode_json(fields).encode("utf-8", "surrogatepass")
+    except (TypeError, ValueError) as e:  # a priority that is not a number, say
+        raise UnserializableRequest(f"cannot persist {request.url}: {e}") from None
+
+
+def request_to_fields(request, spider):
+    """
+    C{request} as the JSON object L{request_to_bytes} writes (a dict of JSON values), for
+    a caller that puts many in one JSON document (the workers' batches,
+    L{tinyscrapy.frontier.workerwire}).
+
+    @return: a dict that L{request_from_fields} turns back into an equal request.
     @raise UnserializableRequest: the callback or errback is not a method of
         C{spider}, the request's class is not registered, or C{meta} or C{cb_kwargs}
         holds something that is not plain data or a registered item; the message names
@@ -107,7 +124,7 @@ def request_to_bytes(request, spider):
             "subclass")
     headers, meta = _stored_headers_and_meta(request, spider)
     body = request.body
-    fields = {
+    return {
         "class": name,
         "url": request.url,
         "callback": _method_name(request, "callback", spider),
@@ -125,10 +142,6 @@ def request_to_bytes(request, spider):
         # encoding, cookies, flags when given
         "extra": _plain_mapping(request._extra, request, "extra") if request._extra else None,
     }
-    try:
-        return MAGIC + _encode_json(fields).encode("utf-8", "surrogatepass")
-    except (TypeError, ValueError) as e:  # a priority that is not a number, say
-        raise UnserializableRequest(f"cannot persist {request.url}: {e}") from None
 
 
 def _latin1(value):
@@ -386,6 +399,17 @@ def request_from_bytes(data, spider):
         fields = _decode_json(data[len(MAGIC):].decode("utf-8", "surrogatepass"))
     except (ValueError, RecursionError) as e:
         raise StoredRequestError(f"not a stored request ({e})") from None
+    return request_from_fields(fields, spider)
+
+
+def request_from_fields(fields, spider):
+    """
+    @param fields: what L{request_to_fields} returned, read back from JSON with
+        L{tinyscrapy.frontier.plaindata.untag} as the object hook.
+    @return: the request, as L{request_from_bytes} makes it.
+    @raise StoredRequestError: C{fields} is not a request this codec wrote, or
+        C{spider} has no method of the stored name.
+    """
     if type(fields) is not dict or fields.keys() != _FIELD_SET:
         raise StoredRequestError("not a stored request (wrong fields)")
     url = fields["url"]

@@ -226,14 +226,34 @@ class DiskScheduler(Scheduler):
             self.dupefilter.log(request, self.spider)
             return False
         request.fingerprint = fingerprint
+        self._write_row(request, fingerprint, new and not request.dont_filter)
+        return True
+
+    def requeue(self, request):
+        """
+        As L{Scheduler.requeue}: C{request} (a copy of one handed out and never finished)
+        gets a row of its own, committed with the acknowledgement that deletes the row of
+        the one it copies, so a C{kill -9} in between keeps one or the other.
+
+        @raise UnserializableRequest: it cannot be stored (it was stored once: not expected).
+        """
+        self._write_row(request, request.fingerprint, False)
+
+    def _write_row(self, request, fingerprint, seen):
+        """
+        Buffer C{request}'s row (and its fingerprint, when C{seen} says it is new) for the
+        next commit, keeping the request in memory while its slot's head has room.
+
+        @raise UnserializableRequest: logged, counted as C{scheduler/unpersistable}.
+        """
         try:
             data = request_to_bytes(request, self.spider)
         except UnserializableRequest as e:
             logger.error("%s", e)
             self._count("scheduler/unpersistable")
             raise
-        if new and not request.dont_filter:  # as the in-memory scheduler: a dont_filter
-            self.seen.add(fingerprint)       # request leaves no trace
+        if seen:  # as the in-memory scheduler: a dont_filter request leaves no trace
+            self.seen.add(fingerprint)
         self._pending += 1
         self._enqueued += 1
         slot = self.slots.key_for(request)
@@ -241,7 +261,7 @@ class DiskScheduler(Scheduler):
         self._next_id += 1
         writes = self._writes
         writes.inserts[row] = (slot, request.priority, data)
-        if new and not request.dont_filter:
+        if seen:
             writes.seen.append(signed(fingerprint))
         if self._spilled.get(slot) or self._head.get(slot, 0) >= HEAD \
                 or len(self._rows) >= WINDOW:
@@ -252,7 +272,6 @@ class DiskScheduler(Scheduler):
             self._keep(request, row, slot)
         if len(writes.inserts) >= FLUSH_ROWS:
             self.flush()
-        return True
 
     def _keep(self, request, row, slot):
         """Queue C{request} (row C{row} of C{slot}) in memory."""

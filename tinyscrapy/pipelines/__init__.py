@@ -34,7 +34,7 @@ from twisted.python.failure import Failure
 from tinyscrapy import signals
 from tinyscrapy.exceptions import DropItem, StartError
 from tinyscrapy.logformatter import LogFormatter, log_line
-from tinyscrapy.middleware import build_ordered, takes_spider
+from tinyscrapy.middleware import MiddlewareManager, takes_spider
 from tinyscrapy.utils.defer import deferred_from_coro
 
 logger = logging.getLogger(__name__)
@@ -60,21 +60,26 @@ class PipelineStatistics:
     failed: int
 
 
-class ItemPipelineManager:
+class ItemPipelineManager(MiddlewareManager):
     """
-    The enabled pipelines of one crawl.
+    The enabled pipelines of one crawl (the scraper's C{itemproc}).
 
-    @ivar pipelines: C{(dotted path, instance)} pairs, lowest order first.
+    @ivar middlewares: the instances, lowest order first; C{paths} what enabled each.
     """
 
-    def __init__(self, crawler, pipelines):
-        self.crawler = crawler
+    component_name = "item pipeline"
+    setting = "ITEM_PIPELINES"
+
+    def __init__(self, *middlewares, crawler=None, paths=None):
+        if crawler is None:
+            raise TypeError("ItemPipelineManager needs the crawler (crawler=...): it counts "
+                            "and signals each item through it")
+        super().__init__(*middlewares, crawler=crawler, paths=paths)
         self.stats = crawler.stats
         self.signals = crawler.signals
-        self.pipelines = list(pipelines)
         # (path, bound process_item, whether it takes the spider): decided once, here
         self._process = [(path, p.process_item, takes_spider(p.process_item, 1))
-                         for path, p in self.pipelines if hasattr(p, "process_item")]
+                         for path, p in self.components if hasattr(p, "process_item")]
         self._waiting = 0
         self._peak = 0
         self._n_scraped = self._n_dropped = self._n_failed = 0
@@ -83,10 +88,13 @@ class ItemPipelineManager:
         self._log_items = logger.isEnabledFor(logging.DEBUG) \
             or type(self.logformatter) is not LogFormatter
 
-    @classmethod
-    def from_crawler(cls, crawler):
-        """The pipelines C{ITEM_PIPELINES} (over C{ITEM_PIPELINES_BASE}) enables."""
-        return cls(crawler, build_ordered(crawler, "ITEM_PIPELINES"))
+    def _add_middleware(self, mw):
+        if hasattr(mw, "open_spider"):
+            self.methods["open_spider"].append(mw.open_spider)
+        if hasattr(mw, "close_spider"):
+            self.methods["close_spider"].appendleft(mw.close_spider)
+        if hasattr(mw, "process_item"):
+            self.methods["process_item"].append(mw.process_item)
 
     def open_spider(self, spider):
         """
@@ -114,10 +122,18 @@ class ItemPipelineManager:
         d.addCallback(self._cb_closed)
         return d
 
+    async def open_spider_async(self):
+        """L{open_spider} for the crawl's spider, as a coroutine (Scrapy 2.14's form)."""
+        await self.open_spider(self.crawler.spider)
+
+    async def close_spider_async(self):
+        """L{close_spider} for the crawl's spider, as a coroutine (Scrapy 2.14's form)."""
+        await self.close_spider(self.crawler.spider)
+
     def _call_all(self, name, spider):
         """@return: a Deferred fired with C{(label, failure or None)} of every call."""
         calls, labels = [], []
-        for path, pipeline in self.pipelines:
+        for path, pipeline in self.components:
             method = getattr(pipeline, name, None)
             if method is not None:
                 args = (spider,) if takes_spider(method, 0) else ()

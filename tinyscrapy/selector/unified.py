@@ -4,8 +4,8 @@ C{Selector(response=r)} picks the type from the response's class (XML for an
 C{XmlResponse}, JSON for a C{JsonResponse}, HTML for an C{HtmlResponse}) and keeps the
 response as C{selector.response}.
 
-It imports parsel, which costs some 25 ms of start-up: the responses import this module
-only when a callback first selects.
+It imports parsel, which is slow to import (docs/performance.md): the responses import this
+module only when a callback first selects.
 """
 
 from typing import Literal

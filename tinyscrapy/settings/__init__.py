@@ -42,6 +42,10 @@ SETTINGS_PRIORITIES = {"default": 0, "command": 10, "addon": 15, "project": 20, 
 PRIORITIES = SETTINGS_PRIORITIES  # tinyscrapy's older name
 
 
+# the words Settings.getbool reads, as Scrapy's does (not "yes", "on" or "TRUE")
+BOOLEAN_WORDS = {"True": True, "true": True, "False": False, "false": False}
+
+
 class SettingValueError(UsageError, ValueError):
     """A setting holds a value of the wrong kind (a word where a number belongs)."""
 
@@ -234,22 +238,29 @@ class BaseSettings(MutableMapping):
         return self._typed(name, default, float)
 
     def getbool(self, name, default=False):
+        """
+        A boolean, read as Scrapy's: C{True}, C{1}, C{"1"}, C{"True"} and C{"true"} are
+        true; C{False}, C{0}, C{"0"}, C{"False"}, C{"false"} and None are false (None: the
+        default).
+
+        @raise SettingValueError: anything else (a C{ValueError} with Scrapy's words; a
+            number other than 0 and 1 too, which Scrapy reads as true).
+        """
         value = self.get(name, default)
-        if isinstance(value, str):
-            lowered = value.strip().lower()
-            if lowered in ("1", "true", "yes", "on"):
-                return True
-            if lowered in ("0", "false", "no", "off", ""):
-                return False
-            raise SettingValueError(
-                f"setting {name}={value!r}: expected a boolean (Supported values for "
-                f"boolean settings are 0/1, True/False, '0'/'1', 'True'/'False' and "
-                f"'true'/'false')")
         if value is None:
             return bool(default)
+        if isinstance(value, str):
+            if value in BOOLEAN_WORDS:
+                return BOOLEAN_WORDS[value]
+            try:
+                value = int(value)
+            except ValueError:
+                pass
         if isinstance(value, bool) or (isinstance(value, int) and value in (0, 1)):
             return bool(value)
-        raise SettingValueError(f"setting {name}={value!r}: expected a boolean")
+        raise SettingValueError(f"setting {name}={value!r}: expected a boolean (Supported "
+                                f"values for boolean settings are 0/1, True/False, '0'/'1', "
+                                f"'True'/'False' and 'true'/'false')")
 
     def getlist(self, name, default=None):
         """A list; a string is split on commas (or parsed, when it is a JSON list)."""

@@ -13,6 +13,8 @@ DEFAULTS = {
     "ITEM_PROCESSOR": "tinyscrapy.pipelines.ItemPipelineManager",
     "ENGINE_HEARTBEAT": 5.0,
     "START_REQUESTS_BATCH": 100,
+    # --workers N: one crawl in N processes sharing the parent's frontier (docs/workers.md)
+    "WORKERS": 1,
     "CLOSE_GRACE_PERIOD": 4.0,
     # the downloader
     "CONCURRENT_REQUESTS_PER_DOMAIN": 8,
@@ -288,6 +290,22 @@ DEFAULTS = {
     "SPIDER_LOADER_CLASS": "tinyscrapy.spiderloader.SpiderLoader",
     "SPIDER_LOADER_WARN_ONLY": False,
     "NEWSPIDER_MODULE": "",
+    # the command line (tinyscrapy.cmdline, tinyscrapy.commands; docs/projects.md)
+    "COMMANDS_MODULE": "",
+    "EDITOR": "vi",
+    "TEMPLATES_DIR": None,
+    "SPIDER_CONTRACTS": {},
+    "SPIDER_CONTRACTS_BASE": {
+        "tinyscrapy.contracts.default.UrlContract": 1,
+        "tinyscrapy.contracts.default.CallbackKeywordArgumentsContract": 1,
+        "tinyscrapy.contracts.default.MetadataContract": 1,
+        "tinyscrapy.contracts.default.MethodContract": 1,
+        "tinyscrapy.contracts.default.BodyContract": 1,
+        "tinyscrapy.contracts.default.HeaderContract": 1,
+        "tinyscrapy.contracts.default.CookieContract": 1,
+        "tinyscrapy.contracts.default.ReturnsContract": 2,
+        "tinyscrapy.contracts.default.ScrapesContract": 3,
+    },
 }
 
 # A setting that names a class: a dotted path, or the class itself.
@@ -320,6 +338,7 @@ KINDS = {
     "SCHEDULER_REDIS_TLS_CA": str,
     "TRACE_FILE": str,
     "PROGRESS": None,  # "auto" or a boolean: checked by tinyscrapy.extensions.logstats
+    "WORKERS": None,  # a whole number or "auto": checked by tinyscrapy.frontier
     "REFERRER_POLICY": None,  # a name, a class or its path: checked by the referer middleware
     "STATS_CLASS": PATH,
     "SPIDER_LOADER_CLASS": PATH,
@@ -344,6 +363,7 @@ KINDS = {
     "TELNETCONSOLE_PASSWORD": str,
     "MAIL_USER": str,
     "MAIL_PASS": str,
+    "TEMPLATES_DIR": str,
 }
 
 # Scrapy's module holds each default as a module-level name

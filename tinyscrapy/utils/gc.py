@@ -25,8 +25,8 @@ Keeping a large in-memory frontier out of CPython's full garbage collections.
 CPython's cyclic garbage collector is generational, and its full (oldest generation)
 collection stops the program to walk every tracked object alive: each of a million
 waiting requests is two (the L{Request}, and the bound method that is its callback), so a
-million waiting requests cost a full collection some 0.3 s on an idle machine and up to a
-second on a loaded one, a stall of the reactor that nothing else in the crawl causes.
+large frontier makes each full collection a stall of the reactor that nothing else in the
+crawl causes (docs/performance.md has the figures).
 CPython runs one each time the objects that survived since the last one reach a quarter
 of those it found then, so a frontier that keeps growing meets one again and again.
 

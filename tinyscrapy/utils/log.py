@@ -365,15 +365,21 @@ def log_start(crawler):
     if own:
         logger.debug("%s: settings tinyscrapy does not know, not read so far (your own?): "
                      "%s", name, ", ".join(own))
+    log_components(crawler)
+
+
+def log_components(crawler):
+    """Log, at INFO, the enabled components of a crawl."""
     if not logger.isEnabledFor(logging.INFO):
         return
+    name = crawler.spider.name
     engine = crawler.engine
     logger.info("%s: downloader middlewares: %s", name,
-                _names(engine.downloader.middleware.middlewares))
+                _names(engine.downloader.middleware.components))
     logger.info("%s: spider middlewares: %s; item pipelines: %s", name,
-                _names(engine.scraper.spidermw.middlewares),
-                _names(engine.scraper.pipelines.pipelines))
-    logger.info("%s: extensions: %s", name, _names(crawler.extensions))
+                _names(engine.scraper.spidermw.components),
+                _names(getattr(engine.scraper.itemproc, "components", ())))
+    logger.info("%s: extensions: %s", name, _names(crawler.extensions.components))
 
 
 def _names(parts):

@@ -24,6 +24,7 @@ from tinyscrapy.exceptions import UsageError
 logger = logging.getLogger(__name__)
 
 ASYNCIO_REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
+_asyncio_reactor_path = ASYNCIO_REACTOR  # Scrapy's private name: its command tests import it
 
 # what asyncio raises when it is awaited with no asyncio loop running the coroutine
 _NO_ASYNCIO_LOOP = ("no running event loop", "await wasn't used with future")
@@ -31,6 +32,32 @@ _NO_ASYNCIO_LOOP = ("no running event loop", "await wasn't used with future")
 
 class AsyncioReactorNeeded(RuntimeError):
     """A coroutine awaited asyncio code under a reactor that is not asyncio's."""
+
+
+def listen_tcp(portrange, host, factory, reactor=None):
+    """
+    Listen on the first free port of C{portrange} (Scrapy's helper, as the telnet console
+    listens): C{[]} any free port, C{[port]} that one, C{[first, last]} the first of those
+    that is free.
+
+    @return: the C{IListeningPort}.
+    @raise ValueError: the range has more than two numbers, or they are in the wrong order.
+    @raise twisted.internet.error.CannotListenError: no port of the range is free (the
+        last one's error).
+    """
+    from twisted.internet.error import CannotListenError
+    if reactor is None:
+        from twisted.internet import reactor
+    if len(portrange) > 2 or len(portrange) == 2 and portrange[0] > portrange[1]:
+        raise ValueError(f"invalid portrange: {portrange}")
+    if not portrange:
+        return reactor.listenTCP(0, factory, interface=host)
+    for number in range(portrange[0], portrange[-1]):
+        try:
+            return reactor.listenTCP(number, factory, interface=host)
+        except CannotListenError:
+            continue
+    return reactor.listenTCP(portrange[-1], factory, interface=host)  # its error is ours
 
 
 def _installed():

@@ -46,3 +46,38 @@ def get_temp_key_info(ssl_object):
     warnings.warn("get_temp_key_info() is deprecated. It's also a no-op with cryptography "
                   "40.0.0+.", ScrapyDeprecationWarning, stacklevel=2)
     return None
+
+
+def _get_cert_options_version_kwargs(min_version, max_version):
+    """
+    The keywords of Twisted's C{CertificateOptions} that hold a connection between two
+    TLS versions (Scrapy's private helper, which its test servers import).
+
+    @param min_version: a C{twisted.internet.ssl.TLSVersion}, or None for Twisted's default.
+    @param max_version: a C{TLSVersion}, or None for no upper bound.
+    @return: a dict of C{lowerMaximumSecurityTo} and C{raiseMinimumTo} or
+        C{insecurelyLowerMinimumTo}, as the bounds need.
+    @raise ValueError: the maximum cannot be set on this Twisted.
+    """
+    from twisted.internet.ssl import CertificateOptions, TLSVersion
+    kwargs = {}
+    if max_version is not None:
+        if _twisted_lowers_maximum_by_one():  # before 26.4.0 Twisted caps one version lower
+            versions = list(TLSVersion.iterconstants())
+            following = versions.index(max_version) + 1
+            if following >= len(versions):
+                raise ValueError(f"this Twisted cannot cap TLS at {max_version.name}")
+            max_version = versions[following]
+        kwargs["lowerMaximumSecurityTo"] = max_version
+    if min_version is not None:
+        default = CertificateOptions._defaultMinimumTLSVersion  # no public name for it
+        if min_version < default:
+            kwargs["insecurelyLowerMinimumTo"] = min_version
+        elif min_version > default:
+            kwargs["raiseMinimumTo"] = min_version
+    return kwargs
+
+
+def _twisted_lowers_maximum_by_one():
+    from twisted import version
+    return (version.major, version.minor) < (26, 4)

@@ -16,11 +16,10 @@ from twisted.python.failure import Failure
 
 from tinyscrapy import signals
 from tinyscrapy.core.downloader.handlers import DownloadHandlers
-from tinyscrapy.core.downloader.middleware import DownloaderMiddlewareChain
-from tinyscrapy.core.downloader.slots import Slots
+from tinyscrapy.core.downloader.middleware import DownloaderMiddlewareManager
+from tinyscrapy.core.downloader.slots import Slot, Slots  # noqa: F401 - Scrapy's Slot here
 from tinyscrapy.exceptions import scrapy_download_error
 from tinyscrapy.http.request import Request
-from tinyscrapy.middleware import build_ordered
 
 MAX_HOPS = 30  # redirects and retries of one request fetched through; the middlewares' own
 #                limits come first
@@ -42,7 +41,7 @@ class Downloader:
     """
     Downloads requests through the middlewares.
 
-    @ivar middleware: the L{DownloaderMiddlewareChain}.
+    @ivar middleware: the L{DownloaderMiddlewareManager}.
     @ivar handlers: the L{DownloadHandlers}, by scheme.
     @ivar fetcher: the http handler (treq and its pool), whose byte counts the statistics
         report.
@@ -58,8 +57,7 @@ class Downloader:
         # wire, through crawler.slots
         self.handlers = DownloadHandlers(crawler)
         self.fetcher = self.handlers.handler_for("http")
-        self.middleware = DownloaderMiddlewareChain(
-            build_ordered(crawler, "DOWNLOADER_MIDDLEWARES"))
+        self.middleware = DownloaderMiddlewareManager.from_crawler(crawler)
         self.active = 0
         self._requests = self._responses = self._failures = 0
 

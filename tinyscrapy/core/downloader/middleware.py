@@ -1,6 +1,6 @@
 """
-L{DownloaderMiddlewareChain}: the downloader middlewares around every download, with
-Scrapy's contracts (Scrapy's C{DownloaderMiddlewareManager})::
+L{DownloaderMiddlewareManager}: the downloader middlewares around every download, with
+Scrapy's contracts::
 
     process_request(request, spider)      first to last; None goes on,
                                           an HttpResponse skips the download,
@@ -25,22 +25,43 @@ from twisted.internet.defer import CancelledError, ensureDeferred
 
 from tinyscrapy.http.request import Request
 from tinyscrapy.http.response import Response
-from tinyscrapy.middleware import _READY, MiddlewareError, _call, _expect, _hooks, _waited
+from tinyscrapy.middleware import (
+    _READY,
+    MiddlewareError,
+    MiddlewareManager,
+    _call,
+    _expect,
+    _hooks,
+    _waited,
+)
 
 
-class DownloaderMiddlewareChain:
+class DownloaderMiddlewareManager(MiddlewareManager):
     """
-    The downloader middlewares, in the order of C{DOWNLOADER_MIDDLEWARES}.
+    The downloader middlewares, in the order of C{DOWNLOADER_MIDDLEWARES} (the
+    downloader's C{middleware}).
 
-    @ivar middlewares: C{(dotted path, instance)} pairs, lowest order first.
+    @ivar middlewares: the instances, lowest order first; C{paths} what enabled each.
     """
 
-    def __init__(self, middlewares):
-        self.middlewares = list(middlewares)
-        self._request_hooks = _hooks(self.middlewares, "process_request", 1)
-        self._response_hooks = _hooks(self.middlewares, "process_response", 2, reverse=True)
-        self._exception_hooks = _hooks(self.middlewares, "process_exception", 2,
-                                       reverse=True)
+    component_name = "downloader middleware"
+    setting = "DOWNLOADER_MIDDLEWARES"
+
+    def __init__(self, *middlewares, crawler=None, paths=None):
+        super().__init__(*middlewares, crawler=crawler, paths=paths)
+        # (label, bound hook, whether it takes the spider), in calling order: read once
+        components = self.components
+        self._request_hooks = _hooks(components, "process_request", 1)
+        self._response_hooks = _hooks(components, "process_response", 2, reverse=True)
+        self._exception_hooks = _hooks(components, "process_exception", 2, reverse=True)
+
+    def _add_middleware(self, mw):
+        if getattr(mw, "process_request", None) is not None:
+            self.methods["process_request"].append(mw.process_request)
+        if getattr(mw, "process_response", None) is not None:
+            self.methods["process_response"].appendleft(mw.process_response)
+        if getattr(mw, "process_exception", None) is not None:
+            self.methods["process_exception"].appendleft(mw.process_exception)
 
     def download(self, request, spider, fetch):
         """

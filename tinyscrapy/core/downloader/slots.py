@@ -199,6 +199,10 @@ class Slots:
         None.
     @ivar random: the C{random.Random} delays are drawn from.
     @ivar listeners: callables called with a slot's key after each send and release.
+    @ivar observer: None, or an object told of each request's send (C{sent(request,
+        slot)}), of the end of its transfer (C{released(request, slot, result)}) and of
+        each L{raise_delay} (C{delay_raised(key, delay)}): a worker of C{--workers}
+        reports them to the parent, which keeps the crawl's slots.
     """
 
     def __init__(self, rules=(), default=None, clock=None, throttle=None, rng=None):
@@ -208,6 +212,7 @@ class Slots:
         self.throttle = throttle
         self.random = rng if rng is not None else random.Random()
         self.listeners = []
+        self.observer = None
         self._slots = {}
         self._floors = {}
         self._tickets = {}
@@ -324,6 +329,8 @@ class Slots:
                 slot.on_the_way -= 1
         slot.stamp(now, self.random)
         self._sent += 1
+        if self.observer is not None:
+            self.observer.sent(request, slot)
         if slot.spaced:  # its next send time is known now
             self._notify(slot)
 
@@ -349,6 +356,8 @@ class Slots:
             slot.answered(ticket.sent_at, now)
             if self.throttle is not None:
                 self.throttle.adjust(slot, now - ticket.sent_at, result)
+        if self.observer is not None:
+            self.observer.released(request, slot, result)
         self._notify(slot)
 
     def raise_delay(self, key, delay):
@@ -357,6 +366,8 @@ class Slots:
         robots.txt C{Crawl-delay}, say); it survives the slot being forgotten.
         """
         self._floors[key] = max(delay, self._floors.get(key, 0.0))
+        if self.observer is not None:
+            self.observer.delay_raised(key, delay)
         slot = self._slots.get(key)
         if slot is not None and slot.floor < delay:
             slot.floor = delay

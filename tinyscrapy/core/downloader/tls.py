@@ -12,10 +12,20 @@ handshake failures into one clear L{CertificateError} or L{TlsError}.
 """
 
 from twisted.internet.interfaces import IOpenSSLClientConnectionCreator
+from twisted.internet.ssl import TLSVersion
 from twisted.web.iweb import IPolicyForHTTPS
 from zope.interface import implementer
 
 from tinyscrapy.exceptions import CertificateError, TlsError, UsageError
+
+# TLS versions by the names Scrapy's settings give them, as Twisted's constants (Scrapy's
+# private name: the test servers of Scrapy's suite build their certificates with it)
+_TWISTED_VERSION_MAP = {
+    "TLSv1.0": TLSVersion.TLSv1_0,
+    "TLSv1.1": TLSVersion.TLSv1_1,
+    "TLSv1.2": TLSVersion.TLSv1_2,
+    "TLSv1.3": TLSVersion.TLSv1_3,
+}
 
 
 def https_policy(settings):

@@ -2,7 +2,7 @@
 The lxml tree of an HTML response, parsed exactly as parsel parses it, without importing
 parsel.
 
-parsel's import (cssselect, jmespath, its XPath functions) costs some 25 ms of start-up.
+parsel's import (cssselect, jmespath, its XPath functions) is slow (docs/performance.md).
 The C{crawl} command and the fast link path only run C{//a/@href}-style XPath on the
 tree, so L{HttpResponse.root} builds the tree here, and L{HttpResponse.selector} wraps
 this same tree in a parsel C{Selector} when a callback first asks for one.

@@ -1,0 +1,289 @@
+"""
+C{--workers N}: one crawl in N worker processes sharing the parent's frontier. Each test
+runs the command line against a twisted.web server in this process and judges at the
+server (what arrived, when, how many at once) and in the feed and stats the parent wrote.
+"""
+
+import json
+import os
+import re
+import signal
+from itertools import pairwise
+
+from twisted.internet import defer, reactor, task
+from twisted.trial import unittest
+
+from .helpers import needs_processes, run_and_interrupt, run_command, run_python, serve
+from .redisserver import NO_REDIS, RedisServer
+from .servers import Delay
+
+PAGES = 60  # the home page and its children: /p0 ... /p59
+
+
+def add_tree(server, pages=PAGES, delay=0.0):
+    """A home page linking to the first half of the pages, each of which links to one of
+    the second half: every page is reached, many links twice (/p0 is on every page).
+    @return: the set of every page's URL."""
+    half = pages // 2
+    home = "".join(f'<a href="/p{i}">p{i}</a>' for i in range(half))
+    server.add("/", Delay(delay, f"<title>home</title>{home}".encode()))
+    for i in range(pages):
+        links = '<a href="/">home</a><a href="/p0">p0</a>'
+        if i < half:
+            links += f'<a href="/p{i + half}">next</a>'
+        server.add(f"/p{i}", Delay(delay, f"<title>p{i}</title>{links}".encode()))
+    return {server.url("/")} | {server.url(f"/p{i}") for i in range(pages)}
+
+
+def feed_urls(path):
+    """The C{url} of each item of a JSON-lines feed, in order (none when it is missing)."""
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return [json.loads(line)["url"] for line in f if line.strip()]
+
+
+def worker_pids(err):
+    """@return: worker number -> pid, as the parent logged them ("worker 2 started (pid N)")."""
+    return {int(n): int(pid) for n, pid in re.findall(r"worker (\d+) started \(pid (\d+)\)", err)}
+
+
+class WorkersTests(unittest.TestCase):
+    """A crawl with two worker processes."""
+
+    timeout = 120
+
+    def setUp(self):
+        needs_processes("worker processes")
+        self.server = serve(self)
+        self.feed = os.path.abspath(self.mktemp() + ".jsonl")
+        self.stats_file = os.path.abspath(self.mktemp() + ".json")
+
+    def crawl(self, *extra, **kwargs):
+        """C{crawl URL --workers 2} with this test's feed and stats file."""
+        return run_command(reactor, ["crawl", self.server.url("/"), "--workers", "2",
+                                     "-s", "ROBOTSTXT_OBEY=False", "-O", self.feed,
+                                     "-s", f"STATS_FILE={self.stats_file}", *extra],
+                           **kwargs)
+
+    def stats(self):
+        with open(self.stats_file) as f:
+            return json.load(f)
+
+    def check_complete(self, every, code, err):
+        self.assertEqual(code, 0, err)
+        self.assertNotIn("Traceback", err)
+        urls = feed_urls(self.feed)
+        self.assertEqual(sorted(urls), sorted(every))  # each page once, none missing
+        stats = self.stats()
+        self.assertEqual(stats["workers/count"], 2)
+        self.assertEqual(stats["item_scraped_count"], len(every))
+        self.assertEqual(stats["ledger/handled"], len(every))
+        self.assertEqual(stats["ledger/missing"], 0, err)
+        return stats
+
+    @defer.inlineCallbacks
+    def test_every_page_fetched_once(self):
+        """Two workers fetch every page of the site exactly once; the parent's feed has one
+        item per page; the stats add up over both workers."""
+        every = add_tree(self.server)
+        code, _out, err = yield self.crawl("-s", "CONCURRENT_REQUESTS=8")
+        stats = self.check_complete(every, code, err)
+        paths = {path for path in self.server.hits}
+        self.assertEqual(len(paths), len(every))
+        self.assertEqual(set(self.server.hits.values()), {1})
+        self.assertEqual(stats["downloader/request_count"], len(every))
+        self.assertEqual(stats["response_received_count"], len(every))
+        self.assertEqual(set(worker_pids(err)), {1, 2})
+        self.assertEqual(stats["finish_reason"], "finished")
+
+    @defer.inlineCallbacks
+    def test_killed_worker_loses_nothing(self):
+        """A worker killed with SIGKILL mid-crawl: it is started again, what it held goes
+        back to the frontier, every page ends in the feed once and the books balance."""
+        every = add_tree(self.server, delay=0.05)
+        transports = []
+        killed = []
+
+        def kill_once_busy():
+            if killed or not transports:
+                return
+            pids = worker_pids(b"".join(transports[0].proto.err).decode("utf-8", "replace"))
+            if 2 in pids and sum(self.server.hits.values()) >= 15:
+                os.kill(pids[2], signal.SIGKILL)  # a worker of the crawl this test started
+                killed.append(pids[2])
+
+        loop = task.LoopingCall(kill_once_busy)
+        loop.start(0.01)
+        try:
+            code, _out, err = yield self.crawl("-s", "CONCURRENT_REQUESTS=6",
+                                               started=transports.append)
+        finally:
+            loop.stop()
+        self.assertTrue(killed, err)
+        stats = self.check_complete(every, code, err)
+        self.assertEqual(stats["workers/died"], 1)
+        self.assertEqual(stats["workers/restarts"], 1)
+        self.assertEqual(err.count(f"(pid {killed[0]}) died (signal 9)"), 1, err)
+        # only what the dead worker held was fetched twice
+        twice = sum(count - 1 for count in self.server.hits.values())
+        self.assertLessEqual(twice, stats.get("workers/requeued", 0))
+
+    @defer.inlineCallbacks
+    def test_delay_held_across_workers(self):
+        """DOWNLOAD_DELAY=0.25 on one host with two workers: no two requests reach the
+        server less than the delay apart, whichever worker sent them."""
+        every = add_tree(self.server, pages=10)
+        code, _out, err = yield self.crawl("-s", "DOWNLOAD_DELAY=0.25",
+                                           "-s", "RANDOMIZE_DOWNLOAD_DELAY=False")
+        self.check_complete(every, code, err)
+        times = [request.time for request in self.server.requests]
+        gaps = [b - a for a, b in pairwise(times)]
+        self.assertGreaterEqual(min(gaps), 0.95 * 0.25, gaps)
+
+    @defer.inlineCallbacks
+    def test_per_host_concurrency_held_across_workers(self):
+        """CONCURRENT_REQUESTS_PER_DOMAIN=2 with two workers of 4 each: the host never has
+        more than 2 requests in flight at once."""
+        every = add_tree(self.server, pages=24, delay=0.1)
+        code, _out, err = yield self.crawl("-s", "CONCURRENT_REQUESTS=8",
+                                           "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=2")
+        self.check_complete(every, code, err)
+        self.assertEqual(self.server.max_in_flight, 2)
+
+    @defer.inlineCallbacks
+    def test_jobdir_pause_and_resume(self):
+        """With --jobdir, Ctrl-C stops both workers and the parent; the run again with the
+        same directory finishes the crawl: every page in the feeds, none fetched twice
+        but the few in flight at the pause."""
+        every = add_tree(self.server, delay=0.03)
+        jobdir = os.path.abspath(self.mktemp())
+        first = self.feed
+        args = ["crawl", self.server.url("/"), "--workers", "2", "--jobdir", jobdir,
+                "-s", "ROBOTSTXT_OBEY=False", "-s", "CONCURRENT_REQUESTS=4"]
+        code, _out, err = yield run_and_interrupt(
+            reactor, [*args, "-o", first],
+            [lambda: sum(self.server.hits.values()) >= 15])
+        self.assertEqual(code, 0, err)
+        self.assertIn("requests kept for the next run", err)
+        paused = feed_urls(first)
+        self.assertLess(len(paused), len(every))
+        second = os.path.abspath(self.mktemp() + ".jsonl")
+        code, _out, err = yield run_command(reactor, [*args, "-o", second])
+        self.assertEqual(code, 0, err)
+        self.assertIn("resuming", err)
+        urls = paused + feed_urls(second)
+        self.assertEqual(set(urls), every)
+        self.assertLessEqual(len(urls) - len(every), 4)  # at most what was in flight
+
+    @defer.inlineCallbacks
+    def test_sigterm_stops_the_workers(self):
+        """SIGTERM on the parent closes the crawl gracefully: it exits 0, its workers
+        have ended, and the feed has what was scraped."""
+        add_tree(self.server, delay=0.05)
+        transports = []
+        pids = {}
+
+        def terminate_once_busy():
+            if pids or not transports:
+                return
+            found = worker_pids(b"".join(transports[0].proto.err).decode("utf-8", "replace"))
+            if len(found) == 2 and sum(self.server.hits.values()) >= 10:
+                pids.update(found)
+                transports[0].signalProcess("TERM")
+
+        loop = task.LoopingCall(terminate_once_busy)
+        loop.start(0.01)
+        try:
+            code, _out, err = yield self.crawl(started=transports.append)
+        finally:
+            loop.stop()
+        self.assertEqual(code, 0, err)
+        self.assertIn("received SIGTERM", err)
+        self.assertEqual(self.stats()["finish_reason"], "shutdown")
+        self.assertTrue(feed_urls(self.feed))
+        for pid in pids.values():  # reaped by the parent before it exited
+            self.assertFalse(os.path.exists(f"/proc/{pid}") and _state(pid) != "Z", pid)
+
+
+def _state(pid):
+    """The state letter of process C{pid} in /proc (C{Z}: a zombie), or "" if gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return ""
+
+
+class SharedFrontierWorkersTests(unittest.TestCase):
+    """--workers with --scheduler redis://: N workers on the shared frontier."""
+
+    skip = NO_REDIS
+    timeout = 120
+
+    @defer.inlineCallbacks
+    def test_two_workers_on_redis(self):
+        """Two workers started by one command share the Redis frontier: each page once,
+        the items in the parent's one feed."""
+        needs_processes("redis-server and worker processes")
+        redis = RedisServer().start()
+        self.addCleanup(redis.stop)
+        server = serve(self)
+        every = add_tree(server, pages=30)
+        feed = os.path.abspath(self.mktemp() + ".jsonl")
+        code, _out, err = yield run_command(reactor, [
+            "crawl", server.url("/"), "--workers", "2", "--scheduler", redis.url,
+            "-s", "ROBOTSTXT_OBEY=False", "-s", "SCHEDULER_REDIS_POLL_INTERVAL=0.05",
+            "-O", feed])
+        self.assertEqual(code, 0, err)
+        self.assertEqual(sorted(feed_urls(feed)), sorted(every))
+        self.assertEqual(set(server.hits.values()), {1})
+        self.assertEqual(set(worker_pids(err)), {1, 2})
+
+
+class UsageTests(unittest.TestCase):
+    """What --workers refuses, with one line and exit status 2 (or an exception in a
+    script)."""
+
+    timeout = 60
+
+    @defer.inlineCallbacks
+    def test_bad_worker_counts(self):
+        """--workers 0, -1 and "some" are usage errors: one line, exit status 2."""
+        for value in ("0", "-1", "some"):
+            code, _out, err = yield run_command(reactor, ["crawl", "http://127.0.0.1:9/",
+                                                          "--workers", value])
+            self.assertEqual(code, 2, err)
+            self.assertEqual(err.strip().count("\n"), 0, err)
+            self.assertIn(f"--workers {value}: expected a whole number", err)
+
+    @defer.inlineCallbacks
+    def test_spider_of_the_running_script(self):
+        """A spider defined in the script that runs the crawl cannot be made again in a
+        worker: CrawlerProcess.crawl raises UsageError, saying so, before any worker
+        starts."""
+        script = os.path.abspath(self.mktemp() + ".py")
+        with open(script, "w") as f:
+            f.write(SCRIPT)
+        code, out, err = yield run_python(reactor, [script])
+        self.assertEqual(code, 0, err)
+        self.assertIn("UsageError: --workers: the spider Here cannot be found by a worker",
+                      out)
+        self.assertNotIn("started (pid", err)
+
+
+SCRIPT = """\
+import tinyscrapy
+from tinyscrapy.crawler import CrawlerProcess
+from tinyscrapy.exceptions import UsageError
+
+class Here(tinyscrapy.Spider):
+    name = "here"
+    start_urls = ["http://127.0.0.1:9/"]
+
+process = CrawlerProcess({"WORKERS": 2})
+try:
+    process.crawl(Here)
+except UsageError as e:
+    print("UsageError:", e)
+"""

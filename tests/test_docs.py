@@ -200,6 +200,8 @@ NOT_OURS = {
     "ADAPTER_CLASSES": "itemadapter's ItemAdapter.ADAPTER_CLASSES, which items.md extends",
     "MY_API_URL": "a setting a user's own spider reads, in an example",
     "MYPIPELINE_FILES_EXPIRES": "the prefixed form media pipelines read (a class name)",
+    "PR_SET_PDEATHSIG": "Linux's prctl option, which processes.md names",
+    "SIGCHLD": "a POSIX signal, which processes.md names",
     "SCRAPY_SETTINGS_MODULE": "Scrapy's environment variable, named in contrast",
     "SETTINGS_PRIORITIES": "the priorities' table of tinyscrapy.settings (not a setting)",
     "SomeError": "a placeholder: flushLoggedErrors(SomeError) in error-path.md",

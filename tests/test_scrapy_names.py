@@ -149,3 +149,38 @@ class ScrapyHelperNamesTests(unittest.TestCase):
         self.assertEqual(_get_cert_options_version_kwargs(None, None), {})
         CertificateOptions(**_get_cert_options_version_kwargs(TLSVersion.TLSv1_2,
                                                              TLSVersion.TLSv1_3))
+
+    def test_python_robot_parser(self):
+        """PythonRobotParser reads rules and Crawl-delay with the standard library."""
+        from tinyscrapy.robotstxt import PythonRobotParser
+        parser = PythonRobotParser.from_crawler(None, b"User-agent: *\nDisallow: /private\n"
+                                                      b"Crawl-delay: 2\n")
+        self.assertFalse(parser.allowed("http://127.0.0.1/private/page", "bot"))
+        self.assertTrue(parser.allowed(b"http://127.0.0.1/open", b"bot"))
+        self.assertEqual(parser.crawl_delay("bot"), 2.0)
+
+    def test_runner_base_and_event_loop(self):
+        """CrawlerRunnerBase is the runners' base; set_asyncio_event_loop answers the
+        current loop, or one of the class asked for."""
+        import asyncio
+
+        from tinyscrapy.crawler import CrawlerProcess, CrawlerRunner, CrawlerRunnerBase
+        from tinyscrapy.utils.reactor import set_asyncio_event_loop
+        self.assertTrue(issubclass(CrawlerRunner, CrawlerRunnerBase))
+        self.assertTrue(issubclass(CrawlerProcess, CrawlerRunnerBase))
+        loop = set_asyncio_event_loop(None)
+        self.assertIs(set_asyncio_event_loop(None), loop)
+        self.assertIsInstance(set_asyncio_event_loop("asyncio.SelectorEventLoop"),
+                              asyncio.SelectorEventLoop)
+
+    def test_invalid_output_is_the_middleware_error(self):
+        """A hook's wrong result raises Scrapy's _InvalidOutput (as MiddlewareError)."""
+        from tinyscrapy.core.spidermw import SpiderMiddlewareManager
+        from tinyscrapy.exceptions import _InvalidOutput
+
+        class Wrong:
+            def process_spider_input(self, response):
+                return "not None"
+
+        chain = SpiderMiddlewareManager(Wrong(), crawler=get_crawler(Spider))
+        self.assertRaises(_InvalidOutput, chain.process_input, None, None)

@@ -359,9 +359,10 @@ class Crawler:
         log_start(self)
 
 
-class CrawlerRunner:
+class CrawlerRunnerBase:
     """
-    Keeps track of the crawls it started, in the installed reactor.
+    What every runner shares, as Scrapy's base of its runners: the settings its crawls
+    start from, the crawls running now, and how a crawler is made for a spider.
 
     @ivar settings: the L{tinyscrapy.settings.Settings} every crawl starts from (the
         add-ons' C{update_pre_crawler_settings} applied).
@@ -412,6 +413,11 @@ class CrawlerRunner:
         if "." not in name or name in self.spider_loader.list():
             return self.spider_loader.load(name)
         return load_object(name)
+
+
+class CrawlerRunner(CrawlerRunnerBase):
+    """Runs crawls in the installed reactor, each a Deferred that fires with its finish
+    reason; L{join} waits for them all."""
 
     def crawl(self, crawler_or_spidercls, *args, **kwargs):
         """

@@ -25,6 +25,12 @@ class UsageError(Exception):
         self.print_help = print_help
 
 
+class _InvalidOutput(TypeError):
+    """A middleware's hook returned what its contract does not allow (Scrapy's private
+    name, which its tests expect; tinyscrapy raises its subclass
+    L{tinyscrapy.middleware.MiddlewareError}, naming the hook)."""
+
+
 class SpiderWithoutName(UsageError, ValueError):
     """A spider class sets no C{name} (a C{ValueError}, as Scrapy raises; on the command
     line, a usage error)."""

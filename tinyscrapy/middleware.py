@@ -30,7 +30,12 @@ from dataclasses import dataclass
 
 from twisted.internet.defer import Deferred
 
-from tinyscrapy.exceptions import ScrapyDeprecationWarning, StartError, UsageError
+from tinyscrapy.exceptions import (
+    ScrapyDeprecationWarning,
+    StartError,
+    UsageError,
+    _InvalidOutput,
+)
 from tinyscrapy.http.request import Request
 from tinyscrapy.http.response import Response
 from tinyscrapy.utils.defer import deferred_from_coro
@@ -294,7 +299,7 @@ def takes_spider(method, n_args):
 _READY = (Response, Request)
 
 
-class MiddlewareError(TypeError):
+class MiddlewareError(_InvalidOutput):
     """
     A middleware hook returned something its contract does not allow.
 

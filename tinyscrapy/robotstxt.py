@@ -2,7 +2,7 @@
 robots.txt parsers, as Scrapy's C{scrapy.robotstxt}: L{RobotParser} is the interface the
 L{tinyscrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware} calls, and
 L{ProtegoRobotParser} (on protego, Scrapy's default too) is the one C{ROBOTSTXT_PARSER}
-names by default.
+names by default; L{PythonRobotParser} uses the standard library's parser instead.
 """
 
 import logging
@@ -59,3 +59,30 @@ class ProtegoRobotParser(RobotParser):
     def sitemaps(self):
         """The C{Sitemap:} URLs."""
         return list(self.rp.sitemaps)
+
+
+class PythonRobotParser(RobotParser):
+    """robots.txt rules parsed by Python's own C{urllib.robotparser} (Scrapy's
+    alternative parser: C{ROBOTSTXT_PARSER = "scrapy.robotstxt.PythonRobotParser"})."""
+
+    def __init__(self, robotstxt_body, spider=None):
+        from urllib.robotparser import RobotFileParser
+        self.spider = spider
+        self.rp = RobotFileParser()
+        self.rp.parse(decode_robotstxt(robotstxt_body, spider).splitlines())
+
+    @classmethod
+    def from_crawler(cls, crawler, robotstxt_body):
+        return cls(robotstxt_body, getattr(crawler, "spider", None))
+
+    def allowed(self, url, user_agent):
+        return self.rp.can_fetch(_text(user_agent), _text(url))
+
+    def crawl_delay(self, user_agent):
+        """The C{Crawl-delay} for C{user_agent} in seconds, or None."""
+        delay = self.rp.crawl_delay(_text(user_agent))
+        return None if delay is None else float(delay)
+
+
+def _text(value):
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value

@@ -48,6 +48,18 @@ from tinyscrapy.utils.reactor import (
 )
 
 
+async def _process_pending_io():
+    """
+    Wait until the reactor has served the readers and writers it found ready (Scrapy's
+    private helper): two turns of C{callLater(0)}, since the first may come back before
+    the I/O of the same iteration and only the second surely after it.
+    """
+    from twisted.internet import reactor
+    from twisted.internet.task import deferLater
+    for _ in range(2):
+        await deferLater(reactor, 0)
+
+
 def deferred_from_coro(coro):
     """
     Run a coroutine (a callback's, a hook's, a pull of C{start()}) and wrap it as a

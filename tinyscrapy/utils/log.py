@@ -83,7 +83,7 @@ def configure_logging(settings=None, install_root_handler=None):
                                       encoding=encoding or "utf-8")
     else:
         handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter(fmt, datefmt))
+    handler.setFormatter(_get_formatter(handler, settings))
     handler.setLevel(level)
     root.setLevel(level)
     root.addHandler(handler)
@@ -190,6 +190,23 @@ def install_scrapy_root_handler(settings):
 def get_scrapy_root_handler():
     """The root handler L{configure_logging} installed, or None."""
     return _root_handler
+
+
+def _uninstall_scrapy_root_handler():
+    """Remove and close the root handler L{configure_logging} installed, if any (Scrapy's
+    private name, which its tests call between cases)."""
+    global _root_handler, _root_config
+    if _root_handler is None:
+        return
+    logging.getLogger().removeHandler(_root_handler)
+    _root_handler.close()
+    _root_handler = _root_config = None
+
+
+def _get_formatter(handler, settings):
+    """The formatter of the root handler: C{LOG_FORMAT} and C{LOG_DATEFORMAT} (Scrapy's
+    private name; tinyscrapy has no colour)."""
+    return logging.Formatter(settings.get("LOG_FORMAT"), settings.get("LOG_DATEFORMAT"))
 
 
 def log_scrapy_info(settings):

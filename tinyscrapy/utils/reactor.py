@@ -34,6 +34,44 @@ class AsyncioReactorNeeded(RuntimeError):
     """A coroutine awaited asyncio code under a reactor that is not asyncio's."""
 
 
+def set_asyncio_event_loop(event_loop_path):
+    """
+    The asyncio loop to run, made the current one (Scrapy's helper): a loop of the class
+    C{event_loop_path} names (the current one if it is of that class already), or with
+    None the current loop, made when there is none.
+
+    @return: the loop.
+    """
+    import asyncio
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        try:  # the current loop, not running yet
+            loop = asyncio.get_event_loop_policy().get_event_loop()
+        except RuntimeError:  # none (a thread without one)
+            loop = None
+    if event_loop_path is not None:
+        from tinyscrapy.utils.misc import load_object
+        if not isinstance(loop, load_object(event_loop_path)):
+            loop = _new_event_loop(event_loop_path)
+        return loop
+    if loop is None:
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+    return loop
+
+
+def _new_event_loop(event_loop_path):
+    """A new asyncio loop (of C{event_loop_path}'s class, or asyncio's default), made the
+    current one."""
+    import asyncio
+
+    from tinyscrapy.utils.misc import load_object
+    loop = load_object(event_loop_path)() if event_loop_path else asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    return loop
+
+
 def listen_tcp(portrange, host, factory, reactor=None):
     """
     Listen on the first free port of C{portrange} (Scrapy's helper, as the telnet console
@@ -95,12 +133,9 @@ def install_reactor(path, event_loop_path=None):
         return False
     from tinyscrapy.utils.misc import load_object
     if path == ASYNCIO_REACTOR:
-        import asyncio
 
         from twisted.internet import asyncioreactor
-        loop = load_object(event_loop_path)() if event_loop_path else asyncio.new_event_loop()
-        asyncio.set_event_loop(loop)
-        asyncioreactor.install(eventloop=loop)
+        asyncioreactor.install(eventloop=_new_event_loop(event_loop_path))
         return True
     module = path.rpartition(".")[0]
     try:

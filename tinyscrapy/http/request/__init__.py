@@ -15,7 +15,7 @@ can rebuild a stored request of any kind without importing by name.
 
 import re
 from collections.abc import Callable
-from typing import Any, Union
+from typing import Any, TypedDict, Union
 
 from tinyscrapy.http.headers import Headers, header_pairs
 from tinyscrapy.utils.python import to_bytes
@@ -24,9 +24,22 @@ from tinyscrapy.utils.trackref import object_ref
 # Scrapy's type of a request's callback (a callable taking the response first); Scrapy
 # defines it for type checkers only, tinyscrapy at run time too, for code that imports it
 CallbackT = Callable[..., Any]
-# Scrapy's type of Request(cookies=...): a dict of names to values, or a list of cookie
-# dicts ({"name": ..., "value": ..., "domain": ...})
-CookiesT = Union[dict[str, str], list[dict[str, str]]]
+
+
+class VerboseCookie(TypedDict, total=False):
+    """One cookie of C{Request(cookies=[...])}, as Scrapy types it: C{name} and C{value},
+    and optionally C{domain}, C{path} and C{secure}."""
+
+    name: Union[str, bytes]
+    value: Union[str, bytes, bool, float, int]
+    domain: Union[str, bytes]
+    path: Union[str, bytes]
+    secure: bool
+
+
+# Scrapy's type of Request(cookies=...): a dict of names to values, or a list of
+# VerboseCookie dicts
+CookiesT = Union[dict[str, str], list[VerboseCookie]]
 
 # a URL w3lib's safe_url_string would give back unchanged: lower-case scheme and host, and
 # only characters that need no escaping (most links on the web)

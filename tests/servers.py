@@ -364,12 +364,13 @@ class SetCookie(_Leaf):
 
 @dataclass(eq=False)
 class Gzip(_Leaf):
-    """C{body} gzip-encoded with C{Content-Encoding: gzip}, whatever the client accepts."""
+    """C{body} gzip-encoded with C{Content-Encoding: gzip}, whatever the client accepts
+    (the same bytes every time: no time in the gzip header)."""
 
     body: bytes
 
     def render(self, request):
-        return _respond(request, gzip.compress(_bytes(self.body)),
+        return _respond(request, gzip.compress(_bytes(self.body), mtime=0),
                         headers={"content-encoding": "gzip"})
 
 

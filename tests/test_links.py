@@ -248,6 +248,33 @@ def _only_home(value):
     return value.replace("home", "HOME") if "home" in value else None
 
 
+class ParserLinkExtractorTests(unittest.TestCase):
+    """LxmlParserLinkExtractor, Scrapy's low-level extractor."""
+
+    def test_tags_attributes_process_unique(self):
+        """Every accepted attribute of every accepted element, joined to the base, passed
+        to process; unique compares canonical URLs; rel=nofollow is kept."""
+        from tinyscrapy.http import HtmlResponse
+        from tinyscrapy.linkextractors.lxmlhtml import LxmlParserLinkExtractor
+        body = (b'<base href="http://127.0.0.1/docs/"><a href="p.html?b=2&amp;a=1">one</a>'
+                b'<a href="p.html?a=1&amp;b=2">two</a><a href=" q.html " rel="nofollow">q</a>'
+                b'<img src="i.png"><area href="/skip">')
+        response = HtmlResponse("http://127.0.0.1/", body=body)
+        links = LxmlParserLinkExtractor().extract_links(response)
+        self.assertEqual([link.url for link in links],
+                         ["http://127.0.0.1/docs/p.html?b=2&a=1",
+                          "http://127.0.0.1/docs/p.html?a=1&b=2",
+                          "http://127.0.0.1/docs/q.html"])
+        self.assertEqual([link.nofollow for link in links], [False, False, True])
+        unique = LxmlParserLinkExtractor(unique=True).extract_links(response)
+        self.assertEqual([link.text for link in unique], ["one", "q"])
+        images = LxmlParserLinkExtractor(tag=lambda name: name in ("img", "area"),
+                                         attr=lambda name: name in ("src", "href"),
+                                         process=lambda url: None if "skip" in url else url)
+        self.assertEqual([link.url for link in images.extract_links(response)],
+                         ["http://127.0.0.1/docs/i.png"])
+
+
 class ExtractorSpider(Spider):
     """Follows what a LinkExtractor finds, with follow_all."""
 

@@ -64,6 +64,36 @@ class DownloaderChainTests(unittest.TestCase):
         self.assertEqual(log, [("a", "request"), ("b", "request"), ("c", "request"),
                                ("c", "response"), ("b", "response"), ("a", "response")])
 
+    def test_download_async_and_added_middleware(self):
+        """download_async (Scrapy's form) runs the chain around a coroutine download
+        function; a middleware given to _add_middleware later is called too."""
+        log = []
+        chain = chain_of(Recording("a", log))
+        chain._add_middleware(Recording("late", log))
+
+        async def download_func(request):
+            return HttpResponse(request.url, 200, {}, b"async", request)
+
+        response = self.successResultOf(defer.ensureDeferred(
+            chain.download_async(download_func, REQUEST)))
+        self.assertEqual(response.body, b"async")
+        self.assertEqual(log, [("a", "request"), ("late", "request"), ("late", "response"),
+                               ("a", "response")])
+        self.assertEqual(len(chain.methods["process_request"]), 2)
+
+    def test_download_func_returning_none(self):
+        """A download function that returns None is a MiddlewareError (Scrapy's
+        _InvalidOutput), not a response."""
+        from tinyscrapy.exceptions import _InvalidOutput
+        chain = chain_of(Recording("a", []))
+
+        async def download_func(request):
+            return None
+
+        failure = self.failureResultOf(defer.ensureDeferred(
+            chain.download_async(download_func, REQUEST)))
+        self.assertTrue(failure.check(_InvalidOutput))
+
     def test_exceptions_reversed_then_errback(self):
         """process_exception last to first; nobody recovers: the failure goes on."""
         log = []

@@ -166,6 +166,13 @@ class MiddlewareManager:
         for mw in middlewares:
             self._add_middleware(mw)
 
+    def path_of(self, mw):
+        """The path that enabled C{mw}, or its class's name for one added since."""
+        for path, component in zip(self.paths, self.middlewares, strict=True):
+            if component is mw:
+                return path
+        return _name_of(type(mw))
+
     @property
     def components(self):
         """C{(path, component)} of each component, in order."""
@@ -340,14 +347,22 @@ async def _gather(agen):
     return [each async for each in agen]
 
 
-def _hooks(middlewares, name, n_args, reverse=False):
+def _add_hook(hooks, path, mw, name, n_args, first=False):
     """
-    C{(label, bound method, whether it takes the spider)} of every middleware that defines
-    hook C{name}, whose arguments before the spider are C{n_args}.
+    Add C{(label, bound method, whether it takes the spider)} of C{mw}'s hook C{name}
+    (whose arguments before the spider are C{n_args}) to C{hooks}, last or C{first}.
+
+    @return: the bound method, or None when C{mw} has no such hook.
     """
-    found = [(f"{path}.{name}", getattr(mw, name), takes_spider(getattr(mw, name), n_args))
-             for path, mw in middlewares if getattr(mw, name, None) is not None]
-    return found[::-1] if reverse else found
+    method = getattr(mw, name, None)
+    if method is None:
+        return None
+    hook = (f"{path}.{name}", method, takes_spider(method, n_args))
+    if first:
+        hooks.insert(0, hook)
+    else:
+        hooks.append(hook)
+    return method
 
 
 def _expect(label, value):

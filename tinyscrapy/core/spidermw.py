@@ -30,10 +30,10 @@ from twisted.internet.defer import Deferred, ensureDeferred
 from tinyscrapy.middleware import (
     MiddlewareError,
     MiddlewareManager,
+    _add_hook,
     _call,
     _expect_iterable,
     _gather,
-    _hooks,
 )
 from tinyscrapy.utils.defer import deferred_from_coro
 
@@ -50,20 +50,21 @@ class SpiderMiddlewareManager(MiddlewareManager):
     setting = "SPIDER_MIDDLEWARES"
 
     def __init__(self, *middlewares, crawler=None, paths=None):
+        # (label, bound hook, whether it takes the spider), in calling order, each read
+        # once, as _add_middleware adds it
+        self._input_hooks, self._output_hooks, self._exception_hooks = [], [], []
+        self._start_hooks = []
         super().__init__(*middlewares, crawler=crawler, paths=paths)
-        # (label, bound hook, whether it takes the spider), in calling order: read once
-        components = self.components
-        self._input_hooks = _hooks(components, "process_spider_input", 1)
-        self._output_hooks = _hooks(components, "process_spider_output", 2, reverse=True)
-        self._exception_hooks = _hooks(components, "process_spider_exception", 2,
-                                       reverse=True)
-        self._start_hooks = _hooks(components, "process_start_requests", 1, reverse=True)
 
     def _add_middleware(self, mw):
-        for name, first in (("process_spider_input", False), ("process_start", True),
-                            ("process_start_requests", True), ("process_spider_output", True),
-                            ("process_spider_exception", True)):
-            method = getattr(mw, name, None)
+        path = self.path_of(mw)
+        for name, n_args, hooks, first in (
+                ("process_spider_input", 1, self._input_hooks, False),
+                ("process_start", 0, [], True),  # wrapped by core.startrequests
+                ("process_start_requests", 1, self._start_hooks, True),
+                ("process_spider_output", 2, self._output_hooks, True),
+                ("process_spider_exception", 2, self._exception_hooks, True)):
+            method = _add_hook(hooks, path, mw, name, n_args, first)
             if method is not None:
                 (self.methods[name].appendleft if first else self.methods[name].append)(method)
 

@@ -362,6 +362,77 @@ class LinkExtractor:
 LxmlLinkExtractor = LinkExtractor
 
 
+class LxmlParserLinkExtractor:
+    """
+    Scrapy's low-level extractor: a L{Link} for every attribute C{attr} accepts of every
+    element C{tag} accepts, in document order, without L{LinkExtractor}'s filters
+    (domains, extensions, patterns).
+
+    @param tag: an element name (C{"a"}), or a function of the name answering True.
+    @param attr: an attribute name (C{"href"}), or a function of the name.
+    @param process: called with each absolute URL; what it returns is the link's URL,
+        None leaves the link out.
+    @param unique: one link per URL (compared canonicalized, unless C{canonicalized}).
+    @param strip: strip HTML whitespace around each value first.
+    @param canonicalized: the URLs are canonical already: compare them as they are.
+    """
+
+    def __init__(self, tag="a", attr="href", process=None, unique=False, strip=True,
+                 canonicalized=False):
+        self.scan_tag = tag if callable(tag) else _equals(tag)
+        self.scan_attr = attr if callable(attr) else _equals(attr)
+        self.process_attr = process if callable(process) else _same
+        self.unique = unique
+        self.strip = strip
+        self.canonicalized = canonicalized
+
+    def extract_links(self, response):
+        """@return: the links of C{response} (none for one that is not text)."""
+        if not getattr(response, "is_text", False):
+            return []
+        from urllib.parse import urljoin
+
+        from lxml.etree import Element
+
+        from tinyscrapy.utils.response import get_base_url
+        base = get_base_url(response)
+        links, seen = [], set()
+        for element in response.selector.root.iter(Element):
+            name = element.tag.rpartition("}")[2]
+            if not self.scan_tag(name):
+                continue
+            for attribute, value in element.attrib.items():
+                if not self.scan_attr(attribute):
+                    continue
+                if self.strip:
+                    value = value.strip(HTML_SPACE)  # noqa: PLW2901 - the value, cleaned
+                try:
+                    url = self.process_attr(urljoin(base, value))
+                except ValueError:  # a bogus link
+                    continue
+                if url is None:
+                    continue
+                url = urljoin(response.url, request_url(url, response.encoding))
+                key = url if self.canonicalized else canonical_url(url)
+                if self.unique and key in seen:
+                    continue
+                seen.add(key)
+                rel = element.get("rel")
+                links.append(Link(url, text=element_text(element),
+                                  nofollow=bool(rel) and "nofollow" in rel.lower().split()))
+        return links
+
+
+def _equals(name):
+    def equals(other):
+        return other == name
+    return equals
+
+
+def _same(value):
+    return value
+
+
 _XHTML = "{http://www.w3.org/1999/xhtml}"
 
 

@@ -35,7 +35,7 @@ from tinyscrapy import signals
 from tinyscrapy.exceptions import DropItem, StartError
 from tinyscrapy.logformatter import LogFormatter, log_line
 from tinyscrapy.middleware import MiddlewareManager, takes_spider
-from tinyscrapy.utils.defer import deferred_from_coro
+from tinyscrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 
 logger = logging.getLogger(__name__)
 
@@ -124,11 +124,11 @@ class ItemPipelineManager(MiddlewareManager):
 
     async def open_spider_async(self):
         """L{open_spider} for the crawl's spider, as a coroutine (Scrapy 2.14's form)."""
-        await self.open_spider(self.crawler.spider)
+        await maybe_deferred_to_future(self.open_spider(self.crawler.spider))
 
     async def close_spider_async(self):
         """L{close_spider} for the crawl's spider, as a coroutine (Scrapy 2.14's form)."""
-        await self.close_spider(self.crawler.spider)
+        await maybe_deferred_to_future(self.close_spider(self.crawler.spider))
 
     def _call_all(self, name, spider):
         """@return: a Deferred fired with C{(label, failure or None)} of every call."""

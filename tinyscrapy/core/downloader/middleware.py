@@ -29,11 +29,12 @@ from tinyscrapy.middleware import (
     _READY,
     MiddlewareError,
     MiddlewareManager,
+    _add_hook,
     _call,
     _expect,
-    _hooks,
     _waited,
 )
+from tinyscrapy.utils.defer import maybe_deferred_to_future
 
 
 class DownloaderMiddlewareManager(MiddlewareManager):
@@ -48,20 +49,25 @@ class DownloaderMiddlewareManager(MiddlewareManager):
     setting = "DOWNLOADER_MIDDLEWARES"
 
     def __init__(self, *middlewares, crawler=None, paths=None):
+        # (label, bound hook, whether it takes the spider), in calling order, each read
+        # once, as _add_middleware adds it
+        self._request_hooks, self._response_hooks, self._exception_hooks = [], [], []
         super().__init__(*middlewares, crawler=crawler, paths=paths)
-        # (label, bound hook, whether it takes the spider), in calling order: read once
-        components = self.components
-        self._request_hooks = _hooks(components, "process_request", 1)
-        self._response_hooks = _hooks(components, "process_response", 2, reverse=True)
-        self._exception_hooks = _hooks(components, "process_exception", 2, reverse=True)
+
+    @property
+    def hooked(self):
+        """Whether any middleware has a hook (without one a download skips the chain)."""
+        return bool(self._request_hooks or self._response_hooks or self._exception_hooks)
 
     def _add_middleware(self, mw):
-        if getattr(mw, "process_request", None) is not None:
-            self.methods["process_request"].append(mw.process_request)
-        if getattr(mw, "process_response", None) is not None:
-            self.methods["process_response"].appendleft(mw.process_response)
-        if getattr(mw, "process_exception", None) is not None:
-            self.methods["process_exception"].appendleft(mw.process_exception)
+        path = self.path_of(mw)
+        for name, n_args, hooks, first in (
+                ("process_request", 1, self._request_hooks, False),
+                ("process_response", 2, self._response_hooks, True),
+                ("process_exception", 2, self._exception_hooks, True)):
+            method = _add_hook(hooks, path, mw, name, n_args, first)
+            if method is not None:
+                (self.methods[name].appendleft if first else self.methods[name].append)(method)
 
     def download(self, request, spider, fetch):
         """
@@ -71,9 +77,34 @@ class DownloaderMiddlewareManager(MiddlewareManager):
             replaces C{request} (a redirect, a retry); it errbacks with the download's
             failure when no middleware recovered from it.
         """
-        if not self.middlewares:
+        if not self.hooked:
             return fetch(request, spider)
         return ensureDeferred(self._download(request, spider, fetch))
+
+    async def download_async(self, download_func, request):
+        """
+        Scrapy's form of L{download}: C{request} through the chain around
+        C{download_func(request)} (a coroutine function, or one returning a Deferred or a
+        response), for the crawl's spider.
+
+        @return: the L{HttpResponse}, or the L{Request} that replaces C{request}.
+        @raise Exception: the download's failure when no middleware recovered from it.
+        @raise MiddlewareError: a hook returned what its contract does not allow, or
+            C{download_func} returned None.
+        """
+        spider = getattr(self.crawler, "spider", None)
+
+        async def fetch(request, _spider):
+            result = await _waited(download_func(request))
+            if result is None:
+                raise MiddlewareError("Received None in process_response from the download "
+                                      "function: it must return a response or a request",
+                                      "download_func")
+            return result
+
+        # driven by Twisted (its awaits are Deferreds), awaited as the reactor needs
+        return await maybe_deferred_to_future(ensureDeferred(self._download(request, spider,
+                                                                            fetch)))
 
     async def _download(self, request, spider, fetch):
         try:

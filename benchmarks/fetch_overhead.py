@@ -3,6 +3,12 @@ Per-request CPU cost of the fetch path, against a bare twisted Agent.
 
     python benchmarks/fetch_overhead.py http://127.0.0.1:8957 [-n 6000] [-c 16]
         [--variants agent,treq,fetcher] [--profile VARIANT]
+    python benchmarks/fetch_overhead.py --treq-call [-n 20000]
+
+C{--treq-call} needs no server: it times treq's C{HTTPClient.request} alone, over an agent
+that answers at once, called as the fetcher calls it (a pre-encoded URL, a shared cookie
+jar that keeps nothing, C{allow_redirects=False}, C{unbuffered=True}) and as a plain
+caller does (a text URL, no jar): what treq's front door costs a page.
 
 Fetches the site's pages (the paths of its C{manifest.json}, from /work/shared/bench's
 generator) round-robin, keeping C{-c} requests in flight, with each variant in turn in
@@ -118,6 +124,50 @@ def run(fetch, urls, concurrency):
     return done
 
 
+def treq_call_cost(n):
+    """Microseconds of CPU per C{HTTPClient.request} call, the fetcher's way and a plain
+    caller's, over an agent whose Deferred fires at once."""
+    sys.path.insert(0, ".")
+    from treq.client import HTTPClient
+    from twisted.web.http_headers import Headers
+
+    from tinyscrapy.core.downloader.handlers.http11 import _NoCookies, _SentURL
+
+    class Answer:
+        code, phrase, version, length = 200, b"OK", (b"HTTP", 1, 1), 10
+
+        def __init__(self):
+            self.headers = Headers({b"content-type": [b"text/html"]})
+
+    class Instant:
+        def request(self, method, uri, headers=None, bodyProducer=None):
+            return defer.succeed(Answer())
+
+    jar = _NoCookies()
+    crawl_client, plain_client = HTTPClient(Instant(), cookiejar=jar), HTTPClient(Instant())
+    urls = [f"http://127.0.0.1:8931/shop/item/{i}.html?page={i}" for i in range(n)]
+    headers = Headers({b"accept": [b"text/html"], b"user-agent": [b"bench"],
+                       b"accept-encoding": [b"gzip, deflate"], b"host": [b"127.0.0.1:8931"]})
+    results = {}
+    for name, call in (
+            ("fetcher's way", lambda url: crawl_client.request(
+                "GET", _SentURL(url), headers=headers, cookies=jar, allow_redirects=False,
+                unbuffered=True, reactor=reactor)),
+            ("plain caller", lambda url: plain_client.request(
+                "GET", url, headers=headers, allow_redirects=False, unbuffered=True,
+                reactor=reactor))):
+        best = None
+        for _ in range(3):
+            start = time.process_time()
+            for url in urls:
+                call(url)
+            took = time.process_time() - start
+            best = took if best is None else min(best, took)
+        results[name] = best / n * 1e6
+    for name, us in results.items():
+        print(f"HTTPClient.request, {name}: {us:.1f} us CPU a call")
+
+
 @defer.inlineCallbacks
 def main(args):
     with urllib.request.urlopen(args.base + "/manifest.json") as answer:
@@ -151,6 +201,10 @@ def main(args):
 
 
 if __name__ == "__main__":
+    if "--treq-call" in sys.argv:
+        count = int(sys.argv[sys.argv.index("-n") + 1]) if "-n" in sys.argv else 20000
+        treq_call_cost(count)
+        sys.exit(0)
     parser = argparse.ArgumentParser()
     parser.add_argument("base")
     parser.add_argument("-n", type=int, default=6000)

@@ -197,6 +197,17 @@ def needs_processes(what="another process"):
         raise SkipTest(f"integration tier: starts {what}")
 
 
+def stop_process(process):
+    """Stop a C{subprocess.Popen} the test started: SIGTERM, then SIGKILL after 5 s."""
+    import subprocess
+    process.terminate()
+    try:
+        process.wait(5)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 def subprocess_env():
     """The environment for C{python -m tinyscrapy} in a child: the repository importable."""
     env = dict(os.environ)

@@ -49,6 +49,9 @@ class RedisServer:
                     return self
             except OSError:
                 pass
+            except RuntimeError as e:  # an error reply: a Redis loading its data answers
+                if not str(e).startswith("LOADING"):  # "LOADING ..." until it is ready
+                    raise
             if time.monotonic() > deadline or self.process.poll() is not None:
                 self.stop()
                 raise RuntimeError(f"redis-server did not answer on port {self.port}")
@@ -71,12 +74,8 @@ class RedisServer:
     def stop(self):
         if getattr(self, "paused", False):
             self.resume()
-        self.process.terminate()
-        try:
-            self.process.wait(5)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        from .helpers import stop_process
+        stop_process(self.process)
 
     def call(self, *args):
         """One command; the reply as Python values (blocking, a few ms on 127.0.0.1).

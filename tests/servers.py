@@ -28,6 +28,7 @@ from html import escape
 
 from twisted.internet import defer
 from twisted.internet.interfaces import IPushProducer
+from twisted.internet.protocol import Factory, Protocol
 from twisted.protocols.policies import ProtocolWrapper, WrappingFactory
 from twisted.python.failure import Failure
 from twisted.web.resource import Resource
@@ -363,12 +364,13 @@ class SetCookie(_Leaf):
 
 @dataclass(eq=False)
 class Gzip(_Leaf):
-    """C{body} gzip-encoded with C{Content-Encoding: gzip}, whatever the client accepts."""
+    """C{body} gzip-encoded with C{Content-Encoding: gzip}, whatever the client accepts
+    (the same bytes every time: no time in the gzip header)."""
 
     body: bytes
 
     def render(self, request):
-        return _respond(request, gzip.compress(_bytes(self.body)),
+        return _respond(request, gzip.compress(_bytes(self.body), mtime=0),
                         headers={"content-encoding": "gzip"})
 
 
@@ -649,3 +651,116 @@ class CheapGzipBomb(_Leaf):
             crc = zlib.crc32(zeros, crc)
         # an empty final block, then the gzip trailer: CRC-32 and size mod 2**32
         yield b"\x03\x00" + struct.pack("<II", crc, self.decompressed_size & 0xFFFFFFFF)
+
+
+class DropReused(_Leaf):
+    """
+    Answers C{body} on a connection's first request and drops the connection, unanswered,
+    when another request comes on it: a server (or a load balancer before it) that closed
+    an idle keep-alive connection without the client seeing it. C{dropped} counts the
+    requests dropped.
+    """
+
+    def __init__(self, body=b"<html></html>"):
+        super().__init__()
+        self.body = body
+        self.dropped = 0
+        self._served = set()  # the channels that answered once
+
+    def render(self, request):
+        channel = request.channel
+        if channel in self._served:
+            self.dropped += 1
+            request.transport.abortConnection()
+            return NOT_DONE_YET
+        self._served.add(channel)
+        return _respond(request, self.body)
+
+
+class RawServer:
+    """
+    A TCP server on 127.0.0.1, port 0, that answers each request head with the bytes
+    C{answer(path)} makes: for what twisted.web never sends (HTTP/1.0, a malformed status
+    line).
+
+    @ivar close_after: None keeps a connection open for the next request; else, after its
+        first answer the connection reads nothing more and closes that many seconds later,
+        as an HTTP/1.0 server does (the client may meanwhile send on it).
+    @ivar hits: L{Counter} of request paths.
+    @ivar connections: how many connections were accepted.
+    """
+
+    def __init__(self, answer, close_after=None):
+        from twisted.internet import reactor
+        self.reactor = reactor
+        self.answer = answer
+        self.close_after = close_after
+        self.hits = Counter()
+        self.connections = 0
+        self._open = set()
+        self._calls = []
+        self._port = None
+
+    def start(self):
+        factory = _RawFactory(self)
+        self._port = self.reactor.listenTCP(0, factory, interface="127.0.0.1")
+        return self
+
+    def url(self, path="/"):
+        return f"http://127.0.0.1:{self._port.getHost().port}/{path.lstrip('/')}"
+
+    def later(self, seconds, f, *args):
+        self._calls = [call for call in self._calls if call.active()]
+        self._calls.append(self.reactor.callLater(seconds, f, *args))
+
+    def stop(self):
+        """@return: a Deferred fired once the port is closed and every connection lost."""
+        for call in self._calls:
+            if call.active():
+                call.cancel()
+        closing = [defer.maybeDeferred(self._port.stopListening)]
+        for connection in list(self._open):
+            closing.append(connection.closed)
+            connection.transport.abortConnection()
+        return defer.gatherResults(closing).addCallback(_none)
+
+
+class _RawFactory(Factory):
+    noisy = False
+
+    def __init__(self, server):
+        self.server = server
+
+    def buildProtocol(self, addr):
+        return _RawConnection(self.server)
+
+
+class _RawConnection(Protocol):
+    """One connection of a L{RawServer}: request heads in, its answers out."""
+
+    def __init__(self, server):
+        self.server = server
+        self.buffer = b""
+        self.done = False
+        self.closed = defer.Deferred()
+
+    def connectionMade(self):
+        self.server.connections += 1
+        self.server._open.add(self)
+
+    def dataReceived(self, data):
+        if self.done:
+            return  # an HTTP/1.0 server reads one request per connection
+        self.buffer += data
+        while b"\r\n\r\n" in self.buffer and not self.done:
+            head, _, self.buffer = self.buffer.partition(b"\r\n\r\n")
+            path = head.split(b"\r\n", 1)[0].split(b" ")[1].decode("latin-1")
+            self.server.hits[path] += 1
+            self.transport.write(self.server.answer(path))
+            if self.server.close_after is not None:
+                self.done = True
+                self.server.later(self.server.close_after, self.transport.loseConnection)
+
+    def connectionLost(self, reason):
+        self.server._open.discard(self)
+        self.closed.callback(None)

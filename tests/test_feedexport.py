@@ -185,6 +185,38 @@ class FeedOptionTests(unittest.TestCase):
         self.assertEqual(os.listdir(self.tmp), [])
         self.assertEqual(self.server.hits.get("/", 0), 0)
 
+    def test_no_value_leaves_the_folder_another_way(self):
+        """A spider named ../../evil in %(name)s, a file:// URI's percent-encoded slash or
+        backslash, and two values that make '..' side by side all stop the start with one
+        line; nothing is written or fetched."""
+        deep = self.path("a", "b")
+        cases = [
+            (os.path.join(deep, "%(name)s.jsonl"), {"name": "../../evil"}),
+            ("file://" + os.path.join(deep, "%(folder)s.jsonl"), {"folder": "%2e%2e%2fevil"}),
+            ("file://" + os.path.join(deep, "%(folder)s.jsonl"), {"folder": "..%5Cevil"}),
+            ("file://" + os.path.join(deep, "%(folder)s", "x.jsonl"), {"folder": "%2E%2E"}),
+            (os.path.join(deep, "%(folder)s%(count)s", "x.jsonl"),
+             {"folder": ".", "count": "."}),
+        ]
+        for uri, arguments in cases:
+            crawler = Crawler(NumbersSpider, Settings({"FEEDS": {uri: {}}}))
+            failure = self.failureResultOf(crawler.crawl(start=self.start, **arguments),
+                                           UsageError)
+            self.assertIn("would choose the folder", str(failure.value))
+            self.assertEqual(len(str(failure.value).splitlines()), 1)
+        self.assertEqual(os.listdir(self.tmp), [])
+        self.assertEqual(self.server.hits.get("/", 0), 0)
+
+    @defer.inlineCallbacks
+    def test_a_value_with_dots_and_escapes_stays_in_the_folder(self):
+        """A value with dots that is not '..' (v1.2, ...) and a plain path's literal %2f
+        are file names in the template's folder."""
+        yield crawl(NumbersSpider, {"FEEDS": {
+            self.path("%(folder)s.jsonl"): {}, self.path("%(name)s.jsonl"): {}}},
+            start=self.start, folder="v1.2...", name="odd%2fname")
+        self.assertEqual(sorted(os.listdir(self.tmp)), ["odd%2fname.jsonl", "v1.2....jsonl"])
+        self.assertEqual(len(read_lines(self.path("v1.2....jsonl"))), 5)
+
     @defer.inlineCallbacks
     def test_store_empty(self):
         """A feed no item reaches is written with store_empty (an empty JSON array,

@@ -70,16 +70,31 @@ class ConnectionTests(FetchTestCase):
         self.assertEqual(self.server.max_in_flight, 6)
 
     @defer.inlineCallbacks
-    def test_no_silent_replay_on_a_reused_connection(self):
-        """A request that dies on a reused connection fails once; the server saw it once
-        (twisted's pool would replay it on a new connection by itself)."""
+    def test_replayed_once_on_a_new_connection(self):
+        """A GET that dies unanswered on a reused connection is sent once more, on a new
+        connection; when that one dies too, it fails once (the server saw it twice)."""
         fetcher = make_fetcher(self)
         yield get(fetcher, self.server.add_page("/"))
         drop = self.server.add("/drop", Drop())
         failure, _ = yield failure_of(get(fetcher, drop))
         self.assertIsInstance(failure, ResponseNeverReceived)
-        self.assertEqual(self.server.hits["/drop"], 1)
-        self.assertEqual(self.server.connections, 1)
+        self.assertEqual(self.server.hits["/drop"], 2)
+        self.assertEqual(self.server.connections, 2)
+        self.assertEqual(fetcher.stats.get_value("downloader/replayed_count"), 1)
+
+    @defer.inlineCallbacks
+    def test_no_replay_of_a_post_or_on_a_new_connection(self):
+        """A POST is never sent twice, nor is a request that died on a connection made for
+        it: each fails at once."""
+        fetcher = make_fetcher(self)
+        drop = self.server.add("/drop", Drop())
+        failure, _ = yield failure_of(get(fetcher, drop))  # the connection's first request
+        self.assertIsInstance(failure, ResponseNeverReceived)
+        yield get(fetcher, self.server.add_page("/"))
+        failure, _ = yield failure_of(get(fetcher, drop, method="POST", body=b"a=1"))
+        self.assertIsInstance(failure, ResponseNeverReceived)
+        self.assertEqual(self.server.hits["/drop"], 2)
+        self.assertIsNone(fetcher.stats.get_value("downloader/replayed_count"))
 
     @defer.inlineCallbacks
     def test_idle_connections_are_closed(self):

@@ -58,7 +58,7 @@ class CacheCrawlTests(unittest.TestCase):
         return crawl(spidercls, base, **spider_args)
 
     def entry_path(self, spider_name, url, **kwargs):
-        return FilesystemCacheStorage(self.directory, Clock()).path(
+        return FilesystemCacheStorage.at(self.directory, Clock()).path(
             spider_name, Request(url, **kwargs))
 
     @defer.inlineCallbacks
@@ -154,7 +154,7 @@ class CacheCrawlTests(unittest.TestCase):
         stats = second.stats
         self.assertEqual(stats.get_value("httpcache/ignore"), 1)
         self.assertEqual(stats.get_value("httpcache/hit"), 1)
-        self.assertIsNone(stats.get_value("httpcache/miss"))
+        self.assertEqual(stats.get_value("httpcache/miss"), 1)  # as Scrapy counts it
         self.assertEqual(stats.get_value("ledger/dropped/NotCached"), 1)
 
     @defer.inlineCallbacks
@@ -311,7 +311,7 @@ class CacheCrawlTests(unittest.TestCase):
         yield crawl(Recorder, {"HTTPCACHE_ENABLED": True}, start_urls=[page])
         root = os.path.join(directory, ".tinyscrapy", "httpcache")
         self.assertTrue(os.path.isfile(
-            FilesystemCacheStorage(root, Clock()).path("recorder", Request(page))))
+            FilesystemCacheStorage.at(root, Clock()).path("recorder", Request(page))))
         self.assertEqual(os.listdir(os.path.join(root)), ["recorder"])
 
 
@@ -411,8 +411,8 @@ class SharedDirectoryTests(unittest.TestCase):
     def test_interleaved_writers_of_one_entry(self):
         """A second writer that stores the same entry while the first one is between its
         write and its rename: both succeed, the entry is whole, no temporary is left."""
-        first = FilesystemCacheStorage(self.directory, self.clock)
-        second = FilesystemCacheStorage(self.directory, self.clock)
+        first = FilesystemCacheStorage.at(self.directory, self.clock)
+        second = FilesystemCacheStorage.at(self.directory, self.clock)
         request = Request("http://example.com/shared")
         replace = os.replace
         interleaved = []
@@ -431,14 +431,22 @@ class SharedDirectoryTests(unittest.TestCase):
         directory = os.path.dirname(first.path("s", request))
         self.assertEqual(os.listdir(directory), [os.path.basename(first.path("s", request))])
 
-    def test_entry_mode_follows_the_umask(self):
-        """An entry gets the mode a plain open() would give it, not mkstemp's 0600."""
-        storage = FilesystemCacheStorage(self.directory, self.clock)
+    def test_entries_are_private(self):
+        """An entry is 0600 and the folders made for it 0700, whatever the umask allows:
+        the cache holds pages fetched with the crawl's cookies."""
+        storage = FilesystemCacheStorage.at(self.directory, self.clock)
         request = Request("http://example.com/mode")
-        storage.store("s", request, HttpResponse(request.url, 200, {}, b"x", request))
-        umask = os.umask(0)
-        os.umask(umask)
-        self.assertEqual(os.stat(storage.path("s", request)).st_mode & 0o777, 0o666 & ~umask)
+        old = os.umask(0o002)
+        try:
+            storage.store("s", request, HttpResponse(request.url, 200, {}, b"x", request))
+        finally:
+            os.umask(old)
+        path = storage.path("s", request)
+        self.assertEqual(os.stat(path).st_mode & 0o777, 0o600)
+        folder = os.path.dirname(path)
+        while folder != os.path.dirname(self.directory):
+            self.assertEqual(os.stat(folder).st_mode & 0o777, 0o700, folder)
+            folder = os.path.dirname(folder)
 
 
 class CacheDirectoryErrorTests(unittest.TestCase):
@@ -598,7 +606,7 @@ class CacheCostTests(unittest.TestCase):
     def test_big_entry_is_read_without_a_copy(self):
         """Reading an 8 MiB entry peaks at about one body, not two."""
         import tracemalloc
-        storage = FilesystemCacheStorage(self.directory, Clock())
+        storage = FilesystemCacheStorage.at(self.directory, Clock())
         request = Request("http://example.com/big")
         body = os.urandom(8 << 20)
         storage.store("s", request, HttpResponse(request.url, 200, {}, body, request))
@@ -658,3 +666,156 @@ class CacheCostTests(unittest.TestCase):
         request.fingerprint = by_url_only(request)
         self.miss_then_store(middleware, request)
         self.assertTrue(os.path.isfile(middleware.storage.path("fake", Request(request.url))))
+
+
+class _Validated:
+    """A page with an ETag and no lifetime: a request with the matching If-None-Match is
+    answered 304; C{conditional} counts those."""
+
+    isLeaf = True
+
+    def __init__(self, body=b"<html><title>v1</title></html>", etag=b'"v1"'):
+        self.body, self.etag, self.conditional = body, etag, 0
+
+    def render(self, request):
+        request.setHeader("etag", self.etag)
+        request.setHeader("content-type", "text/html")
+        if request.getHeader("if-none-match") == self.etag.decode():
+            self.conditional += 1
+            request.setResponseCode(304)
+            return b""
+        return self.body
+
+
+class ScrapyPathsTests(unittest.TestCase):
+    """The cache's parts at Scrapy's paths, through Scrapy's settings."""
+
+    timeout = 30
+
+    def setUp(self):
+        self.server = serve(self)
+        self.directory = os.path.abspath(self.mktemp())
+
+    def crawl(self, settings=None, **spider_args):
+        base = {"HTTPCACHE_ENABLED": True, "HTTPCACHE_DIR": self.directory}
+        base.update(settings or {})
+        return crawl(Recorder, base, **spider_args)
+
+    @defer.inlineCallbacks
+    def test_entry_of_another_url_is_a_miss(self):
+        """Each of five entries replaced by the entry of another origin's page: five
+        misses, each said once at WARNING with its URL; the five pages come from the
+        server, not from the crafted entries."""
+        pages = [self.server.add_page(f"/p{n}", title=f"page {n}") for n in range(5)]
+        other = serve(self, "127.0.0.2")
+        elsewhere = other.add_page("/evil", title="someone else's")
+        yield self.crawl(start_urls=pages + [elsewhere])
+        storage = FilesystemCacheStorage.at(self.directory)
+        with open(storage.path("recorder", Request(elsewhere)), "rb") as f:
+            crafted = f.read()
+        for page in pages:
+            with open(storage.path("recorder", Request(page)), "wb") as f:
+                f.write(crafted)
+        logs = capture_logs(self)
+        second = yield self.crawl(start_urls=pages)
+        titles = sorted(r.css("title::text").get() for r in second.spider.responses)
+        self.assertEqual(titles, [f"page {n}" for n in range(5)])
+        self.assertEqual(self.server.hits["/p0"], 2)
+        self.assertEqual(second.stats.get_value("httpcache/retrieve_error"), 5)
+        warnings = [m for m in logs.messages(logging.WARNING) if "cache entry" in m]
+        self.assertEqual(len(warnings), 5)
+        for page in pages:
+            self.assertEqual(sum(page in m for m in warnings), 1)
+        self.assertIn(elsewhere, warnings[0])
+
+    @defer.inlineCallbacks
+    def test_rfc2616_policy(self):
+        """RFC2616Policy: a page with max-age is served from the cache; one with only an
+        ETag is asked again with If-None-Match, and its 304 keeps the entry; a no-store
+        page is never stored."""
+        policy = {"HTTPCACHE_POLICY": "tinyscrapy.extensions.httpcache.RFC2616Policy"}
+        fresh = self.server.add_page("/fresh", headers={"Cache-Control": "max-age=3600"})
+        validated = _Validated()
+        check = self.server.add("/check", validated)
+        secret = self.server.add_page("/secret", headers={"Cache-Control": "no-store"})
+        urls = [fresh, check, secret]
+        yield self.crawl(policy, start_urls=urls)
+        second = yield self.crawl(policy, start_urls=urls)
+        self.assertEqual(self.server.hits["/fresh"], 1)
+        self.assertEqual(self.server.hits["/check"], 2)
+        self.assertEqual(validated.conditional, 1)
+        self.assertEqual(self.server.hits["/secret"], 2)
+        by_url = {r.url: r for r in second.spider.responses}
+        self.assertIn("cached", by_url[check].flags)
+        self.assertEqual(by_url[check].status, 200)
+        self.assertEqual(by_url[check].css("title::text").get(), "v1")
+        stats = second.stats
+        self.assertEqual(stats.get_value("httpcache/hit"), 1)
+        self.assertEqual(stats.get_value("httpcache/revalidate"), 1)
+        self.assertEqual(stats.get_value("httpcache/uncacheable"), 1)
+
+    @defer.inlineCallbacks
+    def test_dbm_storage(self):
+        """DbmCacheStorage: the second crawl is served from the spider's database, a
+        private file; a value Scrapy would write (a pickle) is a miss, never unpickled."""
+        import dbm
+        import pickle
+        storage = {"HTTPCACHE_STORAGE": "tinyscrapy.extensions.httpcache.DbmCacheStorage"}
+        pages = [self.server.add_page(f"/d{n}") for n in range(3)]
+        yield self.crawl(storage, start_urls=pages)
+        second = yield self.crawl(storage, start_urls=pages)
+        self.assertEqual(second.stats.get_value("httpcache/hit"), 3)
+        self.assertEqual(self.server.hits["/d0"], 1)
+        files = [name for name in os.listdir(self.directory) if name.startswith("recorder.db")]
+        self.assertTrue(files)
+        for name in files:
+            self.assertEqual(os.stat(os.path.join(self.directory, name)).st_mode & 0o777, 0o600)
+        self.assertEqual(os.stat(self.directory).st_mode & 0o777, 0o700)
+        from tinyscrapy.utils.request import request_fingerprint
+        key = f"{request_fingerprint(Request(pages[0])):016x}".encode()
+        marker = os.path.join(self.directory, "unpickled")
+        with dbm.open(os.path.join(self.directory, "recorder.db"), "w") as db:
+            db[key] = pickle.dumps(_Touch(marker))
+        third = yield self.crawl(storage, start_urls=pages[:1])
+        self.assertFalse(os.path.exists(marker))
+        self.assertEqual(third.stats.get_value("httpcache/corrupt"), 1)
+        self.assertEqual(self.server.hits["/d0"], 2)
+
+    @defer.inlineCallbacks
+    def test_gzip_entries(self):
+        """HTTPCACHE_GZIP: entries are gzip files on disk, read back as stored."""
+        page = self.server.add_page("/z", body="<p>" + "words " * 500 + "</p>")
+        yield self.crawl({"HTTPCACHE_GZIP": True}, start_urls=[page])
+        path = FilesystemCacheStorage.at(self.directory).path("recorder", Request(page))
+        with open(path, "rb") as f:
+            self.assertEqual(f.read(2), b"\x1f\x8b")
+        second = yield self.crawl({"HTTPCACHE_GZIP": True}, start_urls=[page])
+        response, = second.spider.responses
+        self.assertIn("cached", response.flags)
+        self.assertIn(b"words words", response.body)
+        self.assertEqual(self.server.hits["/z"], 1)
+
+    def test_names_at_scrapy_paths(self):
+        """DummyPolicy, RFC2616Policy, FilesystemCacheStorage, DbmCacheStorage in
+        extensions.httpcache; the defaults name the first and the third."""
+        from tinyscrapy.extensions import httpcache
+        from tinyscrapy.settings.default_settings import DEFAULTS
+        for name in ("DummyPolicy", "RFC2616Policy", "FilesystemCacheStorage",
+                     "DbmCacheStorage", "parse_cachecontrol", "rfc1123_to_epoch"):
+            self.assertTrue(hasattr(httpcache, name), name)
+        self.assertEqual(DEFAULTS["HTTPCACHE_POLICY"],
+                         "tinyscrapy.extensions.httpcache.DummyPolicy")
+        self.assertEqual(DEFAULTS["HTTPCACHE_STORAGE"],
+                         "tinyscrapy.extensions.httpcache.FilesystemCacheStorage")
+        self.assertEqual(httpcache.parse_cachecontrol(b"public, max-age=3600"),
+                         {b"public": None, b"max-age": b"3600"})
+
+
+class _Touch:
+    """Unpickling this creates a file: proof that a pickle was loaded."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __reduce__(self):
+        return (open, (self.path, "w"))

@@ -194,6 +194,28 @@ class StoredCodeTests(unittest.TestCase):
         self.assertIn("dropping stored request 100", logs.text())
         self.assertIn("older tinyscrapy", logs.text())
 
+    def test_crafted_row_moves_to_the_dead_table(self):
+        """A row that does not load leaves the queue for the dead table, with its bytes
+        and the reason: the next run does not meet it again."""
+        first = self._open()
+        first.enqueue_request(Request("http://example.com/a", callback=self.spider.parse))
+        first.close("shutdown")
+        with self._db() as db:
+            db.execute("INSERT INTO requests VALUES (?, 'example.com', 9, ?)",
+                       (100, b"TSJ1{not json"))
+        second = self._open()
+        self.assertEqual(second.size(), 1)
+        second.close("shutdown")
+        db = self._db()
+        self.assertEqual(db.execute("SELECT id, data FROM dead").fetchall(),
+                         [(100, b"TSJ1{not json")])
+        self.assertIn("not a stored request",
+                      db.execute("SELECT reason FROM dead").fetchone()[0])
+        self.assertEqual(db.execute("SELECT COUNT(*) FROM requests WHERE id = 100").fetchone(),
+                         (0,))
+        third = self._open()
+        self.assertIsNone(third.stats.get_value("scheduler/unloadable"))
+
     def test_rows_a_changed_spider_cannot_load_are_kept(self):
         """Resumed by a spider that lost the stored callback: nothing is deleted, the rows
         stay for a spider that has it, said once; the right spider then gets them all."""

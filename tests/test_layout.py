@@ -21,9 +21,6 @@ PACKAGE = os.path.join(ROOT, "tinyscrapy")
 # comes with the issue named, or has a row in docs/differences.md
 PLANNED = {
     "scrapy.core.downloader.contextfactory": "The crawl's API",
-    "scrapy.core.downloader.handlers.base": "The crawl's API",
-    "scrapy.core.downloader.handlers.datauri": "The crawl's API",
-    "scrapy.core.downloader.handlers.file": "The crawl's API",
 }
 
 # modules that only re-export, where Scrapy's own module at that path re-exports too

@@ -194,12 +194,12 @@ class OutageTests(FaultTestCase):
         a = yield self.open_scheduler(SCHEDULER_REDIS_TIMEOUT=5)
         push, failures = a.store.push, []
 
-        def fail_once(entries, acks=(), reports=()):
+        def fail_once(entries, acks=(), reports=(), dead=()):
             if not failures:
                 from txredisapi import ConnectionError
                 failures.append(1)
                 return defer.fail(ConnectionError("Lost connection"))
-            return push(entries, acks, reports)
+            return push(entries, acks, reports, dead)
         a.store.push = fail_once
         a._tick.stop()  # nothing flushes but the close
         a.enqueue_request(Request("http://example.com/late"))

@@ -72,6 +72,14 @@ class FaultCase(unittest.TestCase):
     def fetched(self, count):
         return wait_for(f"{count} pages fetched", lambda: len(self.server.hits) >= count)
 
+    def both_fetching(self):
+        """Wait until two workers joined and each holds a request it took (is fetching)."""
+        def fetching():
+            held = self.redis.call("KEYS", "*processing:*")
+            return len(self.redis.call("KEYS", "*alive:*")) == 2 and len(held) == 2 and \
+                all(self.redis.call("HLEN", key) > 0 for key in held)
+        return wait_for("both workers connected and fetching", fetching)
+
 
 class StallTests(FaultCase):
     """A Redis that stops answering, then answers again (or not)."""
@@ -83,7 +91,7 @@ class StallTests(FaultCase):
         both workers finish with every page, exit 0, ledgers balanced."""
         d = defer.gatherResults([self.worker("-s", "SCHEDULER_REDIS_RETRIES=30")
                                  for _ in range(2)])
-        yield self.fetched(10)
+        yield self.both_fetching()
         self.redis.pause()
         yield _sleep(8)  # the fault: a stall of 8 s
         self.redis.resume()

@@ -292,7 +292,8 @@ class NonHttpLinkTests(unittest.TestCase):
 
     @defer.inlineCallbacks
     def test_naive_spider_keeps_going(self):
-        """A spider following every href: only http(s) is fetched, the rest is counted."""
+        """A spider following every href: only http(s) goes to the network, data: is
+        answered by its handler (as in Scrapy), the rest is counted."""
         strange = ["javascript:void(0)", "JavaScript:alert(1)", "mailto:a@example.com",
                    "tel:+1 555 0100", "data:text/html,<b>é</b>", "file:///etc/passwd",
                    "ftp://127.0.0.1/x", "http://[bad", "http://127.0.0.1:99999/",
@@ -302,8 +303,8 @@ class NonHttpLinkTests(unittest.TestCase):
         crawler = yield crawl(LinkSpider, start_urls=[start])
         self.assertEqual(dict(self.server.hits), {"/": 1, "/good": 1})
         stats = crawler.stats
-        self.assertEqual(stats.get_value("item_scraped_count"), 2)
-        self.assertEqual(stats.get_value("ledger/dropped/InvalidUrl"), 10)
+        self.assertEqual(stats.get_value("item_scraped_count"), 3)  # /, /good, the data:
+        self.assertEqual(stats.get_value("ledger/dropped/InvalidUrl"), 9)
         self.assertEqual(stats.get_value("ledger/dropped/UrlTooLong"), 1)
         self.assertIsNone(stats.get_value("spider_exceptions/ValueError"))
         self.assertEqual(stats.get_value("ledger/missing"), 0)

@@ -155,6 +155,25 @@ class SitemapSpiderTests(unittest.TestCase):
         self.assertIn("size limit", warnings[0])
 
     @defer.inlineCallbacks
+    def test_gzip_bomb_refused_by_the_ratio(self):
+        """A 1 GiB sitemap bomb (1 MB on the wire), the size limit left at its 1 GiB
+        default: refused by DOWNLOAD_MAXRATIO a mebibyte in, the process growing by far
+        less than 200 MB."""
+        import resource
+        self.server.add("/huge.xml.gz", Page(cheap_bomb(1024),
+                                             content_type="application/gzip"))
+        logs = capture_logs(self)
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB
+        crawler, items = yield self.crawl(Shop, sitemap_urls=[self.server.url("/huge.xml.gz")])
+        grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+        self.assertEqual(items, [])
+        self.assertEqual(crawler.stats.get_value("sitemap/ignored_too_large"), 1)
+        self.assertLess(grown, 200 * 1024)
+        warnings = [m for m in logs.messages(logging.WARNING) if "huge.xml.gz" in m]
+        self.assertEqual(len(warnings), 1)
+        self.assertIn("compression bomb", warnings[0])
+
+    @defer.inlineCallbacks
     def test_not_a_sitemap_is_ignored(self):
         """An HTML page given as a sitemap is ignored with one warning."""
         logs = capture_logs(self)
@@ -198,5 +217,12 @@ class SitemapReadingTests(unittest.TestCase):
     def test_gunzip_is_bounded(self):
         """gunzip refuses to grow past max_size; members one after another are joined."""
         self.assertRaises(SizeExceeded, gunzip, cheap_bomb(32), 1 << 20)
+        with self.assertRaises(SizeExceeded) as caught:
+            gunzip(cheap_bomb(32), max_ratio=100, grace=1 << 20)
+        self.assertIn("DOWNLOAD_MAXRATIO", str(caught.exception))
+        sitemap = b"".join(b"<url><loc>http://example.com/p/%d</loc></url>" % n
+                           for n in range(100000))  # 4.4 MB of a real sitemap's shape
+        self.assertEqual(gunzip(gzip.compress(sitemap), max_ratio=100, grace=1 << 20),
+                         sitemap)
         self.assertEqual(gunzip(gzip.compress(b"a") + gzip.compress(b"b")), b"ab")
         self.assertEqual(len(gunzip(cheap_bomb(2))), 2 << 20)

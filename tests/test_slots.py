@@ -627,3 +627,27 @@ class EngineSlotTests(unittest.TestCase):
         self.assertEqual(downloader.fetched, ["http://a/1", "http://a/2"])
         pending.callback(None)
         self.finish(engine, clock, downloader)
+
+
+class SweepTests(unittest.TestCase):
+    """Idle slots are forgotten on the engine's heartbeat, not only when the table doubles."""
+
+    def test_heartbeat_sweeps_idle_slots(self):
+        """300 hosts crawled once: a minute after their last send, one heartbeat forgets
+        every slot; a host with a request in flight keeps its slot."""
+        from tinyscrapy.core.downloader.slots import IDLE_SLOT_TTL
+        urls = [f"http://host{n}.example/" for n in range(300)]
+        engine, clock, downloader = slot_engine([], {"ENGINE_HEARTBEAT": 5,
+                                                     "CONCURRENT_REQUESTS": 400}, urls=urls)
+        clock.advance(0)
+        for _ in range(299):
+            downloader.answer()
+        clock.advance(0)
+        slots = downloader.slots
+        self.assertEqual(len(slots), 300)
+        clock.advance(IDLE_SLOT_TTL + 5)  # heartbeats pass meanwhile
+        self.assertEqual(len(slots), 1)  # the one still in flight
+        downloader.answer_all()
+        for _ in range(100):
+            clock.advance(1)
+        self.assertTrue(engine.start().called)

@@ -128,7 +128,7 @@ class ExecutionEngine:
         self._wakeup = None
         self._ready_call = None
         self.wake_causes = None  # a set while someone traces the turns (tinyscrapy.trace)
-        self._heartbeat = LoopingCall(self.wake, "heartbeat")
+        self._heartbeat = LoopingCall(self._beat)
         self._heartbeat.clock = self.reactor
         self._heartbeat_interval = (
             crawler.settings.getfloat("ENGINE_HEARTBEAT")
@@ -229,6 +229,13 @@ class ExecutionEngine:
             self.wake_causes.add(cause)
         if self._wakeup is None and not self._close.called:
             self._wakeup = self.reactor.callLater(0, self._next_request)
+
+    def _beat(self):
+        """The heartbeat: forget the download slots gone idle, and turn the loop."""
+        sweep = getattr(getattr(self.downloader, "slots", None), "sweep", None)
+        if sweep is not None:  # a downloader of the project's own may have none
+            sweep()
+        self.wake("heartbeat")
 
     def _take_causes(self):
         """The causes of the turn starting now (None unless traced)."""

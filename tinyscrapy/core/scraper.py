@@ -66,7 +66,9 @@ class Scraper:
         self.spidermw = SpiderMiddlewareManager.from_crawler(crawler)
         downloader = getattr(crawler, "downloader", None)
         downloadermw = downloader.middleware.components if downloader is not None else ()
-        self.scope = Scope(crawler.stats, [*downloadermw, *self.spidermw.components])
+        from tinyscrapy.core.downloader.handlers import handler_paths
+        self.scope = Scope(crawler.stats, [*downloadermw, *self.spidermw.components],
+                           schemes=handler_paths(crawler.settings))
         self._input_hooks = self.spidermw.has_input_hooks
         self.itemproc = build_from_crawler(
             load_object(crawler.settings["ITEM_PROCESSOR"]), crawler)
@@ -419,7 +421,9 @@ class Scope:
     offered to the crawl: start requests, callback output, and the redirects and retries
     that continue a request (so an off-site redirect is refused like an off-site link).
     Only http and https URLs with a valid host and port pass (L{InvalidUrl}: C{mailto:},
-    C{javascript:}, C{data:}, no host, a port out of range); the rest is asked of every
+    C{javascript:}, no host, a port out of range), and the URLs of another scheme that has
+    a download handler (C{data:}; C{file:} when a project enables it), as with no host;
+    the rest is asked of every
     enabled downloader and spider middleware that has C{admit_request(request, spider,
     parent, host, port)} -- the built-in ones are
     L{tinyscrapy.downloadermiddlewares.offsite.OffsiteMiddleware},
@@ -429,9 +433,13 @@ class Scope:
     (C{ledger/dropped/OffsiteRequest}, ...).
     """
 
-    def __init__(self, stats, middlewares=()):
-        """@param middlewares: C{(path, component)} pairs, the downloader's first."""
+    def __init__(self, stats, middlewares=(), schemes=()):
+        """
+        @param middlewares: C{(path, component)} pairs, the downloader's first.
+        @param schemes: the schemes that have a download handler (C{DOWNLOAD_HANDLERS}).
+        """
         self.stats = stats
+        self.schemes = frozenset(scheme for scheme in schemes if scheme not in ("http", "https"))
         self.rules = [component.admit_request for _, component in middlewares
                       if hasattr(component, "admit_request")]
         self._loggers = [component.log_dropped for _, component in middlewares
@@ -445,7 +453,8 @@ class Scope:
         """
         url = request.url
         if not url[:8].lower().startswith(("http://", "https://")):
-            raise InvalidUrl(f"not an http(s) URL: {url[:200]}")
+            self._admit_other_scheme(request, spider, parent)
+            return
         authority = _authority(url)
         parsed = self._hosts.get(authority)
         if parsed is None:
@@ -455,6 +464,18 @@ class Scope:
         host, port = parsed
         for rule in self.rules:
             rule(request, spider, parent, host, port)
+
+    def _admit_other_scheme(self, request, spider, parent):
+        """A URL that is not http(s): admitted (hostless) when its scheme has a handler.
+        @raise InvalidUrl: it has none."""
+        url = request.url
+        scheme = url.partition(":")[0].lower()
+        if scheme not in self.schemes:
+            hint = (" (file: URLs are off by default: DOWNLOAD_HANDLERS enables them)"
+                    if scheme == "file" else "")
+            raise InvalidUrl(f"not an http(s) URL{hint}: {url[:200]}")
+        for rule in self.rules:
+            rule(request, spider, parent, "", None)
 
     def log_dropped(self, request, decision):
         """Log a drop: offsite ones once per host (by the offsite middleware), the rest at

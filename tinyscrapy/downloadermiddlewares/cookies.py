@@ -40,6 +40,7 @@ from http.cookiejar import Cookie, CookieJar
 from tinyscrapy.exceptions import NotConfigured
 from tinyscrapy.http.cookies import WrappedRequest, WrappedResponse, hostname_of
 from tinyscrapy.http.headers import drop_header, header_text, header_wire, set_raw
+from tinyscrapy.utils.request import left_its_origin
 
 logger = logging.getLogger(__name__)
 
@@ -97,7 +98,10 @@ class CookiesMiddleware:
                 self._keep(key, jar, _given_cookies(jar, request, given), request, dropped)
             if current is not None:
                 current = header_wire(current).decode("latin-1")
-                if current != request.meta.get("_jar_cookie"):  # the spider's, not ours
+                # the spider's, not ours: taken into the jar, unless the request is a
+                # redirect's hop on another origin (then it was meant for the first one)
+                if current != request.meta.get("_jar_cookie") and \
+                        not left_its_origin(request):
                     self._keep(key, jar, _header_cookies(request.url, current), request,
                                dropped)
                 drop_header(headers, "Cookie")

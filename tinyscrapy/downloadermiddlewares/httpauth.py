@@ -14,12 +14,16 @@ C{notexample.com}); a domain with a port (C{127.0.0.1:8080}) covers that port on
 user or a password without saying the domain is refused at start: the domain must be given,
 and C{None} (written explicitly) means every host, as in Scrapy. A request that already has
 an C{Authorization} header keeps it. The redirect middleware drops the header when a hop
-changes origin, so a redirect never carries the credentials to another host.
+changes origin, so a redirect never carries the credentials to another host; the header
+this middleware sets is marked with its origin (C{meta["_auth_origin"]}), so the fetcher
+lets it reach that origin only, and a stored copy of the request (C{--jobdir}, Redis)
+leaves it out: it is added again when the request is loaded.
 """
 
 from urllib.parse import urlsplit
 
 from tinyscrapy.exceptions import UsageError
+from tinyscrapy.utils.url import url_origin
 
 
 class AuthDomainMissing(UsageError, ValueError):
@@ -113,4 +117,7 @@ class HttpAuthMiddleware:
             return None  # the common crawl: nothing to do, no headers made
         if (not domain or covers(domain, request.url)) and "Authorization" not in request.headers:
             request.headers["Authorization"] = auth
+            # whose header it is, and for where: a stored copy leaves it out (this
+            # middleware adds it again), a redirect elsewhere does not carry it
+            request.meta["_auth_origin"] = url_origin(request.url)
         return None

@@ -17,9 +17,10 @@ L{StdoutFeedStorage} (C{stdout:}, and C{-}) or a project's (C{FEED_STORAGES}, by
 scheme). The command line fills C{FEEDS} from C{-o URI} (append), C{-O URI} (overwrite)
 and C{-o URI:FORMAT}. In a URI, C{%(name)s} is the spider's name, C{%(time)s} the start
 time (UTC, C{2026-12-01T09-05-00+00-00}) and any other C{%(attribute)s} the spider's
-attribute (a C{-a} argument, say). A substituted value that holds a slash or a backslash,
-or is C{..}, is refused at the start: a value from a spider never chooses the folder (the
-template's own folders stay, so C{%(name)s/%(time)s.csv} works).
+attribute (a C{-a} argument, say). A substituted value that holds a slash or a backslash
+(in a URI, percent-encoded too, since its storage decodes it), or is C{..}, or values side
+by side that make a C{..} folder, are refused at the start: a value from a spider never
+chooses the folder (the template's own folders stay, so C{%(name)s/%(time)s.csv} works).
 
 Every check happens when the crawler is built, before anything is fetched: a format,
 storage or option that is wrong, a path that cannot be written, a C{.json} file to append
@@ -58,6 +59,7 @@ import re
 import sys
 import tempfile
 import warnings
+from urllib.parse import unquote
 
 from twisted.internet.defer import DeferredList, maybeDeferred, succeed
 
@@ -82,6 +84,8 @@ logger = logging.getLogger(__name__)
 # the printf-style placeholders of a feed URI; any other % (%20, say) stays as it is
 _PLACEHOLDER = re.compile(r"%\(([^)]+)\)[-+ #0]*(?:\d+|\*)?(?:\.(?:\d+|\*))?[diouxXeEfFgGcrsa]")
 _BATCH_PLACEHOLDER = re.compile(r"%\(batch_time\)s|%\(batch_id\)")
+_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+:")  # a scheme (a drive letter is one letter)
+_SEPARATORS = re.compile(r"[/\\]")
 
 # the options of one feed that tinyscrapy reads (a storage or a post-processing plugin of
 # the project's may read others)
@@ -115,22 +119,45 @@ def _fill_uri(uri_template, params):
     L{apply_uri_params}, refusing what would let a substituted value choose the folder.
 
     @raise UsageError: a placeholder names nothing, or its value holds a slash or a
-        backslash, or is C{..}.
+        backslash (percent-encoded too, in a URI, whose storage decodes it), or is
+        C{..}, or the values side by side make a C{..} folder.
     """
+    uri = _URI.match(uri_template) is not None
     try:
         for match in _PLACEHOLDER.finditer(uri_template):
             value = match.group(0) % params
-            if "/" in value or "\\" in value or value == "..":
+            if _chooses_folder(unquote(value) if uri else value):
                 raise UsageError(f"feed {uri_template!r}: %({match.group(1)})s is {value!r}, "
                                  "which would choose the folder; a substituted value may "
                                  "not hold / or \\ or be '..' (put the folders in the "
                                  "template itself)")
-        return apply_uri_params(uri_template, params)
+        filled = apply_uri_params(uri_template, params)
     except KeyError as e:
         raise UsageError(f"feed {uri_template!r}: %({e.args[0]})s names nothing (the spider "
                          f"has no attribute {e.args[0]!r})") from None
     except (TypeError, ValueError) as e:
         raise UsageError(f"feed {uri_template!r}: {e}") from None
+    if _parent_made(uri_template, filled, uri):
+        raise UsageError(f"feed {uri_template!r}: its substituted values make {filled!r}, "
+                         "which would choose the folder (a '..' made of values side by "
+                         "side)")
+    return filled
+
+
+def _chooses_folder(value):
+    return "/" in value or "\\" in value or value == ".."
+
+
+def _parent_made(template, filled, uri):
+    """Whether C{filled} has a C{..} folder where C{template} has a placeholder."""
+    if uri:  # its storage reads it decoded
+        template, filled = unquote(template), unquote(filled)
+    made = _SEPARATORS.split(filled)
+    parts = _SEPARATORS.split(template)
+    if len(made) != len(parts):  # a value brought a separator: refused before this
+        return True
+    return any(got == ".." and _PLACEHOLDER.search(part)
+               for part, got in zip(parts, made, strict=True))
 
 
 class ItemFilter:

@@ -24,10 +24,26 @@ that is not one this code wrote (crafted, damaged, or a pickle written by an old
 tinyscrapy) is refused by L{request_from_bytes} with L{StoredRequestError}; the frontier
 counts it, logs it and goes on. L{is_old_format} tells an older tinyscrapy's pickle.
 
-A proxy that L{tinyscrapy.downloadermiddlewares.httpproxy} chose from the environment (C{meta
-["_scheme_proxy"]}) is not stored, nor its C{Proxy-Authorization}: the middleware chooses
-it again, credentials included, when the loaded request is downloaded. Every other header
-and C{meta} are stored as they are, in plain text.
+No credential is stored (every client of a Redis, every reader of a job directory, would
+read it):
+
+    - a proxy that L{tinyscrapy.downloadermiddlewares.httpproxy} chose from the
+      environment (C{meta["_scheme_proxy"]}) is not stored, nor its
+      C{Proxy-Authorization}: the middleware chooses it again, credentials included, when
+      the loaded request is downloaded;
+    - C{Authorization} set by L{tinyscrapy.downloadermiddlewares.httpauth} for the
+      request's origin, and C{Cookie} as the cookie jar set it, are left out: those
+      middlewares add them again on load;
+    - any other C{Authorization}, C{Cookie} or C{Proxy-Authorization} (set by the spider,
+      or from the credentials of C{meta["proxy"]}), the credentials of C{meta["proxy"]}
+      itself and C{meta["http_pass"]} stay in this process's memory (L{CredentialVault}),
+      the stored copy keeping only a token for them: loaded by this run, the request has
+      them again; loaded by another (a resumed crawl, another worker), it goes without
+      them. Each such stored copy is counted (C{frontier/credentials_dropped}) and the
+      first is logged, naming the header and the way that survives
+      (C{http_user}/C{http_pass}/C{http_auth_domain}).
+
+Every other header and C{meta} are stored as they are, in plain text.
 
 Loading sets the request's slots directly and runs no C{__init__}: a C{JsonRequest} does
 not encode its body twice, and a subclass whose constructor takes other arguments still
@@ -35,6 +51,7 @@ loads. (An item is made by calling its registered class with its fields.)
 """
 
 import json
+import logging
 from base64 import b64decode
 
 from tinyscrapy.exceptions import UnserializableRequest
@@ -51,6 +68,8 @@ from tinyscrapy.frontier.plaindata import (
 from tinyscrapy.http.request import _NO_EXTRA, Request
 from tinyscrapy.http.request.form import FormRequest
 from tinyscrapy.http.request.json_request import JsonRequest
+
+logger = logging.getLogger("tinyscrapy.frontier")
 
 MAGIC = b"TSJ1"  # what every stored request starts with: bump the digit when fields change
 FORMAT = "json1"  # the name of this format, for the frontiers that record it
@@ -103,7 +122,7 @@ def request_to_fields(request, spider):
         raise UnserializableRequest(
             f"cannot persist {request.url}: its class {name} is not a registered Request "
             "subclass")
-    headers, meta = _stored_headers_and_meta(request)
+    headers, meta = _stored_headers_and_meta(request, spider)
     body = request.body
     return {
         "class": name,
@@ -146,18 +165,155 @@ def _plain_mapping(mapping, request, what):
     return out
 
 
-def _stored_headers_and_meta(request):
+def _stored_headers_and_meta(request, spider=None):
     """C{request}'s headers and meta as stored: without a proxy chosen from the environment
-    and its C{Proxy-Authorization}. The request itself is not changed."""
+    and its C{Proxy-Authorization}, and without any other credential (L{CredentialVault}
+    keeps those the middlewares cannot add again). The request itself is not changed."""
     # names and values are bytes: stored as latin-1 text, which keeps every byte
-    headers = [[_latin1(name), [_latin1(value) for value in values]]
-               for name, values in request.header_items()]
     meta = request._meta
-    if meta and meta.get("_scheme_proxy"):
+    env_proxy = bool(meta and meta.get("_scheme_proxy"))
+    if env_proxy:
         meta = {key: value for key, value in meta.items() if key not in _ENV_PROXY_META}
-        headers = [[name, values] for name, values in headers
-                   if name.lower() != "proxy-authorization"]
-    return headers, meta
+    kept, secrets = [], {}
+    for name, values in request.header_items():
+        lowered = _latin1(name).lower()
+        if lowered in _CREDENTIAL_HEADERS:
+            if env_proxy and lowered == "proxy-authorization":
+                continue
+            if not _added_again(lowered, values, request._meta, request.url):
+                secrets[_latin1(name)] = [_latin1(value) for value in values]
+            continue
+        kept.append([_latin1(name), [_latin1(value) for value in values]])
+    if meta:
+        proxy = meta.get("proxy")
+        userinfo = _proxy_userinfo(proxy) if isinstance(proxy, str) else None
+        if userinfo is not None or "http_pass" in meta or "_jar_cookie" in meta \
+                or "_credentials" in meta:
+            meta = dict(meta)
+            meta.pop("_jar_cookie", None)  # the jar's Cookie, sent again from the jar
+            meta.pop("_credentials", None)
+            if userinfo is not None:
+                meta["proxy"] = proxy.replace(userinfo + "@", "", 1)
+                secrets["meta proxy"] = userinfo
+            if meta.get("http_pass"):
+                secrets["meta http_pass"] = meta.pop("http_pass")
+    if secrets:
+        meta = dict(meta or {})
+        meta["_credentials"] = vault_of(spider).keep(secrets, request)
+    return kept, meta
+
+
+_CREDENTIAL_HEADERS = ("authorization", "cookie", "proxy-authorization")
+
+
+def _added_again(lowered, values, meta, url):
+    """Whether a credential header is one its middleware adds again on load: the cookie
+    jar's C{Cookie}, L{tinyscrapy.downloadermiddlewares.httpauth}'s C{Authorization}."""
+    if not meta:
+        return False
+    if lowered == "cookie":
+        jar = meta.get("_jar_cookie")
+        return jar is not None and [jar] == [_latin1(value) for value in values]
+    if lowered == "authorization":
+        from tinyscrapy.utils.url import url_origin
+        return meta.get("_auth_origin") is not None and meta["_auth_origin"] == url_origin(url)
+    return False
+
+
+def _proxy_userinfo(proxy):
+    """The C{user:pass} of a proxy URL (C{http://user:pass@host:port}), or None."""
+    scheme, sep, rest = proxy.partition("://")
+    authority = (rest if sep else scheme).partition("/")[0]
+    userinfo, at, _ = authority.rpartition("@")
+    return userinfo if at else None
+
+
+class CredentialVault:
+    """
+    The credentials stored copies of requests leave behind, kept in this process's memory
+    for the run (one per spider): a stored copy holds a token that only this vault
+    resolves, so a copy loaded by another run, or another worker, resolves nothing.
+
+    @ivar stats: where stored copies that left credentials here are counted, or None.
+    """
+
+    def __init__(self, stats=None):
+        import os
+        self.id = os.urandom(8).hex()
+        self.stats = stats
+        self._tokens = {}  # a secrets mapping, as JSON -> its token
+        self._secrets = {}  # token -> the secrets mapping
+        self._warned_store = self._warned_load = False
+
+    def keep(self, secrets, request):
+        """
+        Keep C{secrets} (what of C{request} is left out of its stored copy: header name,
+        or C{"meta proxy"} / C{"meta http_pass"}, to values).
+
+        @return: the token the stored copy holds.
+        """
+        key = json.dumps(secrets, sort_keys=True)
+        token = self._tokens.get(key)
+        if token is None:
+            if len(self._secrets) >= _VAULT_MAX:  # bounded: a crawl has few credentials
+                self._tokens.clear()
+                self._secrets.clear()
+            token = self._tokens[key] = f"{self.id}:{len(self._secrets)}"
+            self._secrets[token] = secrets
+        if self.stats is not None:
+            self.stats.inc_value("frontier/credentials_dropped")
+        if not self._warned_store:
+            self._warned_store = True
+            logger.warning(
+                "%s carries credentials (%s) that no middleware adds again: they are not "
+                "stored with it (job directory, shared frontier); this run keeps them in "
+                "memory and sends them, but a resumed crawl or another worker sends the "
+                "request without them. Give HTTP credentials as http_user, http_pass and "
+                "http_auth_domain (HttpAuthMiddleware adds them again), a proxy's in "
+                "http_proxy/https_proxy (frontier/credentials_dropped counts such copies)",
+                request, ", ".join(sorted(secrets)))
+        return token
+
+    def restore(self, request, token):
+        """Put back on C{request} (just loaded) the credentials of C{token}, when this
+        vault kept them; else the request goes without them (logged once)."""
+        secrets = self._secrets.get(token) if isinstance(token, str) else None
+        if secrets is None:
+            if not self._warned_load:
+                self._warned_load = True
+                logger.warning("%s was stored by another run with credentials that stayed "
+                               "in that run's memory: it is sent without them", request)
+            return
+        headers = list(request._headers or ())
+        meta = request._meta
+        for name, values in secrets.items():
+            if name == "meta proxy":
+                proxy = meta.get("proxy")
+                if isinstance(proxy, str):
+                    scheme, sep, rest = proxy.partition("://")
+                    meta["proxy"] = f"{scheme}://{values}@{rest}" if sep else \
+                        f"{values}@{proxy}"
+            elif name == "meta http_pass":
+                meta["http_pass"] = values
+            else:
+                headers.append((name.encode("latin-1"),
+                                [value.encode("latin-1") for value in values]))
+        request._headers = tuple(headers) or None
+
+
+_VAULT_MAX = 10_000
+
+
+def vault_of(spider):
+    """The L{CredentialVault} of C{spider}'s run (made on first use; its stats are the
+    crawler's)."""
+    vault = getattr(spider, "_credential_vault", None) if spider is not None else None
+    if vault is None:
+        crawler = getattr(spider, "crawler", None)
+        vault = CredentialVault(getattr(crawler, "stats", None))
+        if spider is not None:
+            spider._credential_vault = vault
+    return vault
 
 
 def _method_name(request, attribute, spider):
@@ -277,6 +433,9 @@ def request_from_fields(fields, spider):
     request.fingerprint = None if fingerprint is None else \
         _checked(fingerprint, int, url, "fingerprint")
     request._extra = _mapping(fields["extra"], url, "extra") or _NO_EXTRA
+    meta = request._meta
+    if meta and "_credentials" in meta:
+        vault_of(spider).restore(request, meta.pop("_credentials"))
     return request
 
 

@@ -314,11 +314,11 @@ class DiskScheduler(Scheduler):
     def _unloadable(self, row, error):
         """
         A stored request that does not load. Crafted or damaged bytes
-        (L{StoredRequestError}) are dropped: logged, counted as C{scheduler/unloadable},
-        the crawl goes on. A well-formed one whose callback the spider no longer has
-        (L{MissingMethod}), or any other error (a bug, not the row's fault), is kept on
-        disk, and the crawl stops with C{jobdir_error} (exit 1), so nothing is lost: the
-        spider it was stored for finds it there.
+        (L{StoredRequestError}) are moved to the C{dead} table (with the reason): logged,
+        counted as C{scheduler/unloadable}, the crawl goes on. A well-formed one whose
+        callback the spider no longer has (L{MissingMethod}), or any other error (a bug,
+        not the row's fault), is kept on disk, and the crawl stops with C{jobdir_error}
+        (exit 1), so nothing is lost: the spider it was stored for finds it there.
 
         @return: True when the row is kept and the crawl stops.
         """
@@ -332,9 +332,11 @@ class DiskScheduler(Scheduler):
                 self._count("scheduler/unloadable_kept")
                 self._stop_crawl()
             return True
-        logger.error("--jobdir %s: dropping stored request %d: %s", self.jobdir, row, error)
+        logger.error("--jobdir %s: dropping stored request %d: %s (moved to the table "
+                     "dead of %s)", self.jobdir, row, error, FILENAME)
         self._count("scheduler/unloadable")
         self._pending -= 1
+        self._writes.dead.append((row, str(error)[:500]))
         self._writes.deletes.append(row)
         if self.ledger is not None:
             self.ledger.close(None, "dropped", "Unloadable")

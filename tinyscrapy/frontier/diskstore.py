@@ -48,6 +48,10 @@ _SCHEMA = (
     "CREATE INDEX IF NOT EXISTS requests_by_slot ON requests (slot, priority DESC, id)",
     # appended, not indexed (above); an older directory's "WITHOUT ROWID" table still works
     "CREATE TABLE IF NOT EXISTS seen (fp INTEGER NOT NULL)",
+    # the dead letters: stored requests that do not load (crafted, damaged), moved out of
+    # the queue's way with the reason, for a person to look at
+    "CREATE TABLE IF NOT EXISTS dead (id INTEGER PRIMARY KEY, slot TEXT, data BLOB, "
+    "reason TEXT)",
 )
 
 
@@ -168,10 +172,11 @@ class DiskStore:
 
     # writing
 
-    def write(self, inserts, seen, deletes):
+    def write(self, inserts, seen, deletes, dead=()):
         """
         Write in one transaction: C{inserts} (a dict row id -> (slot, priority, data)),
-        C{seen} (signed fingerprints), C{deletes} (row ids).
+        C{seen} (signed fingerprints), C{dead} (C{(row id, reason)}: copied to the C{dead}
+        table), C{deletes} (row ids).
 
         @raise sqlite3.Error: nothing was written (a full disk, a changed file).
         """
@@ -185,6 +190,10 @@ class DiskStore:
             if seen:
                 db.executemany("INSERT OR IGNORE INTO seen (fp) VALUES (?)",
                                [(fp,) for fp in seen])
+            if dead:
+                db.executemany("INSERT OR REPLACE INTO dead (id, slot, data, reason) "
+                               "SELECT id, slot, data, ? FROM requests WHERE id = ?",
+                               [(reason, row) for row, reason in dead])
             if deletes:
                 db.executemany("DELETE FROM requests WHERE id = ?",
                                [(row,) for row in deletes])
@@ -209,7 +218,8 @@ class PendingWrites:
 
     @ivar inserts: row id -> C{(slot, priority, data)}, the new requests.
     @ivar seen: the new fingerprints (signed, as stored).
-    @ivar deletes: the row ids acknowledged.
+    @ivar deletes: the row ids acknowledged (or moved to the C{dead} table).
+    @ivar dead: C{(row id, reason)} of the rows that do not load, to the C{dead} table.
     @ivar error: the error that stopped the writes, or None while they go on.
     """
 
@@ -223,6 +233,7 @@ class PendingWrites:
         self.inserts = {}
         self.seen = []
         self.deletes = []
+        self.dead = []
         self.error = None
         self.failures = 0  # commits failed in a row
 
@@ -241,7 +252,7 @@ class PendingWrites:
         if self.error is not None or not (self.inserts or self.seen or self.deletes):
             return 0
         try:
-            store.write(self.inserts, self.seen, self.deletes)
+            store.write(self.inserts, self.seen, self.deletes, self.dead)
         except sqlite3.Error as e:
             if self.stats is not None:
                 self.stats.inc_value("scheduler/flush_errors")
@@ -254,7 +265,7 @@ class PendingWrites:
             return 0
         self.failures = 0
         written = len(self)
-        self.inserts, self.seen, self.deletes = {}, [], []
+        self.inserts, self.seen, self.deletes, self.dead = {}, [], [], []
         return written
 
     def _stop(self, error):

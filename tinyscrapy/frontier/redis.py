@@ -44,9 +44,10 @@ from twisted.internet.task import LoopingCall
 
 from tinyscrapy.core.scheduler import Scheduler
 from tinyscrapy.dupefilters import FingerprintSet
-from tinyscrapy.exceptions import UnserializableRequest
-from tinyscrapy.frontier import codec
+from tinyscrapy.exceptions import UnserializableRequest, UsageError
+from tinyscrapy.frontier import codec, redisscripts
 from tinyscrapy.frontier.redisconnect import is_tls, make_client, tls_options
+from tinyscrapy.frontier.redisstates import is_refusal, reason_of
 from tinyscrapy.frontier.redisstore import OK, RedisStore, connect, parse_redis_url, redact
 from tinyscrapy.frontier.redissync import _PREFETCH_CAP, SharedQueueSync
 from tinyscrapy.utils.request import as_int, request_fingerprint
@@ -130,6 +131,7 @@ class RedisScheduler(SharedQueueSync):
         self._count = 0
         self._outbox = []   # (fingerprint, score, member, dont_filter) to push
         self._acks = []     # members of our processing hash to forget, after the outbox
+        self._dead = []     # members of our processing hash we cannot read: to the dead list
         self._reports = []  # (slot, delay ms) of the sends on slots with a delay
         self._reporting = ()
         self._sends = {}    # slot -> its sent_count when last looked at
@@ -175,13 +177,22 @@ class RedisScheduler(SharedQueueSync):
         Connect, join the crawl (requeueing the entries of dead workers) and start ticking.
 
         @return: a Deferred firing with None once joined; it errbacks with L{UsageError}
-            when Redis cannot be reached.
+            when Redis cannot be reached (a Redis that does not answer is waited for as
+            during a crawl: C{SCHEDULER_REDIS_TIMEOUT x (1 + SCHEDULER_REDIS_RETRIES)}).
         """
         self.spider = spider
         prefix = self.key or default_key(spider)
-        d = connect(self.url, self.clock, self.timeout, self.ca)
+        d = connect(self.url, self.clock, self.timeout, self.ca, self.retries,
+                    self._connect_retry)
         d.addCallback(self._cb_connected, prefix)
         return d
+
+    def _connect_retry(self, attempt, reason):
+        """The first connection got no answer: say so once, then wait as in an outage."""
+        if attempt == 1:
+            logger.warning("shared frontier %s: %s; trying again (at most %d more "
+                           "time(s), SCHEDULER_REDIS_RETRIES)", self.shown, reason,
+                           self.retries)
 
     def _cb_connected(self, client, prefix):
         tls = tls_options(self.url, self.ca) if is_tls(self.url) else None
@@ -194,8 +205,29 @@ class RedisScheduler(SharedQueueSync):
 
     def _cb_run_id(self, run_id):
         self.run_id = run_id
-        d = self.store.join(os.urandom(8).hex())
-        d.addCallback(self._cb_joined)
+        return self._join(os.urandom(8).hex(), self.retries)
+
+    def _join(self, token, left):
+        """Join the crawl; a join Redis does not answer is sent again (C{left} more
+        times), as any command during an outage."""
+        d = self.store.join(token)
+        d.addCallbacks(self._cb_joined, self._eb_join_failed, errbackArgs=(token, left))
+        return d
+
+    def _eb_join_failed(self, failure, token, left):
+        """The join failed: sent again while Redis does not answer (C{left} times);
+        otherwise the connection is closed and the open fails with one line."""
+        from txredisapi import ConnectionError as RedisConnectionError
+        if is_refusal(failure):
+            why = (f"Redis refused the join script ({failure.getErrorMessage()}); do its "
+                   f"keys hold something else?")
+        elif left > 0 and failure.check(CancelledError, RedisConnectionError):
+            return self._join(token, left - 1)
+        else:
+            why = reason_of(failure)
+        error = UsageError(f"cannot join the shared crawl at {self.shown}: {why}")
+        d = self.store.disconnect()
+        d.addBoth(_raise, error)
         return d
 
     def _cb_joined(self, joined):
@@ -212,11 +244,20 @@ class RedisScheduler(SharedQueueSync):
             return None
         self._next_beat = self.clock.seconds() + self.worker_timeout / 3
         d = self.store.status()
-        d.addCallback(self._cb_first_status, how, seen, queued)
+        d.addCallbacks(self._cb_first_status, self._eb_first_status,
+                       callbackArgs=(how, seen, queued))
         return d
 
+    def _eb_first_status(self, failure):
+        """The first status did not come (Redis stalled since the join): the tick checks
+        it again, watching the outage as it does; a refusal stops the crawl."""
+        self._next_status = float("-inf")
+        self._tick.start(self.poll, now=False)
+        self._trouble(failure, "checking the status")
+
     def _cb_first_status(self, status, how, seen, queued_at_join):
-        state, queued, processing, requeued = status
+        state, queued, processing, requeued, dead = status
+        self._count_dead(dead, "held")
         if state != OK:  # ended or lost between two scripts: say so at the first tick
             self._next_status = float("-inf")
         self._count_requeued(requeued)
@@ -341,8 +382,8 @@ class RedisScheduler(SharedQueueSync):
         name = str(key).encode("utf-8")[:0xFFFF]
         return struct.pack(">Q4sLH", time.time_ns() // 1000, self._token,
                            self._count & 0xFFFFFFFF, len(name)) + name + struct.pack(
-            ">LL", min(slot.rule.parallelism, 0xFFFFFFFF),
-            min(int(slot.floor * 1000), 0xFFFFFFFF)) + data
+            ">LL", max(1, min(slot.rule.parallelism, redisscripts.MAX_PARALLELISM)),
+            min(int(slot.floor * 1000), redisscripts.MAX_DELAY_MS)) + data
 
     def next_request(self):
         """The next buffered request whose slot can take one now, or None. A refill is
@@ -398,3 +439,7 @@ class RedisScheduler(SharedQueueSync):
 
 def _ignore(_failure):
     return None
+
+
+def _raise(_, error):
+    raise error

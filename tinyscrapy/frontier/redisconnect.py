@@ -77,7 +77,7 @@ def redact(url):
     return f"{scheme}://{shown}@{hostport}{slash}{path}"
 
 
-def connect(url, reactor, timeout=10.0, ca=None):
+def connect(url, reactor, timeout=10.0, ca=None, retries=0, on_retry=None):
     """
     Connect to the Redis of C{url}, with reconnection once connected.
 
@@ -90,10 +90,62 @@ def connect(url, reactor, timeout=10.0, ca=None):
     With C{rediss://}, the probe does the TLS handshake too, so a certificate that does
     not verify fails at once with the reason.
 
+    A server that takes the connection but does not answer within C{timeout} seconds (a
+    stalled or overloaded Redis), or a connection that times out, is tried again, up to
+    C{retries} more times: the first connection is given the same bound,
+    C{timeout x (1 + retries)}, as an outage of a crawl under way.
+
+    @param on_retry: called with C{(attempt, reason)} before each new attempt.
     @return: a Deferred firing with the txredisapi connection once Redis answered PING;
         it errbacks with L{UsageError} ("cannot connect to URL: reason", the URL
-        redacted) otherwise, after at most C{timeout} seconds.
+        redacted) otherwise.
     """
+    return _Attempts(url, reactor, timeout, ca, retries, on_retry).next()
+
+
+class _Attempts:
+    """The attempts of L{connect}: one after the other while Redis does not answer."""
+
+    def __init__(self, url, reactor, timeout, ca, retries, on_retry):
+        self.url, self.reactor, self.timeout, self.ca = url, reactor, timeout, ca
+        self.left = max(0, retries)
+        self.on_retry = on_retry
+        self.made = 0
+
+    def next(self):
+        self.made += 1
+        d = _attempt(self.url, self.reactor, self.timeout, self.ca)
+        d.addErrback(self._eb_attempt_failed)
+        return d
+
+    def _eb_attempt_failed(self, failure):
+        from twisted.internet import error
+        silent = failure.check(CancelledError, error.TimeoutError,
+                               error.ConnectingCancelledError)
+        if silent and self.left > 0:
+            self.left -= 1
+            reason = _no_answer(self.timeout, 1)
+            if self.on_retry is not None:
+                self.on_retry(self.made, reason)
+            return self.next()
+        if silent:
+            raise UsageError(f"cannot connect to {redact(self.url)}: "
+                             f"{_no_answer(self.timeout, self.made)}")
+        return _eb_cannot_connect(failure, self.url)
+
+
+def _no_answer(timeout, attempts):
+    """Why a silent server was given up on (a stalled Redis, not "not a Redis")."""
+    tries = f" ({attempts} attempts: SCHEDULER_REDIS_TIMEOUT x (1 + SCHEDULER_REDIS_RETRIES))" \
+        if attempts > 1 else ""
+    return (f"no answer within {timeout:g} s{tries}; the server took the connection and "
+            f"said nothing: a stalled or overloaded Redis")
+
+
+def _attempt(url, reactor, timeout, ca):
+    """One attempt of L{connect}: the probe, then txredisapi's connection and a PING.
+    @return: a Deferred of the connection; it errbacks with the attempt's own failure
+        (C{CancelledError} when nothing answered within C{timeout})."""
     from twisted.internet.endpoints import TCP4ClientEndpoint, connectProtocol, wrapClientTLS
 
     host, port, _db, _user, _password = parse_redis_url(url)
@@ -110,9 +162,8 @@ def connect(url, reactor, timeout=10.0, ca=None):
     d = connectProtocol(endpoint, probe)
     d.addCallback(_cb_probe_connected, probe)
     call = reactor.callLater(timeout, d.cancel)
-    d.addBoth(_cb_probed, call)
+    d.addBoth(_cb_probed, call, probe)
     d.addCallback(_cb_reachable, url, reactor, timeout, tls)
-    d.addErrback(_eb_cannot_connect, url)
     return d
 
 
@@ -151,9 +202,11 @@ def _cb_probe_connected(protocol, probe):
     return probe.done
 
 
-def _cb_probed(result, call):
+def _cb_probed(result, call, probe):
     if call.active():
         call.cancel()
+    if hasattr(result, "check") and probe.transport is not None:  # no answer: let it go
+        probe.transport.abortConnection()
     return result
 
 
@@ -232,8 +285,7 @@ def _eb_cannot_connect(failure, url):
                          f"({_tls_reason(failure.value)})")
     reasons = {error.ConnectionRefusedError: "Connection refused",
                error.TimeoutError: "timed out", error.DNSLookupError: "unknown host",
-               error.ConnectingCancelledError: "timed out",
-               CancelledError: "no answer from Redis (is it a Redis server?)"}
+               error.ConnectingCancelledError: "timed out"}
     reason = next((text for kind, text in reasons.items() if failure.check(kind)),
                   None)
     if reason is None:

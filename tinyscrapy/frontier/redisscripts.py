@@ -18,28 +18,61 @@ after the last real send): a pop grants a lease only while the slot has fewer th
 parallelism out and, for a delay, when its next-send time passed; it then holds the slot
 until the worker reports the send (the next-send time becomes the send's C{TIME} plus the
 delay: timed from the send), or the lease ends unsent, or the hold expires.
+
+Nothing read from a key is trusted: a member too short for its header, or whose name
+length runs past its end, and a held entry whose score is not a number, are moved to the
+dead-letter list C{dead} (the last C{DEAD_MAX} kept) instead of failing the script for every
+worker; a parallelism is read as at least 1 and at most C{MAX_PARALLELISM}, a delay as at
+most C{MAX_DELAY_MS}; a counter of a politeness hash that is not a number counts as 0.
 """
 
-_LEASES = """
+#: The bounds of what a queue member's lease header may ask (docs/shared-crawl.md).
+MAX_PARALLELISM = 65535
+MAX_DELAY_MS = 3_600_000
+#: The most members the dead-letter list keeps (the oldest go first).
+DEAD_MAX = 10_000
+
+_LEASES = f"""
+local MAX_PAR, MAX_DELAY, DEAD_MAX = {MAX_PARALLELISM}, {MAX_DELAY_MS}, {DEAD_MAX}
+""" + """
 local function now_ms()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
+local function num(v)
+  return tonumber(v) or 0
+end
+-- the lease header of member m: its slot, parallelism and delay (ms), bounded; nil when m
+-- is too short for it (16 bytes of id, a 2-byte name length, the name, 8 bytes)
 local function lease_of(m)
+  if #m < 26 then return nil end
   local hlen = struct.unpack('>H', m, 17)
+  if #m < 26 + hlen then return nil end
   local host = string.sub(m, 19, 18 + hlen)
   local par, delay = struct.unpack('>I4>I4', m, 19 + hlen)
+  if par < 1 then par = 1 elseif par > MAX_PAR then par = MAX_PAR end
+  if delay > MAX_DELAY then delay = MAX_DELAY end
   return host, par, delay
+end
+-- a member no worker can read: out of the queue's way, kept for a person to look at
+local function dead(prefix, m)
+  redis.call('RPUSH', prefix .. 'dead', m)
+  redis.call('LTRIM', prefix .. 'dead', -DEAD_MAX, -1)
 end
 -- the lease of member m (held by worker) ends; conservative: it may have been sent
 local function free(prefix, m, worker, conservative)
   local host, _, delay = lease_of(m)
+  if not host then return end
   local active = prefix .. 'host:active'
-  if redis.call('HINCRBY', active, host, -1) <= 0 then redis.call('HDEL', active, host) end
+  if num(redis.call('HGET', active, host)) <= 1 then
+    redis.call('HDEL', active, host)
+  else
+    redis.call('HINCRBY', active, host, -1)
+  end
   if delay > 0 and redis.call('HGET', prefix .. 'host:hold', host)
       == worker .. '|' .. string.sub(m, 1, 16) then
     redis.call('HDEL', prefix .. 'host:hold', host)
-    local nxt = tonumber(redis.call('HGET', prefix .. 'host:sent', host) or '0')
+    local nxt = num(redis.call('HGET', prefix .. 'host:sent', host))
     if conservative then nxt = now_ms() + delay end
     redis.call('HSET', prefix .. 'host:next', host, nxt)
   end
@@ -53,10 +86,27 @@ local function sent(prefix, worker, host, delay, keep)
   if hold and string.sub(hold, 1, #worker + 1) == worker .. '|' and keep == '0' then
     redis.call('HDEL', prefix .. 'host:hold', host)
   else
-    nxt = math.max(nxt, tonumber(redis.call('HGET', prefix .. 'host:next', host) or '0'))
+    nxt = math.max(nxt, num(redis.call('HGET', prefix .. 'host:next', host)))
   end
   redis.call('HSET', prefix .. 'host:next', host, nxt)
   redis.call('HSET', prefix .. 'host:sent', host, nxt)
+end
+-- entries of a processing hash back to the queue (a bad one to the dead-letter list):
+-- {requeued, dead}
+local function requeue(prefix, queue, entries, worker)
+  local requeued, bad = 0, 0
+  for i = 1, #entries, 2 do
+    local m, score = entries[i], tonumber(entries[i + 1])
+    if score and lease_of(m) then
+      redis.call('ZADD', queue, score, m)
+      free(prefix, m, worker, true)
+      requeued = requeued + 1
+    else
+      dead(prefix, m)
+      bad = bad + 1
+    end
+  end
+  return requeued, bad
 end
 local function delete_leases(prefix)
   redis.call('DEL', prefix .. 'host:active', prefix .. 'host:next', prefix .. 'host:hold',
@@ -74,15 +124,17 @@ end
 local state = epoch_state()
 """
 
-# KEYS: epoch, seen, queue, processing; ARGV: token, n, prefix, worker, r, n x
-# (fingerprint, score, member, dont_filter), r x (slot, delay ms, keep) sends to report, then
-# the acknowledgements. Returns {state, flag per entry (1 queued)}.
+# KEYS: epoch, seen, queue, processing; ARGV: token, n, prefix, worker, r, d, n x
+# (fingerprint, score, member, dont_filter), r x (slot, delay ms, keep) sends to report, d
+# members of processing this worker could not read (to the dead-letter list), then the
+# acknowledgements. Returns {state, flag per entry (1 queued)}.
 PUSH = _EPOCH + """
 if state ~= 0 then return {state} end
-local n, prefix, worker, r = tonumber(ARGV[2]), ARGV[3], ARGV[4], tonumber(ARGV[5])
+local n, prefix, worker = tonumber(ARGV[2]), ARGV[3], ARGV[4]
+local r, d = tonumber(ARGV[5]), tonumber(ARGV[6])
 local answer = {0}
 for i = 0, n - 1 do
-  local at = 6 + 4 * i
+  local at = 7 + 4 * i
   if ARGV[at + 3] == '1' or redis.call('SADD', KEYS[2], ARGV[at]) == 1 then
     redis.call('ZADD', KEYS[3], ARGV[at + 1], ARGV[at + 2])
     answer[#answer + 1] = 1
@@ -90,11 +142,18 @@ for i = 0, n - 1 do
     answer[#answer + 1] = 0
   end
 end
-local at = 6 + 4 * n
+local at = 7 + 4 * n
 for i = 0, r - 1 do
   sent(prefix, worker, ARGV[at + 3 * i], tonumber(ARGV[at + 3 * i + 1]), ARGV[at + 3 * i + 2])
 end
-for i = at + 3 * r, #ARGV do
+at = at + 3 * r
+for i = at, at + d - 1 do
+  if redis.call('HDEL', KEYS[4], ARGV[i]) == 1 then
+    free(prefix, ARGV[i], worker, false)
+    dead(prefix, ARGV[i])
+  end
+end
+for i = at + d, #ARGV do
   if redis.call('HDEL', KEYS[4], ARGV[i]) == 1 then
     free(prefix, ARGV[i], worker, false)
   end
@@ -104,27 +163,32 @@ return answer
 
 # KEYS: epoch, queue, processing, workers, alive; ARGV: token, count, worker, heartbeat
 # ms, prefix, how many of the best queued to look at, hold ms.
-# Takes up to count requests whose slot grants a lease (see above), best first. Returns
-# {state, evicted (1: this worker had been removed as dead), wait ms (when a slot's delay
-# held requests back: the soonest it ends; else -1), member, score, ...}.
+# Takes up to count requests whose slot grants a lease (see above), best first; a member
+# whose lease header cannot be read goes to the dead-letter list. Returns {state, evicted
+# (1: this worker had been removed as dead), wait ms (when a slot's delay held requests
+# back: the soonest it ends; else -1), dead-lettered, member, score, ...}.
 POP = _EPOCH + """
-if state ~= 0 then return {state, 0, -1} end
+if state ~= 0 then return {state, 0, -1, 0} end
 local count, worker, prefix = tonumber(ARGV[2]), ARGV[3], ARGV[5]
 local evicted = 1 - redis.call('SISMEMBER', KEYS[4], worker)
 redis.call('SADD', KEYS[4], worker)
 redis.call('SET', KEYS[5], '1', 'PX', ARGV[4])
 local items = redis.call('ZRANGE', KEYS[2], 0, tonumber(ARGV[6]) - 1, 'WITHSCORES')
-local answer, blocked, wait, now = {0, evicted, -1}, {}, -1, nil
+local answer, blocked, wait, now, bad = {0, evicted, -1, 0}, {}, -1, nil, 0
 local active_key = prefix .. 'host:active'
 for i = 1, #items, 2 do
-  if (#answer - 3) / 2 >= count then break end
+  if (#answer - 4) / 2 >= count then break end
   local m = items[i]
   local host, par, delay = lease_of(m)
-  if not blocked[host] then
-    local ok = tonumber(redis.call('HGET', active_key, host) or '0') < par
+  if not host then
+    redis.call('ZREM', KEYS[2], m)
+    dead(prefix, m)
+    bad = bad + 1
+  elseif not blocked[host] then
+    local ok = num(redis.call('HGET', active_key, host)) < par
     if ok and delay > 0 then
       now = now or now_ms()
-      local nxt = tonumber(redis.call('HGET', prefix .. 'host:next', host) or '0')
+      local nxt = num(redis.call('HGET', prefix .. 'host:next', host))
       if nxt > now then
         ok = false
         if wait < 0 or nxt - now < wait then wait = nxt - now end
@@ -135,7 +199,7 @@ for i = 1, #items, 2 do
       end
     end
     if ok then
-      redis.call('HINCRBY', active_key, host, 1)
+      redis.call('HSET', active_key, host, num(redis.call('HGET', active_key, host)) + 1)
       redis.call('HSET', KEYS[3], m, items[i + 1])
       redis.call('ZREM', KEYS[2], m)
       answer[#answer + 1] = m
@@ -146,6 +210,7 @@ for i = 1, #items, 2 do
   end
 end
 answer[3] = wait
+answer[4] = bad
 return answer
 """
 
@@ -153,22 +218,20 @@ return answer
 # marker's TTL in ms, persist (1/0).
 # Requeues the entries of workers whose heartbeat expired, then counts. With "may end"
 # (this worker is idle), an empty queue and no entry held by a live worker end the crawl
-# here, atomically: the keys go (the seen set stays with persist) and the epoch becomes
-# the end marker, which expires. Returns {state, queued, processing, requeued}: state 1
-# with the counts 0 when the crawl is over (now or before).
+# here, atomically: the keys go (the seen set and the dead-letter list stay) and the
+# epoch becomes the end marker, which expires. Returns {state, queued, processing,
+# requeued, dead-lettered}: state 1 with the counts 0 when the crawl is over (now or
+# before).
 STATUS = _EPOCH + """
-if state ~= 0 then return {state, 0, 0, 0} end
-local requeued, processing = 0, 0
+if state ~= 0 then return {state, 0, 0, 0, 0} end
+local requeued, processing, dead_count = 0, 0, 0
 local workers = redis.call('SMEMBERS', KEYS[3])
 for _, worker in ipairs(workers) do
   local hash = ARGV[2] .. 'processing:' .. worker
   if worker ~= ARGV[3] and redis.call('EXISTS', ARGV[2] .. 'alive:' .. worker) == 0 then
-    local entries = redis.call('HGETALL', hash)
-    for i = 1, #entries, 2 do
-      redis.call('ZADD', KEYS[2], entries[i + 1], entries[i])
-      free(ARGV[2], entries[i], worker, true)
-    end
-    requeued = requeued + #entries / 2
+    local back, bad = requeue(ARGV[2], KEYS[2], redis.call('HGETALL', hash), worker)
+    requeued = requeued + back
+    dead_count = dead_count + bad
     redis.call('DEL', hash)
     redis.call('SREM', KEYS[3], worker)
   else
@@ -186,9 +249,9 @@ if ARGV[4] == '1' and queued == 0 and processing == 0 then
     redis.call('DEL', KEYS[4])
   end
   redis.call('SET', KEYS[1], 'over:' .. ARGV[1], 'PX', ARGV[5])
-  return {1, 0, 0, requeued}
+  return {1, 0, 0, requeued, dead_count}
 end
-return {0, queued, processing, requeued}
+return {0, queued, processing, requeued, dead_count}
 """
 
 # KEYS: epoch, alive, workers; ARGV: token, heartbeat ms, worker.
@@ -227,12 +290,8 @@ return {how, epoch, redis.call('SCARD', KEYS[4]), redis.call('ZCARD', KEYS[5]), 
 # else there is nothing of it left to release). Returns {state, released}.
 RELEASE = _EPOCH + """
 if state ~= 0 then return {state, 0} end
-local entries = redis.call('HGETALL', KEYS[4])
-for i = 1, #entries, 2 do
-  redis.call('ZADD', KEYS[2], entries[i + 1], entries[i])
-  free(ARGV[3], entries[i], ARGV[2], true)
-end
+local released = requeue(ARGV[3], KEYS[2], redis.call('HGETALL', KEYS[4]), ARGV[2])
 redis.call('DEL', KEYS[4], KEYS[5])
 redis.call('SREM', KEYS[3], ARGV[2])
-return {0, #entries / 2}
+return {0, released}
 """

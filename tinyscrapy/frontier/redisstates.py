@@ -14,7 +14,11 @@ L{tinyscrapy.frontier.redissync.SharedQueueSync}):
       held: the requests buffered here are dropped (the others fetch them);
     - an outage: logged once; txredisapi reconnects (the tick replaces a client that gave
       up); longer than C{SCHEDULER_REDIS_TIMEOUT x (1 + SCHEDULER_REDIS_RETRIES)}, the
-      crawl stops with C{redis_unreachable_error}, exit status 1.
+      crawl stops with C{redis_unreachable_error}, exit status 1;
+    - a refusal: Redis answered a script with an error (the keys hold what no worker
+      wrote, a Redis without scripting): not an outage, since it answers the same way
+      every time, so the crawl stops at once with C{redis_script_error}, exit status 1
+      (the answers of a Redis loading its data or busy with a script are an outage).
 """
 
 import logging
@@ -62,7 +66,7 @@ class CrawlStates:
         refused = len(self._outbox) + len(self._acks)
         if refused:
             self.stats.inc_value("scheduler/redis/refused_writes", refused)
-        self._outbox, self._acks, self._reports = [], [], []
+        self._outbox, self._acks, self._reports, self._dead = [], [], [], []
 
     def _evicted(self):
         """Another worker found this one's heartbeat expired (a pause, a stall) and put
@@ -132,16 +136,33 @@ class CrawlStates:
     def _trouble(self, failure, doing):
         """Log a lost connection once per outage; txredisapi reconnects by itself (the
         tick watches that it does). C{failure} is None when the tick found the
-        connection down."""
+        connection down. A refusal by Redis (L{is_refusal}) stops the crawl instead."""
+        if failure is not None and is_refusal(failure):
+            self._refused(failure, doing)
+            return
         if failure is not None:
-            self._last_trouble = f"{doing} failed: {_reason(failure)}"
+            self._last_trouble = f"{doing} failed: {reason_of(failure)}"
         if self._outage_since is None and not self._closing:
             self._outage_since = self.clock.seconds()
             what = "lost the connection to Redis" if failure is None else \
-                f"lost the connection to Redis ({doing} failed: {_reason(failure)})"
+                f"lost the connection to Redis ({doing} failed: {reason_of(failure)})"
             logger.warning("shared frontier %s: %s; waiting while txredisapi reconnects "
                            "(at most %g s)", self.shown, what,
                            self.timeout * (1 + self.retries))
+
+    def _refused(self, failure, doing):
+        """Redis answered with an error: say which, once, and stop (exit status 1)."""
+        if self._lost:
+            return
+        self._lost = True
+        self._refuse_outbox()
+        logger.error("shared frontier %s: Redis refused a script (%s): %s. This is not a "
+                     "lost connection: the crawl's keys %s* hold something no worker wrote "
+                     "(or this Redis cannot run Lua scripts); the crawl stops (finish "
+                     "reason redis_script_error)", self.shown, doing,
+                     failure.getErrorMessage(), self.store.prefix)
+        self.stats.inc_value("scheduler/redis/script_error")
+        self.crawler.stop("redis_script_error")
 
     def _reachable(self):
         if self._outage_since is not None:
@@ -150,8 +171,26 @@ class CrawlStates:
             self._next_status = float("-inf")  # check at once that Redis kept the crawl
 
 
-def _reason(failure):
+def reason_of(failure):
+    """What went wrong, in a few words, for a log line."""
     from twisted.internet.defer import CancelledError
     if failure.check(CancelledError):
         return "no answer in SCHEDULER_REDIS_TIMEOUT"
     return failure.getErrorMessage() or failure.type.__name__
+
+
+# a Redis that answers these errors is away for a while, not refusing: an outage
+_TRANSIENT = ("LOADING", "BUSY", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN", "READONLY",
+              "NOREPLICAS")
+
+
+def is_refusal(failure):
+    """Whether C{failure} is Redis answering with an error (txredisapi's C{ResponseError},
+    or an answer that is not Redis's protocol), not a lost connection or a timeout."""
+    import txredisapi
+    if failure.check(txredisapi.InvalidResponse):
+        return True
+    if not failure.check(txredisapi.ResponseError):
+        return False
+    message = failure.getErrorMessage().removeprefix("Redis error: ").lstrip("-")
+    return not message.startswith(_TRANSIENT)

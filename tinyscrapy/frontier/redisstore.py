@@ -12,6 +12,9 @@ spider's C{frontier_key()} returns; C{SCHEDULER_REDIS_KEY} overrides both):
     - C{workers}: a SET of the worker ids that joined;
     - C{processing:WORKER}: a HASH of the requests WORKER took and has not acknowledged
       (member -> score);
+    - C{dead}: a LIST of the queue members no worker could read (too short for their
+      header, a name length that lies, a request that does not decode), the last
+      C{redisscripts.DEAD_MAX}; kept when the crawl ends, for a person to look at;
     - C{alive:WORKER}: a key that expires C{worker timeout} seconds after WORKER's last
       heartbeat;
     - C{epoch}: a random token written by the first worker to join a crawl; a worker that
@@ -143,26 +146,31 @@ class RedisStore:
         d.addCallback(_ints)
         return d
 
-    def push(self, entries, acks=(), reports=()):
+    def push(self, entries, acks=(), reports=(), dead=()):
         """
-        Queue the new ones of C{entries}, then report the sends of C{reports}, then
-        acknowledge C{acks} (their leases end), in one script.
+        Queue the new ones of C{entries}, then report the sends of C{reports}, then move
+        C{dead} to the dead-letter list, then acknowledge C{acks} (their leases end), in
+        one script.
 
         @param entries: C{(fingerprint, score, member, dont_filter)} tuples.
         @param acks: members of this worker's C{processing} hash to forget.
         @param reports: C{(slot, delay ms, keep)} of the requests sent since the last push,
             on slots with a delay; keep: another request of the slot is still on its way
             to the wire here (the one sent was not the lease's: a robots.txt, say).
+        @param dead: members of this worker's C{processing} hash it could not read: they
+            go to the C{dead} list, for a person to look at.
         @return: a Deferred firing with C{(state, flags)}: one flag per entry, 1 queued,
             0 a duplicate (no flags unless the state is L{OK}: nothing was written).
         """
-        if not entries and not acks and not reports:
+        if not entries and not acks and not reports and not dead:
             return succeed((OK, []))
-        args = [self.epoch or "", len(entries), self.prefix, self.worker, len(reports)]
+        args = [self.epoch or "", len(entries), self.prefix, self.worker, len(reports),
+                len(dead)]
         for fingerprint, score, member, dont_filter in entries:
             args += [fingerprint, score, member, 1 if dont_filter else 0]
         for slot, delay_ms, keep in reports:
             args += [slot, delay_ms, 1 if keep else 0]
+        args += list(dead)
         args += list(acks)
         d = self._eval(redisscripts.PUSH,
                        [self.epoch_key, self.seen, self.queue, self.processing], args)
@@ -176,9 +184,9 @@ class RedisStore:
 
         @param hold: seconds a slot with a delay stays held for a lease whose send was
             not reported (a worker that died, or went silent).
-        @return: a Deferred firing with C{(state, evicted, wait, [(member, score), ...])}:
-            wait is the seconds until a slot's delay ends, when one held requests back
-            (else None).
+        @return: a Deferred firing with C{(state, evicted, wait, dead, [(member, score),
+            ...])}: wait is the seconds until a slot's delay ends, when one held requests
+            back (else None); dead, how many unreadable members went to the C{dead} list.
         """
         d = self._eval(redisscripts.POP, [self.epoch_key, self.queue, self.processing,
                                           self.workers, self.alive],
@@ -200,9 +208,10 @@ class RedisStore:
         Requeue the entries of dead workers, then count; with C{may_end} (this worker is
         idle), end the crawl if nothing is queued and no live worker holds anything.
 
-        @return: a Deferred firing with C{(state, queued, processing, requeued)}: the
-            state L{OVER} when the crawl ended (now or earlier), L{LOST} when the epoch is
-            gone (Redis lost the crawl's state, or the end marker expired).
+        @return: a Deferred firing with C{(state, queued, processing, requeued, dead)}:
+            the state L{OVER} when the crawl ended (now or earlier), L{LOST} when the epoch
+            is gone (Redis lost the crawl's state, or the end marker expired); dead, how
+            many unreadable entries of dead workers went to the C{dead} list.
         """
         d = self._eval(redisscripts.STATUS,
                        [self.epoch_key, self.queue, self.workers, self.seen],
@@ -232,8 +241,9 @@ class RedisStore:
 
 
 def _popped(flat):
-    state, evicted, wait, rest = int(flat[0]), int(flat[1]), int(flat[2]), flat[3:]
-    return (state, evicted, wait / 1000 if wait >= 0 else None,
+    state, evicted, wait, dead = (int(value) for value in flat[:4])
+    rest = flat[4:]
+    return (state, evicted, wait / 1000 if wait >= 0 else None, dead,
             [(rest[i], rest[i + 1]) for i in range(0, len(rest), 2)])
 
 

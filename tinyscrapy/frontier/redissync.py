@@ -24,7 +24,7 @@ import struct
 from twisted.internet.defer import Deferred, succeed
 from twisted.internet.task import deferLater
 
-from tinyscrapy.frontier import codec
+from tinyscrapy.frontier import codec, redisscripts
 from tinyscrapy.frontier.redisstates import CrawlStates
 
 logger = logging.getLogger("tinyscrapy.frontier.redis")
@@ -34,17 +34,25 @@ _PREFETCH_CAP = 4  # times CONCURRENT_REQUESTS: the most a worker buffers when s
 _SCAN = 8  # times CONCURRENT_REQUESTS: the best queued requests a pop looks at
 
 
-def _member_data(member):
-    """The encoded request of a queue member, after its lease header."""
+def _member_header(member):
+    """
+    The lease header of a queue member, checked: C{(slot name, delay ms, where its request
+    starts)}, the delay bounded as the scripts bound it; None when the member is too short
+    for its header or its name's length runs past its end.
+    """
+    if not isinstance(member, bytes) or len(member) < _HEADER:
+        return None
     (length,) = struct.unpack_from(">H", member, 16)
-    return member[18 + length + 8:]
-
-
-def _member_lease(member):
-    """The slot's name and the delay (ms) in a queue member's lease header."""
-    (length,) = struct.unpack_from(">H", member, 16)
+    end = _HEADER + length
+    if len(member) < end:
+        return None
     (delay_ms,) = struct.unpack_from(">L", member, 18 + length + 4)
-    return member[18:18 + length].decode("utf-8", "replace"), delay_ms
+    return (member[18:18 + length].decode("utf-8", "replace"),
+            min(delay_ms, redisscripts.MAX_DELAY_MS), end)
+
+
+_HEADER = 16 + 2 + 8  # id, the name's length, parallelism and delay: a member's least
+_LOGGED_DEAD = 10  # dead-lettered entries logged one by one; the rest only counted
 
 
 class SharedQueueSync(CrawlStates):
@@ -69,18 +77,19 @@ class SharedQueueSync(CrawlStates):
         self._flush_call = None
         if self._flushing is not None:
             return self._wait_flush()
-        if not (self._outbox or self._acks or self._reports):
+        if not (self._outbox or self._acks or self._reports or self._dead):
             return succeed(True)
         entries, self._outbox = self._outbox[:_MAX_PUSH], self._outbox[_MAX_PUSH:]
         acks = []
         reports, self._reports = self._reports, []
+        dead, self._dead = self._dead, []
         if not self._outbox:
             acks, self._acks = self._acks, []
         self._acking, self._pushing, self._reporting = acks, entries, reports
         waiter = self._wait_flush()  # before the push: it may fail at once
-        d = self._flushing = self.store.push(entries, acks, reports)
+        d = self._flushing = self.store.push(entries, acks, reports, dead)
         d.addCallbacks(self._cb_pushed, self._eb_push_failed,
-                       callbackArgs=(entries,), errbackArgs=(entries, acks, reports))
+                       callbackArgs=(entries,), errbackArgs=(entries, acks, reports, dead))
         d.addBoth(self._cb_flushed)
         return waiter
 
@@ -103,10 +112,11 @@ class SharedQueueSync(CrawlStates):
             self._refill()
         return True
 
-    def _eb_push_failed(self, failure, entries, acks, reports):
+    def _eb_push_failed(self, failure, entries, acks, reports, dead):
         self._outbox[:0] = entries
         self._acks[:0] = acks
         self._reports[:0] = reports
+        self._dead[:0] = dead
         self._trouble(failure, "writing")
         return False
 
@@ -116,7 +126,7 @@ class SharedQueueSync(CrawlStates):
         waiters, self._flush_waiters = self._flush_waiters, []
         for waiter in waiters:
             waiter.callback(written)
-        if written and (self._outbox or self._acks or self._reports):
+        if written and (self._outbox or self._acks or self._reports or self._dead):
             self._flush_soon()
 
     def _write_all(self, written=True):
@@ -127,7 +137,8 @@ class SharedQueueSync(CrawlStates):
         @return: a Deferred firing once all is written; it never fires while Redis does
             not answer: the caller cancels it at its deadline.
         """
-        if self._flushing is None and not (self._outbox or self._acks or self._reports) \
+        if self._flushing is None and \
+                not (self._outbox or self._acks or self._reports or self._dead) \
                 or self._over or self._lost:
             return succeed(None)
         if not written:
@@ -168,9 +179,10 @@ class SharedQueueSync(CrawlStates):
             known = {*self._taken.values(), *self._acks, *self._acking}
             entries = [(member, score) for member, score in answer if member not in known]
         else:
-            state, evicted, wait, entries = answer
+            state, evicted, wait, dead, entries = answer
             if not self._epoch_ok(state, 0):
                 return
+            self._count_dead(dead, "queue")
             if evicted:
                 self._evicted()
             if wait is not None:  # a slot's delay held some back: try again as it ends
@@ -214,23 +226,48 @@ class SharedQueueSync(CrawlStates):
             self._flush_soon()
 
     def _take(self, member):
-        """One request out of the shared queue: opened in the ledger, buffered here."""
-        try:
-            request = codec.request_from_bytes(_member_data(member), self.spider)
-        except Exception as e:
-            logger.error("shared frontier %s: dropping an entry that does not decode "
-                         "(%s: %s)", self.shown, type(e).__name__, e)
-            self.stats.inc_value("scheduler/redis/undecodable")
-            self._acks.append(member)
-            self._flush_soon()
+        """One request out of the shared queue: opened in the ledger, buffered here; a
+        member that does not read (its header, or its request) goes to the dead-letter
+        list instead."""
+        header = _member_header(member)
+        if header is None:
+            self._dead_letter(member, "too short for its lease header, or its slot name's "
+                                      "length runs past its end")
             return
-        key, delay_ms = _member_lease(member)
+        key, delay_ms, start = header
+        try:
+            request = codec.request_from_bytes(member[start:], self.spider)
+        except Exception as e:
+            self._dead_letter(member, f"its request does not decode ({type(e).__name__}: {e})")
+            return
         if delay_ms > self._lease_delays.get(key, 0):  # as the pushing worker knew it
             self._lease_delays[key] = delay_ms
         self.ledger.open(request)
         self.seen.add(request.fingerprint)
         self._taken[request] = member
         self.local.enqueue_request(request)
+
+    def _dead_letter(self, member, why):
+        """An entry this worker took and cannot read: to the C{dead} list (with the next
+        push), counted, logged (the first few one by one)."""
+        self._dead.append(member)
+        self._flush_soon()
+        dead = self.stats.get_value("scheduler/redis/dead_letter", 0)
+        self.stats.inc_value("scheduler/redis/dead_letter")
+        if dead < _LOGGED_DEAD:
+            logger.error("shared frontier %s: moved an entry it cannot read to %sdead "
+                         "(%d bytes: %s); the crawl goes on%s", self.shown, self.store.prefix,
+                         len(member), why, "" if dead + 1 < _LOGGED_DEAD else
+                         " (further ones are only counted: scheduler/redis/dead_letter)")
+
+    def _count_dead(self, count, where):
+        """C{count} members a script moved to the dead-letter list from C{where}."""
+        if count:
+            self.stats.inc_value("scheduler/redis/dead_letter", count)
+            logger.error("shared frontier %s: moved %d %s entr%s no worker can read (too "
+                         "short for a lease header, or a bad score) to %sdead; the crawl "
+                         "goes on", self.shown, count, where, "y" if count == 1 else "ies",
+                         self.store.prefix)
 
     def _eb_pop_failed(self, failure):
         self._popping = None
@@ -260,7 +297,7 @@ class SharedQueueSync(CrawlStates):
             self._next_beat = now + self.worker_timeout / 3
             self.store.beat().addCallbacks(self._cb_beat, self._trouble,
                                            errbackArgs=("renewing the heartbeat",))
-        if self._outbox or self._acks or self._reports:
+        if self._outbox or self._acks or self._reports or self._dead:
             self._flush_soon()
         idle = not self.local.has_pending_requests() and not self._busy()
         if idle or now >= self._next_status:
@@ -277,7 +314,7 @@ class SharedQueueSync(CrawlStates):
     def _busy(self):
         """Something of ours is not yet in Redis, or on its way from it."""
         return bool(self._taken or self._outbox or self._acks or self._reports
-                    or self._flushing
+                    or self._dead or self._flushing
                     or self._popping or self._reclaim)
 
     def _status(self):
@@ -296,8 +333,9 @@ class SharedQueueSync(CrawlStates):
     def _cb_status(self, status):
         self._checking = None
         self._reachable()
-        state, queued, _processing, requeued = status
+        state, queued, _processing, requeued, dead = status
         self._count_requeued(requeued)
+        self._count_dead(dead, "held")
         if not self._epoch_ok(state, 0):
             return
         if queued:

@@ -50,8 +50,10 @@ DEFAULTS = {
     "DOWNLOADER_STATS": True,  # the DownloaderStats middleware, when a project enables it
     "DOWNLOAD_HANDLERS": {},
     "DOWNLOAD_HANDLERS_BASE": {
-        "http": "tinyscrapy.core.downloader.handlers.http11.HttpFetcher",
-        "https": "tinyscrapy.core.downloader.handlers.http11.HttpFetcher",
+        "data": "tinyscrapy.core.downloader.handlers.datauri.DataURIDownloadHandler",
+        "file": None,  # tinyscrapy: off unless a project enables FileDownloadHandler
+        "http": "tinyscrapy.core.downloader.handlers.http11.HTTP11DownloadHandler",
+        "https": "tinyscrapy.core.downloader.handlers.http11.HTTP11DownloadHandler",
     },
     "DOWNLOADER_MIDDLEWARES_BASE": {
         "tinyscrapy.downloadermiddlewares.offsite.OffsiteMiddleware": 50,
@@ -128,6 +130,12 @@ DEFAULTS = {
     "HTTPCACHE_IGNORE_HTTP_CODES": [],
     "HTTPCACHE_IGNORE_SCHEMES": ["file"],
     "HTTPCACHE_IGNORE_MISSING": False,
+    "HTTPCACHE_POLICY": "tinyscrapy.extensions.httpcache.DummyPolicy",
+    "HTTPCACHE_STORAGE": "tinyscrapy.extensions.httpcache.FilesystemCacheStorage",
+    "HTTPCACHE_DBM_MODULE": "dbm",
+    "HTTPCACHE_GZIP": False,
+    "HTTPCACHE_ALWAYS_STORE": False,
+    "HTTPCACHE_IGNORE_RESPONSE_CACHE_CONTROLS": [],
     # the scraper
     "SPIDER_MIDDLEWARES": {},
     "SPIDER_MIDDLEWARES_BASE": {
@@ -323,6 +331,8 @@ KINDS = {
     "RETRY_EXCEPTIONS": PATHS,
     "JOBDIR": str,
     "HTTPCACHE_EXPIRATION_SECS": float,
+    "HTTPCACHE_POLICY": PATH,
+    "HTTPCACHE_STORAGE": PATH,
     "SCHEDULER_URL": str,
     "SCHEDULER_REDIS_KEY": str,
     "SCHEDULER_REDIS_TLS_CA": str,

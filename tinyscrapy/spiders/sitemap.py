@@ -12,8 +12,9 @@ A sitemap URL may be a robots.txt (its C{Sitemap:} lines are followed), a sitema
 pages go to the callback of the first C{sitemap_rules} pattern that matches (searched
 anywhere in the URL, C{re.search}). Sitemaps may be gzip-compressed (C{.xml.gz}, or any
 body that starts as gzip does): they are decompressed within C{DOWNLOAD_MAXSIZE} (or the
-spider's C{download_maxsize}, or C{meta["download_maxsize"]}), so a gzip bomb is refused
-at the limit, and C{DOWNLOAD_WARNSIZE} warns as for pages.
+spider's C{download_maxsize}, or C{meta["download_maxsize"]}) and within the ratio page
+bodies are held to (C{DOWNLOAD_MAXRATIO} past C{DOWNLOAD_MAXRATIO_GRACE}), so a gzip bomb
+is refused about a mebibyte in, and C{DOWNLOAD_WARNSIZE} warns as for pages.
 """
 
 import logging
@@ -101,11 +102,11 @@ class SitemapSpider(Spider):
         body = response.body
         if body[:3] == GZIP_MAGIC:
             max_size, warn_size = self._size_limits(response)
+            ratio, grace = self._ratio_limits()
             try:
-                unzipped = gunzip(body, max_size)
-            except SizeExceeded:
-                self._ignore(response, f"larger than the size limit ({max_size} bytes) "
-                                       f"once decompressed", "too_large")
+                unzipped = gunzip(body, max_size, max_ratio=ratio, grace=grace)
+            except SizeExceeded as e:
+                self._ignore(response, str(e), "too_large")
                 return None
             except Exception as e:  # zlib.error, EOFError: gzip in name only
                 self._ignore(response, f"bad gzip data ({e})")
@@ -136,6 +137,14 @@ class SitemapSpider(Spider):
             warn_size = settings.getint("DOWNLOAD_WARNSIZE") if settings is not None else 0
         meta = response.meta
         return meta.get("download_maxsize", max_size), meta.get("download_warnsize", warn_size)
+
+    def _ratio_limits(self):
+        """(DOWNLOAD_MAXRATIO, DOWNLOAD_MAXRATIO_GRACE): the bound page bodies have."""
+        settings = self.settings
+        if settings is None:
+            return 100.0, 1 << 20
+        return (settings.getfloat("DOWNLOAD_MAXRATIO", 100.0),
+                settings.getint("DOWNLOAD_MAXRATIO_GRACE", 1 << 20))
 
     def _ignore(self, response, why, kind="invalid"):
         """Count and log (once, with the URL) a sitemap that cannot be read."""

@@ -290,8 +290,74 @@ class SpiderLoggerAdapter(logging.LoggerAdapter):
 
 logger = logging.getLogger("tinyscrapy.crawler")
 
-# the password of a URL in a setting (redis://:secret@host/0), kept out of the log
-_CREDENTIALS = re.compile(r"(://[^/@:]*:)[^/@]*@")
+# the userinfo of a URL (user:secret@, or a Redis URL's lone secret@), kept out of logs
+_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)([^/?#@\s]*)@")
+_SECRET_PARTS = frozenset(("PASS", "PASSWD", "PASSWORD", "SECRET", "TOKEN"))
+_NOT_SECRET = frozenset(("SCHEDULER_REDIS_KEY",))  # a key prefix, not a key to anything
+_CREDENTIAL_HEADERS = frozenset(("authorization", "cookie", "proxy-authorization"))
+MASK = "***"
+
+
+def redact_url(text):
+    """
+    C{text} with the credentials of every URL in it hidden: C{scheme://user:***@host},
+    and a lone userinfo (a Redis URL's password, a token) as C{scheme://***@host}.
+    """
+    if "@" not in text:
+        return text
+    return _USERINFO.sub(_hide_userinfo, text)
+
+
+def _hide_userinfo(match):
+    user, colon, _ = match.group(2).partition(":")
+    return f"{match.group(1)}{user}:{MASK}@" if colon else f"{match.group(1)}{MASK}@"
+
+
+def is_secret_name(name):
+    """Whether setting C{name} holds a credential by its name: a part between underscores
+    is PASS, PASSWD, PASSWORD, SECRET or TOKEN, or it ends in KEY (not
+    C{SCHEDULER_REDIS_KEY}); any case."""
+    upper = name.upper()
+    if upper in _NOT_SECRET:
+        return False
+    return upper.endswith("KEY") or not _SECRET_PARTS.isdisjoint(upper.split("_"))
+
+
+def masked(name, value):
+    """
+    Setting C{name}'s C{value} as logs and printouts show it: a credential by its name as
+    C{***}; inside any value (dicts and lists included, keys too) the credentials of
+    URLs, the values of entries named like credentials, and C{Authorization}, C{Cookie}
+    and C{Proxy-Authorization} headers.
+    """
+    if isinstance(name, str) and is_secret_name(name) and value not in (None, "", b""):
+        return MASK
+    return _masked_value(value, 0)
+
+
+def _masked_value(value, depth):
+    if isinstance(value, str):
+        return redact_url(value)
+    if isinstance(value, bytes):
+        return redact_url(value.decode("latin-1")).encode("latin-1")
+    if depth > 20:
+        return value
+    if isinstance(value, dict):
+        return {_masked_value(key, depth + 1): _masked_entry(key, item, depth + 1)
+                for key, item in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return type(value)(_masked_value(item, depth + 1) for item in value)
+    return value
+
+
+def _masked_entry(key, value, depth):
+    if isinstance(key, bytes):
+        key = key.decode("latin-1")
+    if isinstance(key, str) and (key.lower() in _CREDENTIAL_HEADERS or is_secret_name(key)) \
+            and value not in (None, "", b""):
+        return MASK
+    return _masked_value(value, depth)
+
 
 def log_start(crawler):
     """Log what a crawl runs with: overridden settings, the setting names nothing has
@@ -301,7 +367,7 @@ def log_start(crawler):
     overridden = settings.overridden()
     if overridden and logger.isEnabledFor(logging.INFO):
         logger.info("%s: settings: %s", name, ", ".join(
-            f"{key}={_show(value, key)}" for key, value in sorted(overridden.items())))
+            f"{key}={masked(key, value)!r}" for key, value in sorted(overridden.items())))
     for setting, reason in getattr(settings, "unsupported_set", list)():
         logger.warning("%s: setting %s is Scrapy's, and tinyscrapy does not act on it: %s",
                        name, setting, reason)
@@ -331,16 +397,6 @@ def log_components(crawler):
                 _names(engine.scraper.spidermw.components),
                 _names(getattr(engine.scraper.itemproc, "components", ())))
     logger.info("%s: extensions: %s", name, _names(crawler.extensions.components))
-
-
-def _show(value, name=""):
-    """A setting's value for the log: a password (C{HTTPAUTH_PASS}, C{MAIL_PASS},
-    C{TELNETCONSOLE_PASSWORD}, ...) as C{***}, and the one in a URL too."""
-    if value and name.endswith(("_PASS", "_PASSWORD")):
-        return "'***'"
-    if isinstance(value, str):
-        value = _CREDENTIALS.sub(r"\1***@", value)
-    return repr(value)
 
 
 def _names(parts):

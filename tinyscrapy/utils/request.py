@@ -217,5 +217,20 @@ def _spider_method(spider, name):
         raise ValueError(f"Method {str(name)!r} not found in: {spider}") from None
 
 
+def left_its_origin(request):
+    """
+    Whether C{request} is a hop of a redirect chain (C{meta["redirect_urls"]}) whose
+    origin is not the origin of the chain's first URL: the credentials meant for the first
+    request (its C{Authorization}, C{Cookie}, C{DEFAULT_REQUEST_HEADERS}') are not meant
+    for it.
+    """
+    meta = request._meta
+    chain = meta.get("redirect_urls") if meta else None
+    if not chain:
+        return False
+    from tinyscrapy.utils.url import url_origin
+    return url_origin(request.url) != url_origin(chain[0])
+
+
 __all__ = ["RequestFingerprinter", "RequestFingerprinterProtocol", "fingerprint",
            "referer_str", "request_from_dict", "request_httprepr", "request_to_curl"]

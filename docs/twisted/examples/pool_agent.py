@@ -1,5 +1,7 @@
-"""An Agent on a persistent HTTPConnectionPool: two requests, one TCP connection."""
+"""treq's HTTPClient over an Agent on a persistent pool: two requests, one TCP connection,
+and the Accept-Encoding that treq adds to every request by itself."""
 import treq
+from treq.client import HTTPClient
 from twisted.internet import reactor
 from twisted.internet.defer import inlineCallbacks
 from twisted.internet.endpoints import TCP4ServerEndpoint
@@ -8,25 +10,25 @@ from twisted.web.resource import Resource
 from twisted.web.server import Site
 
 
-class Hello(Resource):
+class Echo(Resource):
     isLeaf = True
 
     def render_GET(self, request):
-        return b"hello from port %d" % request.getHost().port
+        return b"Accept-Encoding: " + (request.getHeader("accept-encoding") or "-").encode()
 
 
 @inlineCallbacks
 def main():
-    site = Site(Hello())
+    site = Site(Echo())
     port = yield TCP4ServerEndpoint(reactor, 0, interface="127.0.0.1").listen(site)
-    pool = HTTPConnectionPool(reactor)        # persistent=True: keep connections open
-    pool.retryAutomatically = False           # never replay a request on its own
-    agent = Agent(reactor, pool=pool)         # an endpoint per (scheme, host, port)
-    url = b"http://127.0.0.1:%d/" % port.getHost().port
+    pool = HTTPConnectionPool(reactor)         # persistent=True: keep connections open
+    pool.retryAutomatically = False            # a documented switch of the pool instance
+    client = HTTPClient(Agent(reactor, pool=pool))  # treq's front door on any IAgent
+    url = "http://127.0.0.1:%d/" % port.getHost().port
     for n in (1, 2):
-        response = yield agent.request(b"GET", url)
-        body = yield treq.content(response)      # the body, read to its end
-        print(n, response.code, body.startswith(b"hello"), "idle connections:",
+        response = yield client.get(url, unbuffered=True, allow_redirects=False)
+        body = yield treq.content(response)    # the body, read to its end
+        print(n, response.code, body.decode(), "| idle connections:",
               sum(len(c) for c in pool._connections.values()))
     yield pool.closeCachedConnections()
     yield port.stopListening()

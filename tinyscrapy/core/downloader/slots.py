@@ -383,19 +383,28 @@ class Slots:
 
     def _new_slot(self, key):
         if len(self._slots) >= self._sweep_at:
-            self._sweep()
+            self.sweep()
         rule = match_rule(self.rules, key, self.default)
         floor = max(rule.delay, self._floors.get(key, 0.0))
         if self.throttle is not None:
             return Slot(key, rule, floor, self.throttle.start_delay(floor), spaced=True)
         return Slot(key, rule, floor, floor, spaced=floor > 0 or rule.random_delay > 0)
 
-    def _sweep(self):
-        """Forget idle slots; runs when their number doubles, so O(1) per slot made."""
+    def sweep(self):
+        """
+        Forget the idle slots (nothing in flight, the last send older than
+        C{IDLE_SLOT_TTL}): on the engine's heartbeat, and when their number doubles (so a
+        burst of new hosts costs O(1) per slot made). A delay a host asked for
+        (L{raise_delay}) survives.
+
+        @return: how many were forgotten.
+        """
         now = self.clock.seconds()
-        for key in [key for key, slot in self._slots.items() if slot.is_idle(now)]:
+        idle = [key for key, slot in self._slots.items() if slot.is_idle(now)]
+        for key in idle:
             del self._slots[key]
         self._sweep_at = max(1024, 2 * len(self._slots))
+        return len(idle)
 
     def __len__(self):
         return len(self._slots)

@@ -1,59 +1,79 @@
 """
-L{HttpFetcher}: one HTTP transfer, on one persistent connection pool, safe to point at
-the real web.
+L{HttpFetcher}: the C{http} and C{https} download handler (Scrapy's
+C{HTTP11DownloadHandler}): treq's C{HTTPClient} over the crawl's own agent and connection
+pool, safe to point at the real web.
 
-The stack, measured against a bare twisted C{Agent} (docs/downloader.md has the numbers):
+The stack (docs/downloader.md has the measurements; docs/twisted/agents.md the why):
 
     HttpFetcher.fetch        (here) the route, the headers, the timer
-      Transfer               (below) timeouts, size limits, decoding, stats, errors
-        treq.collect         streams the body into C{Transfer.collect}
-      CrawlAgent             (L{tinyscrapy.core.downloader.handlers.pool}) an C{IAgent}:
-                             endpoints cached per host, the pool key carries the TLS
-                             policy, a hook when a request is sent
-        CrawlPool            (L{tinyscrapy.core.downloader.handlers.pool}) twisted's
-                             C{HTTPConnectionPool}: persistent, no automatic replays
+      treq HTTPClient        treq's front door: C{request(...)} with a cookie jar that keeps
+                             nothing and C{allow_redirects=False} (cookies and redirects
+                             are the middlewares' jobs); C{unbuffered=True}
+        CrawlAgent           (L{tinyscrapy.core.downloader.handlers.pool}) an C{IAgent}:
+                             endpoints cached per origin, the pool key carries the TLS
+                             policy (a proxy's agent instead, see
+                             L{tinyscrapy.core.downloader.handlers.tunnel})
+          CrawlPool          twisted's C{HTTPConnectionPool}: persistent, no automatic
+                             replays; it hands each connection to the L{Transfer} first
+            Transfer         (below) stands in for the connection: the request's own
+                             C{Accept-Encoding}, the status check, C{Content-Encoding}
+                             taken out of treq's sight, one replay on a stale connection
+      Transfer.collect       the body, through C{treq.collect}: size limits, the bounded
+                             decoders (L{tinyscrapy.downloadermiddlewares.httpcompression})
 
-treq stays the front door for bodies (C{treq.collect}: a collector that raises closes
-the connection) and C{CrawlAgent} is an C{IAgent}, so C{treq.client.HTTPClient(agent)}
-works on it too. The fetcher does not go through C{HTTPClient.request} itself: that call
-parses the URL with hyperlink, wraps a cookie agent and twisted's C{GzipDecoder} for
-every request (that decoder calls C{decompress()} with no C{max_length}: one 64 KiB read
-of a compression bomb can inflate to tens of MiB before any limit is checked), and costs
-more than the whole transfer on a fast site.
+treq's C{HTTPClient.request} wraps twisted's C{CookieAgent} and C{ContentDecoderAgent}
+around the agent on every request. Neither may act: the jar the fetcher gives it keeps no
+cookie, and the transfer puts back the request's own C{Accept-Encoding} (the one
+L{tinyscrapy.downloadermiddlewares.httpcompression.HttpCompressionMiddleware} set, or none)
+where treq added C{gzip}, and hides the response's C{Content-Encoding} from treq's
+C{GzipDecoder}, which would inflate a compression bomb with no bound (C{decompress()} with
+no C{max_length}). The URL goes to treq as a L{_SentURL}: treq would otherwise parse and
+re-encode it with hyperlink.
 
 What the fetcher adds to twisted and treq, because a crawler meets servers that
 misbehave:
 
     - the pool keeps as many idle connections per host as C{CONCURRENT_REQUESTS_PER_DOMAIN},
-      closes idle ones after C{DOWNLOAD_IDLE_TIMEOUT}, and never replays a request on its
-      own (C{retryAutomatically=False}): retrying is the retry middleware's job;
+      closes idle ones after C{DOWNLOAD_IDLE_TIMEOUT}, never reuses a connection the server
+      said it closes (C{Connection: close}, an HTTP/1.0 answer), and never replays a
+      request on its own; the transfer replays an idempotent request once, on a new
+      connection, when a reused one had been closed by the server before any byte of the
+      answer came (not a retry: C{downloader/replayed_count});
     - C{DOWNLOAD_TIMEOUT} covers the whole download (connect, headers, body): when it
       fires the connection is aborted, whatever phase it is in. C{DOWNLOAD_CONNECT_TIMEOUT}
       bounds the TCP connect alone;
     - C{DOWNLOAD_MAXSIZE} refuses a declared C{Content-Length} before reading the body, cuts
       any other body the moment it crosses the limit, and bounds the decoded bytes too,
-      while they are decoded (L{tinyscrapy.downloadermiddlewares.httpcompression});
-      C{DOWNLOAD_WARNSIZE} logs once;
+      while they are decoded; C{DOWNLOAD_WARNSIZE} logs once;
+    - a status that is not three digits (twisted's parser takes any integer) is
+      L{BadStatusCode}, and a status or header line longer than twisted reads is
+      L{HeaderLineTooLong}, not a lost connection (neither is retried);
     - TLS certificates are verified unless the crawl says otherwise
       (L{tinyscrapy.core.downloader.tls});
     - a bad URL or host is an errback (L{InvalidUrl}), never an exception out of C{fetch};
     - a request with C{meta["proxy"]} goes through
-      L{tinyscrapy.core.downloader.handlers.tunnel.ProxyRouter}'s agent
-      (a forward proxy for http, a CONNECT tunnel for https), on the same pool, with the
-      same timeouts, limits and send hook;
+      L{tinyscrapy.core.downloader.handlers.tunnel.ProxyRouter}'s agent (a forward proxy
+      for http, a CONNECT tunnel for https), on the same pool, with the same timeouts,
+      limits and send hook;
+    - after a redirect to another origin, C{Authorization}, C{Cookie} and
+      C{Proxy-Authorization} go only where the middlewares that own them put them for
+      this URL (L{credentials_for});
     - host names are looked up once per crawl, not once per new connection, each
       lookup bounded by C{DNS_TIMEOUT} (L{tinyscrapy.resolver}; C{DNSCACHE_ENABLED},
-      C{DNSCACHE_SIZE});
-    - no cookies (the cookies middleware does that).
+      C{DNSCACHE_SIZE}).
 
-L{Transfer}: one download of L{tinyscrapy.core.downloader.handlers.http11.HttpFetcher}, from the
-connection to the L{HttpResponse}: its whole-download timer, its size limits, its decoding, its
-errors.
+L{Transfer}: one download, from the connection to the L{HttpResponse}: its whole-download
+timer, its size limits, its decoding, its errors.
 
-    cb_connected(connection)     the pool handed out a connection: the send hook
-    cb_response(response)        status and headers: refuse a too-large declared body,
-                                 send C{headers_received}, set up the bounded decoder
-                                 (L{tinyscrapy.downloadermiddlewares.httpcompression})
+    cb_connected(connection)     the pool handed out a connection: the send hook; the
+                                 transfer stands in for the connection
+      request(request)           the agent writes the request: the request's own
+                                 C{Accept-Encoding}, then the connection's C{request}
+        cb_head(response)        status and headers: the status checked, the
+                                 C{Content-Encoding} kept here
+        eb_exchange(failure)     no answer: a long header line named, or one replay
+    cb_response(response)        (after treq) refuse a too-large declared body, send
+                                 C{headers_received}, set up the bounded decoder
       collect(chunk)             every read of the body (treq.collect): count, cut at
                                  C{DOWNLOAD_MAXSIZE}, decode, send C{bytes_received}
       cb_body(...)               the body is complete: the L{HttpResponse}
@@ -71,13 +91,22 @@ back to the pool. The two signals cost one dictionary lookup when nobody listens
 import logging
 import re
 from dataclasses import dataclass
+from http.cookiejar import CookieJar
 
+from hyperlink import EncodedURL
 from twisted.internet.defer import CancelledError, Deferred, fail, succeed
+from twisted.python.failure import Failure
+
+# RequestNotSent is exported by no public module of twisted.web (twisted.web.client only
+# imports it)
+from twisted.web._newclient import RequestNotSent
+from twisted.web.client import ResponseNeverReceived
 from twisted.web.http_headers import Headers as TwistedHeaders
 from twisted.web.iweb import UNKNOWN_LENGTH, IBodyProducer
 from zope.interface import implementer
 
-from tinyscrapy.core.downloader.handlers.pool import CrawlAgent, CrawlPool
+from tinyscrapy.core.downloader.handlers.base import BaseDownloadHandler
+from tinyscrapy.core.downloader.handlers.pool import MAX_LINE, CrawlAgent, CrawlPool
 from tinyscrapy.core.downloader.handlers.tunnel import ProxyRouter
 from tinyscrapy.core.downloader.tls import https_policy, policy_key, tls_error
 from tinyscrapy.downloadermiddlewares.httpcompression import body_decoder
@@ -93,21 +122,111 @@ from tinyscrapy.http.response import Response
 from tinyscrapy.resolver import DnsCache
 from tinyscrapy.responsetypes import response_for
 from tinyscrapy.signals import bytes_received, headers_received
+from tinyscrapy.utils.request import left_its_origin
+from tinyscrapy.utils.url import url_origin
+
+logger = logging.getLogger(__name__)
 
 _METHOD = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+# RFC 9110, 9.2.2: a request of these methods may be sent again as if it were sent once
+IDEMPOTENT = frozenset((b"GET", b"HEAD", b"OPTIONS", b"TRACE", b"PUT", b"DELETE"))
+CREDENTIAL_HEADERS = (b"Authorization", b"Cookie", b"Proxy-Authorization")
+
+
+class HeaderLineTooLong(Exception):
+    """A status or header line of the response is longer than twisted reads (not retried:
+    the same server sends the same line again)."""
+
+
+class BadStatusCode(Exception):
+    """The response's status is not three digits (twisted's parser takes any integer:
+    C{-200}, C{99999999999999999999}); not retried."""
+
+
+class _Truncated(Exception):
+    """The body crossed the limit of a transfer that keeps its beginning instead."""
+
+
+class _NoCookies(CookieJar):
+    """The jar treq's C{HTTPClient} gets: it keeps nothing and sends nothing (cookies are
+    L{tinyscrapy.downloadermiddlewares.cookies.CookiesMiddleware}'s)."""
+
+    def set_cookie(self, cookie):
+        pass
+
+    def set_cookie_if_ok(self, cookie, request):
+        pass
+
+    def add_cookie_header(self, request):
+        pass
+
+    def extract_cookies(self, response, request):
+        pass
+
+    def __iter__(self):
+        return iter(())
+
+    def __len__(self):
+        return 0
+
+
+class _SentURL(EncodedURL):
+    """
+    A request's URL as treq's C{HTTPClient.request} sends it: that method renders a
+    hyperlink URL with C{to_uri().to_text()}, and parses a text URL into one first, which
+    re-encodes it (an empty query's C{?} dropped, C{|} percent-encoded, an IPv6 host
+    refused by IDNA) and costs some 40 microseconds a request. The fetcher's URLs are
+    checked already (L{CrawlAgent.target}: percent-encoded ASCII), so this one is its own
+    URI and renders as the request's URL, unchanged; nothing else of hyperlink's URL is
+    used by treq without C{params}.
+    """
+
+    def __init__(self, text):  # hyperlink's parse is what this class avoids
+        self._sent = text
+
+    def to_uri(self):
+        return self
+
+    def to_text(self, with_password=False):
+        return self._sent
+
+
+@implementer(IBodyProducer)
+class _BytesProducer:
+    """A request body already in memory, written in one go (again, on a replay)."""
+
+    def __init__(self, body):
+        self.body = body
+        self.length = len(body)
+
+    def startProducing(self, consumer):
+        consumer.write(self.body)
+        return succeed(None)
+
+    def stopProducing(self):
+        pass
+
+    def pauseProducing(self):
+        pass
+
+    def resumeProducing(self):
+        pass
 
 
 class HttpFetcher:
     """
-    Fetch requests over a shared L{HTTPConnectionPool}.
+    Fetch requests through treq's C{HTTPClient} over a shared L{CrawlPool}.
 
-    @ivar agent: the L{CrawlAgent} (an C{IAgent}; treq's C{HTTPClient} runs on it).
+    @ivar agent: the L{CrawlAgent} (an C{IAgent}).
+    @ivar client: treq's C{HTTPClient} over it.
     @ivar pool: the L{CrawlPool}; L{close} empties it.
     @ivar dns: the L{tinyscrapy.resolver.DnsCache} its connections look host
         names up through.
     @ivar wire_bytes: body bytes received, as sent (compressed).
     @ivar decoded_bytes: body bytes after C{Content-Encoding} was decoded.
     """
+
+    lazy = False  # Scrapy's handler attribute: built when the crawl starts
 
     def __init__(self, reactor, settings, stats=None, on_sent=None):
         """
@@ -117,6 +236,7 @@ class HttpFetcher:
             so politeness delays can be timed from the real send. Not called for a
             request that never got a connection.
         """
+        from treq.client import HTTPClient
         self.reactor = reactor
         self.stats = stats
         self.on_sent = on_sent
@@ -135,6 +255,10 @@ class HttpFetcher:
         self.dns = DnsCache.from_settings(reactor, settings, stats)
         self.agent = CrawlAgent(reactor, self.pool, policy, policy_key(settings),
                                 connect_timeout, dns=self.dns)
+        self.jar = _NoCookies()
+        self._client_class = HTTPClient
+        self.client = self._client(self.agent)
+        self._clients = {}  # a proxy's agent -> treq's HTTPClient over it
         # proxies: tinyscrapy.core.downloader.handlers.tunnel picks the agent for requests with
         # meta["proxy"]; sites reached through a tunnel are checked with the crawl's TLS policy too
         self.proxies = ProxyRouter(reactor, self.pool, connect_timeout, tls_policy=policy,
@@ -142,6 +266,10 @@ class HttpFetcher:
         self.wire_bytes = 0
         self.decoded_bytes = 0
         self._transfers = set()
+
+    def _client(self, agent):
+        return self._client_class(agent, cookiejar=self.jar,
+                                  data_to_body_producer=_BytesProducer)
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -154,7 +282,8 @@ class HttpFetcher:
         return fetcher
 
     def download_request(self, request, spider=None):
-        """Scrapy's download handler interface: L{fetch}."""
+        """Scrapy's download handler interface: L{fetch}. The Deferred it returns can be
+        awaited, as Scrapy 2.19's coroutine handlers are."""
         return self.fetch(request, spider)
 
     def fetch(self, request, spider=None):
@@ -164,18 +293,21 @@ class HttpFetcher:
         @return: a Deferred that fires with an L{HttpResponse} (any status); it errbacks
             with L{InvalidUrl}, L{DownloadTimeout}, L{ResponseTooLarge} (or its
             L{DecompressionBomb}), L{ContentDecodingError}, L{CertificateError} /
-            L{TlsError}, or the connection's own error (C{ConnectionRefusedError},
-            C{ResponseFailed}, ...). Cancelling it aborts the transfer.
+            L{TlsError}, L{HeaderLineTooLong}, L{BadStatusCode}, or the connection's own
+            error (C{ConnectionRefusedError}, C{ResponseFailed}, ...). Cancelling it
+            aborts the transfer.
         """
         meta = request._meta
+        url = request.url
         try:
-            target = self.agent.target(request.url)
-            proxy_agent, headers = self._route(request, target, meta)
+            target = self.agent.target(url)
+            client, headers = self._route(request, target, meta)
         except (InvalidUrl, ValueError) as e:  # a bad URL, header or proxy URL
             return fail(e)
         if not _METHOD.fullmatch(request.method):
-            return fail(ValueError(f"bad HTTP method {request.method!r} for {request.url}"))
+            return fail(ValueError(f"bad HTTP method {request.method!r} for {url}"))
         transfer = Transfer(self, request, meta)
+        transfer.accept_encoding = headers.getRawHeaders(b"accept-encoding")
         self._transfers.add(transfer)
         # the caller's Deferred: cancelling it aborts the transfer and errbacks at once
         # with CancelledError (whatever twisted makes of the abort underneath). It and the
@@ -184,13 +316,18 @@ class HttpFetcher:
         timeout = meta.get("download_timeout", self.timeout) if meta else self.timeout
         if timeout:
             transfer.timer = self.reactor.callLater(timeout, transfer.time_out, timeout)
-        body = _BytesProducer(request.body) if request.body else None
-        method = request.method.encode("ascii")
-        if proxy_agent is None:
-            d = self.agent.send(target, self.agent.path(request.url, target), method,
-                                headers, body, transfer.cb_connected)
-        else:
-            d = self._send_through(proxy_agent, request, method, headers, body, transfer)
+        if "#" in url:  # the fragment never leaves the client
+            url = url.partition("#")[0]
+        # treq reaches the pool synchronously: the connection it hands out is this transfer's
+        self.pool.starting = transfer
+        try:
+            d = client.request(request.method, _SentURL(url), headers=headers,
+                               data=request.body or None, cookies=self.jar,
+                               allow_redirects=False, unbuffered=True, reactor=self.reactor)
+        except Exception:  # an agent that raises instead of failing its Deferred
+            d = fail()
+        finally:
+            self.pool.starting = None
         transfer.deferred = d
         d.addCallback(transfer.cb_response)
         d.addBoth(transfer.cb_done)
@@ -198,19 +335,26 @@ class HttpFetcher:
 
     def _route(self, request, target, meta):
         """
-        The agent for C{request} (None: L{CrawlAgent}; else a proxy's) and its headers as twisted
-        sends them, with C{Host} added unless the request has its own (the C{Accept-Encoding} is
-        the compression middleware's). A C{Proxy-Authorization} header only ever reaches a proxy.
+        treq's client for C{request} (over L{CrawlAgent}, or a proxy's agent) and its
+        headers as twisted sends them, with C{Host} added unless the request has its own
+        (the C{Accept-Encoding} is the compression middleware's). A C{Proxy-Authorization}
+        header only ever reaches a proxy; after a redirect to another origin, credentials
+        only go where their middleware put them for this URL (L{credentials_for}).
 
         @raise InvalidUrl: a header twisted refuses.
         @raise ValueError: C{meta["proxy"]} is not a proxy URL.
         """
         items = request.header_items()
-        agent = None
-        if (meta and meta.get("proxy")) or any(name == b"Proxy-Authorization"
-                                               for name, _ in items):
+        if meta and "redirect_urls" in meta:
+            items = credentials_for(request, items)
+        client = self.client
+        if (meta and meta.get("proxy")) or _has_proxy_authorization(items):
             agent, routed = self.proxies.route(request, dict(items) or None)
             items = routed.items() if routed else ()
+            if agent is not None:
+                client = self._clients.get(agent)
+                if client is None:
+                    client = self._clients[agent] = self._client(agent)
         headers = TwistedHeaders()
         try:
             for name, values in items:
@@ -219,22 +363,7 @@ class HttpFetcher:
             raise InvalidUrl(f"bad request header for {request.url}: {e}") from None
         if not headers.hasHeader(b"host"):
             headers.setRawHeaders(b"Host", [target.host_header])
-        return agent, headers
-
-    def _send_through(self, agent, request, method, headers, body, transfer):
-        """
-        Send through a proxy's agent (twisted's C{IAgent.request}). The pool reports the
-        connection it hands out for this request to C{transfer} (L{CrawlPool.starting}),
-        so the send hook and the timeouts work as on a direct request.
-        """
-        url = request.url.partition("#")[0].encode("ascii")
-        self.pool.starting = transfer
-        try:
-            return agent.request(method, url, headers, body)
-        except Exception:
-            return fail()
-        finally:
-            self.pool.starting = None
+        return client, headers
 
     def close(self):
         """
@@ -250,9 +379,26 @@ class HttpFetcher:
 
     def statistics(self):
         """@return: a L{FetcherStatistics}."""
-        idle = sum(len(connections) for connections in self.pool._connections.values())
-        return FetcherStatistics(len(self._transfers), idle, self.wire_bytes,
+        return FetcherStatistics(len(self._transfers), self.pool.idle(), self.wire_bytes,
                                  self.decoded_bytes)
+
+
+class HTTP11DownloadHandler(HttpFetcher, BaseDownloadHandler):
+    """
+    Scrapy's name for the C{http} and C{https} handler (C{DOWNLOAD_HANDLERS_BASE} names
+    it), with Scrapy's constructor: L{HttpFetcher} built for C{crawler}.
+    """
+
+    def __init__(self, crawler):
+        BaseDownloadHandler.__init__(self, crawler)
+        slots = getattr(crawler, "slots", None)
+        HttpFetcher.__init__(self, crawler.reactor, crawler.settings, stats=crawler.stats,
+                             on_sent=slots.sent if slots is not None else None)
+        self.signals = crawler.signals
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        return cls(crawler)
 
 
 @dataclass(frozen=True)
@@ -272,79 +418,60 @@ class FetcherStatistics:
     decoded_bytes: int
 
 
-@implementer(IBodyProducer)
-class _BytesProducer:
-    """A request body already in memory, written in one go."""
-
-    def __init__(self, body):
-        self.body = body
-        self.length = len(body)
-
-    def startProducing(self, consumer):
-        consumer.write(self.body)
-        return succeed(None)
-
-    def stopProducing(self):
-        pass
-
-    def pauseProducing(self):
-        pass
-
-    def resumeProducing(self):
-        pass
-
-# the fetcher's log, as before the transfer had a module of its own
-logger = logging.getLogger("tinyscrapy.core.downloader.handlers.http11")
-
-
-class HeaderLineTooLong(Exception):
-    """A status or header line of the response is longer than twisted reads (not retried:
-    the same server sends the same line again)."""
-
-
-class _Truncated(Exception):
-    """The body crossed the limit of a transfer that keeps its beginning instead."""
-
-
-def _line_too_long(parser, line):
+def credentials_for(request, items):
     """
-    twisted's C{LineReceiver.lineLengthExceeded} for the HTTP client's parser. twisted only
-    closes the connection, and the request fails as "Connection was closed cleanly" (so it
-    was retried as a lost connection); raising here makes it fail with the reason instead
-    (twisted's client protocol closes the connection and wraps this in its
-    C{ResponseFailed} or C{ResponseNeverReceived}; L{Transfer.cb_done} unwraps it).
+    The headers of C{request}, a hop of a redirect chain, less the credentials not meant
+    for its origin: when the hop's origin is not the chain's first, C{Authorization} stays
+    only if L{tinyscrapy.downloadermiddlewares.httpauth.HttpAuthMiddleware} set it for this
+    origin, C{Cookie} only if it is what the cookie jar holds for this URL, and
+    C{Proxy-Authorization} only if L{tinyscrapy.downloadermiddlewares.httpproxy} set it for
+    the request's proxy. Whoever added the others (the spider, C{DEFAULT_REQUEST_HEADERS},
+    a middleware), they stay behind.
+
+    @param items: C{(name, values)} pairs, title-cased bytes names.
+    @return: the pairs to send.
     """
-    raise HeaderLineTooLong(f"a response status or header line is longer than "
-                            f"{parser.MAX_LENGTH} bytes (twisted's limit)")
+    if not left_its_origin(request):
+        return items
+    meta = request._meta
+    origin = url_origin(request.url)
+    return [(name, values) for name, values in items
+            if name not in CREDENTIAL_HEADERS or _meant_for(name, values, meta, origin)]
 
 
-def _report_long_lines():
-    from twisted.web._newclient import HTTPClientParser
-    HTTPClientParser.lineLengthExceeded = _line_too_long
-
-
-_report_long_lines()
+def _meant_for(name, values, meta, origin):
+    """Whether the credential header C{name} was set for C{origin} by its middleware."""
+    if name == b"Authorization":
+        return meta.get("_auth_origin") == origin
+    if name == b"Cookie":
+        jar = meta.get("_jar_cookie")
+        return jar is not None and [jar.encode("latin-1")] == list(values)
+    return meta.get("proxy") is not None and meta.get("_auth_proxy") == meta.get("proxy")
 
 
 class Transfer:
     """
     One download: its connection, its timer, its body.
 
-    @ivar fetcher: the L{tinyscrapy.core.downloader.handlers.http11.HttpFetcher} it belongs to: its
-        limits, C{stats} and C{on_sent} are read here, its byte counts and C{_transfers}
-        kept up to date.
+    @ivar crawl_request: the L{tinyscrapy.http.Request} it downloads.
+    @ivar fetcher: the L{HttpFetcher} it belongs to: its limits, C{stats} and C{on_sent}
+        are read here, its byte counts and C{_transfers} kept up to date.
     @ivar result: the caller's Deferred (made by the fetcher; L{cancel} is its canceller).
-    @ivar deferred: the agent's Deferred: the response, then the body.
-    @ivar connection: the C{HTTP11ClientProtocol} once the pool handed one out.
+    @ivar deferred: treq's Deferred: the response, then the body.
+    @ivar connection: the L{CrawlProtocol} once the pool handed one out (None again while
+        a replay connects).
+    @ivar accept_encoding: the request's own C{Accept-Encoding} values, or None.
+    @ivar encoding: the response's C{Content-Encoding} values, hidden from treq.
     """
 
-    __slots__ = ("fetcher", "request", "maxsize", "warnsize", "deferred", "result",
+    __slots__ = ("fetcher", "crawl_request", "maxsize", "warnsize", "deferred", "result",
                  "connection", "timer", "timed_out", "decoder", "chunks", "wire", "size",
-                 "failed", "warned", "stopped", "truncate")
+                 "failed", "warned", "stopped", "truncate", "accept_encoding", "encoding",
+                 "key", "endpoint", "replayed")
 
     def __init__(self, fetcher, request, meta):
         self.fetcher = fetcher
-        self.request = request
+        self.crawl_request = request
         if meta:
             self.maxsize = meta.get("download_maxsize", fetcher.maxsize)
             self.warnsize = meta.get("download_warnsize", fetcher.warnsize)
@@ -355,30 +482,115 @@ class Transfer:
             self.warnsize = fetcher.warnsize
             self.truncate = False
         self.deferred = self.result = self.connection = self.timer = self.timed_out = None
-        self.decoder = None
+        self.decoder = self.accept_encoding = self.encoding = None
+        self.key = self.endpoint = None
         self.chunks = []
         self.wire = self.size = 0
-        self.failed = self.warned = False
+        self.failed = self.warned = self.replayed = False
         self.stopped = None
 
-    def cb_connected(self, connection):
-        """The pool handed out C{connection}; the request is written right after.
-        @return: C{connection}."""
+    # on the connection, below treq
+
+    def cb_connected(self, connection, key, endpoint):
+        """
+        The pool handed out C{connection} (a L{CrawlProtocol}) for this transfer; the
+        request is written right after, through L{request}.
+
+        @return: this transfer, which the agent takes for the connection.
+        """
         self.connection = connection
+        self.key, self.endpoint = key, endpoint
         on_sent = self.fetcher.on_sent
         if on_sent is not None:
             try:
-                on_sent(self.request)
+                on_sent(self.crawl_request)
             except Exception:  # a broken hook must not lose the connection
-                logger.exception("on_sent hook failed for %r", self.request)
-        return connection
+                logger.exception("on_sent hook failed for %r", self.crawl_request)
+        return self
+
+    def request(self, request):
+        """
+        The agent writes C{request} (twisted's) on the connection: with the request's own
+        C{Accept-Encoding} in place of the one treq's C{ContentDecoderAgent} added.
+
+        @return: the connection's Deferred of the C{IResponse}, checked by L{cb_head};
+            on a stale connection it waits for the replay (L{eb_exchange}).
+        """
+        headers = request.headers
+        if self.accept_encoding:
+            headers.setRawHeaders(b"Accept-Encoding", self.accept_encoding)
+        else:
+            headers.removeHeader(b"Accept-Encoding")
+        d = self.connection.request(request, caller_notes_head=True)
+        d.addCallbacks(self.cb_head, self.eb_exchange, errbackArgs=(request,))
+        return d
+
+    def cb_head(self, response):
+        """
+        The status and headers arrived (before treq sees them): refuse a status that is
+        not three digits; keep the C{Content-Encoding} here, out of the sight of treq's
+        decoder (L{cb_response} decodes, bounded).
+
+        @raise BadStatusCode: the status is not three digits.
+        """
+        self.connection.head(response)
+        code = response.code
+        if not 100 <= code <= 999:
+            self.abort()
+            raise BadStatusCode(f"the response's status {code} is not three digits")
+        headers = response.headers
+        encoding = headers.getRawHeaders(b"content-encoding")
+        if encoding is not None:
+            self.encoding = encoding
+            headers.removeHeader(b"content-encoding")
+        return response
+
+    def eb_exchange(self, failure, request):
+        """
+        No answer came on the connection: name a header line too long for twisted's
+        parser; replay an idempotent request once, on a new connection, when the pooled
+        connection it went out on had been closed by the server before any byte of the
+        answer arrived (twisted's C{ResponseNeverReceived}, C{RequestNotSent}).
+
+        @return: the replay's Deferred, or the failure.
+        """
+        connection = self.connection
+        if connection is None:
+            return failure
+        if connection.line_too_long:
+            return Failure(HeaderLineTooLong(
+                f"a response status or header line is longer than {MAX_LINE} bytes "
+                f"(twisted's limit)"))
+        if self.replayed or connection.exchanges < 2 or connection.aborted \
+                or self.timed_out is not None or self.result.called \
+                or request.method not in IDEMPOTENT or not _never_answered(failure):
+            return failure
+        self.replayed = True
+        self.connection = None  # while connecting, an abort cancels the connecting
+        stats = self.fetcher.stats
+        if stats is not None:
+            stats.inc_value("downloader/replayed_count")
+        logger.debug("Replaying %r on a new connection: the server had closed the idle "
+                     "one it was sent on", self.crawl_request)
+        d = self.fetcher.pool.new_connection(self.key, self.endpoint)
+        d.addCallback(self._cb_reconnected, request)
+        return d
+
+    def _cb_reconnected(self, connection, request):
+        self.connection = connection
+        return self.request(request)
+
+    # after treq: the body
 
     def cb_response(self, response):
         """
-        The status and headers arrived: refuse a too-large declared body, read the rest.
+        The status and headers arrived through treq: refuse a too-large declared body,
+        read the rest.
 
         @return: a Deferred firing with the L{HttpResponse} once the body is read.
         """
+        # treq's _Response proxies twisted's, attribute by attribute: read twisted's
+        response = getattr(response, "original", response)
         declared = response.length
         if declared is not UNKNOWN_LENGTH:
             if self.maxsize and declared > self.maxsize and not self.truncate:
@@ -388,20 +600,25 @@ class Transfer:
             if self.warnsize and declared > self.warnsize:
                 self._warn(declared, "declares")
         headers = Headers.from_raw(response.headers.getAllRawHeaders())
+        # treq's ContentDecoderAgent leaves an empty Content-Encoding where it found
+        # none (the transfer had hidden it): the response's own is put back instead
+        headers.pop(b"Content-Encoding", None)
+        encoding = self.encoding
+        if encoding is not None:
+            headers[b"Content-Encoding"] = encoding  # until a decoder takes it off
         signals = self.fetcher.signals
         if signals is not None and signals.listened(headers_received):
             length = -1 if declared is UNKNOWN_LENGTH else declared
-            stop = _send(signals, headers_received, self.request, headers=headers,
+            stop = _send(signals, headers_received, self.crawl_request, headers=headers,
                          body_length=length)
             if stop is not None:
                 self.abort()
                 return self._stopped(stop, response.code, headers)
-        encoding = headers.get(b"Content-Encoding") if self.fetcher.compression else None
-        if encoding:
+        if encoding is not None and self.fetcher.compression:
             fetcher = self.fetcher
             try:
-                self.decoder = body_decoder(encoding.decode("latin-1"), self.maxsize,
-                                            fetcher.ratio, fetcher.grace)
+                self.decoder = body_decoder(b", ".join(encoding).decode("latin-1"),
+                                            self.maxsize, fetcher.ratio, fetcher.grace)
             except ContentDecodingError:
                 self.abort()
                 raise
@@ -409,8 +626,9 @@ class Transfer:
                 del headers[b"Content-Encoding"]
         from treq import collect
         d = collect(response, self.collect)
-        d.addCallbacks(self.cb_body, self.eb_body, callbackArgs=(response.code, headers),
-                       errbackArgs=(response.code, headers))
+        status = response.code
+        d.addCallbacks(self.cb_body, self.eb_body, callbackArgs=(status, headers),
+                       errbackArgs=(status, headers))
         return d
 
     def collect(self, data):
@@ -439,7 +657,7 @@ class Transfer:
                 self.chunks.extend(pieces)
             signals = self.fetcher.signals
             if signals is not None and signals.listened(bytes_received):
-                self.stopped = _send(signals, bytes_received, self.request, data=data)
+                self.stopped = _send(signals, bytes_received, self.crawl_request, data=data)
                 if self.stopped is not None:
                     raise self.stopped
         except ResponseTooLarge:
@@ -466,7 +684,8 @@ class Transfer:
         if stats is not None and self.decoder is not None:
             stats.inc_value("httpcompression/response_count")
             stats.inc_value("httpcompression/response_bytes", len(body))
-        return response_for(_response_url(self.request), status, headers, body, self.request)
+        request = self.crawl_request
+        return response_for(_response_url(request), status, headers, body, request)
 
     def eb_body(self, failure, status, headers):
         """
@@ -488,7 +707,8 @@ class Transfer:
         @raise StopDownload: C{stop}, with the partial response, when C{stop.fail} is True.
         """
         body = b"".join(self.chunks or ())
-        response = response_for(_response_url(self.request), status, headers, body, self.request,
+        request = self.crawl_request
+        response = response_for(_response_url(request), status, headers, body, request,
                                 flags=["download_stopped"])
         if stop.fail:
             stop.response = response
@@ -507,9 +727,11 @@ class Transfer:
     def _warn(self, size, verb):
         self.warned = True
         logger.warning("%r %s %d body bytes, more than DOWNLOAD_WARNSIZE (%d)",
-                       self.request, verb, size, self.warnsize)
+                       self.crawl_request, verb, size, self.warnsize)
         if self.fetcher.stats is not None:
             self.fetcher.stats.inc_value("downloader/response_warnsize_count")
+
+    # ending
 
     def time_out(self, timeout):
         """The whole-download timer fired: abort the transfer, whatever its phase."""
@@ -521,7 +743,7 @@ class Transfer:
         """Close the connection now (or stop connecting); the Deferred errbacks."""
         connection = self.connection
         if connection is not None:
-            connection.aborted_by_crawler = True  # never back in the pool (CrawlPool)
+            connection.aborted = True  # never back in the pool (CrawlPool)
             transport = connection.transport
             if transport is not None:
                 transport.abortConnection()
@@ -563,8 +785,25 @@ class Transfer:
         elif self.timed_out is not None:
             result.errback(self.timed_out)
         else:
-            result.errback(tls_error(outcome) or _line_error(outcome) or outcome)
+            result.errback(tls_error(outcome) or outcome)
         return None
+
+
+def _has_proxy_authorization(items):
+    for name, _ in items:
+        if name == b"Proxy-Authorization":
+            return True
+    return False
+
+
+def _never_answered(failure):
+    """Whether C{failure} says the connection was gone before any byte of the answer came
+    (and not because this side cancelled)."""
+    if failure.check(RequestNotSent):
+        return True
+    if not failure.check(ResponseNeverReceived):
+        return False
+    return not any(reason.check(CancelledError) for reason in failure.value.reasons)
 
 
 def _send(signals, signal, request, **kwargs):
@@ -574,14 +813,6 @@ def _send(signals, signal, request, **kwargs):
     for _, result in signals.send(signal, request=request, spider=spider, **kwargs):
         if isinstance(result, StopDownload):
             return result
-    return None
-
-
-def _line_error(failure):
-    """The L{HeaderLineTooLong} inside twisted's C{ResponseFailed} (and its kin), or None."""
-    for reason in getattr(failure.value, "reasons", ()):
-        if reason.check(HeaderLineTooLong):
-            return reason
     return None
 
 

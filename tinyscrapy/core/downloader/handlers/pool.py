@@ -1,24 +1,41 @@
 """
-The connections of a crawl: L{CrawlPool} (twisted's pool, tuned for crawling) and
-L{CrawlAgent} (an C{IAgent} that knows each origin once).
+The connections of a crawl: L{CrawlPool} (twisted's pool, tuned for crawling), the
+L{CrawlProtocol} its connections speak, and L{CrawlAgent} (an C{IAgent} that knows each
+origin once), the agent under treq's C{HTTPClient}.
 
-    CrawlAgent.target(url)       checks the URL; the origin's pool key, endpoint (for HTTPS
-                                 with its TLS options) and C{Host} header, cached per origin;
-                                 the endpoint looks its host up through the crawl's
-                                 L{tinyscrapy.resolver.DnsCache}
-    CrawlAgent.send(...)         a pooled (or new) connection, a hook just before the
-                                 request is written on it
-      CrawlPool.getConnection    persistent, no automatic replays, never takes back a
-                                 connection the fetcher aborted
+    CrawlAgent.request(...)      IAgent: the URL's origin (pool key, endpoint, C{Host}),
+                                 cached per origin; the endpoint looks its host up through
+                                 the crawl's L{tinyscrapy.resolver.DnsCache}
+      CrawlPool.getConnection    a pooled connection, or a new one; with C{starting} set,
+                                 the connection is handed to that transfer first
+        CrawlProtocol.request    twisted's HTTP/1.1 client protocol, counting its
+                                 requests, noting an HTTP/1.0 answer (the server closes)
+                                 and a header line too long for twisted's parser
 
-L{tinyscrapy.core.downloader.handlers.http11.HttpFetcher} drives both; treq's C{HTTPClient} runs on
-a C{CrawlAgent} too. The pool key carries the TLS policy, so agents with different certificate
-settings never share a connection, even on one pool.
+What the pool does that twisted's does not, and why:
+
+    - a connection the server said it will close is never handed out again: twisted closes
+      it after C{Connection: close}; an HTTP/1.0 answer (which closes unless it says
+      otherwise, and twisted's parser does not tell) is closed here when it comes back;
+    - a connection the fetcher aborted (a timeout, a size limit) never comes back, nor any
+      once the pool is closed;
+    - it never replays a request by itself (C{retryAutomatically} off): the transfer
+      replays a request once, on a new connection (L{CrawlPool.new_connection}), when a
+      reused connection turned out closed before any byte of the answer came
+      (L{tinyscrapy.core.downloader.handlers.http11.Transfer}).
+
+The pool key carries the TLS policy, so agents with different certificate settings never
+share a connection, even on one pool.
 """
 
 import re
 
 from twisted.internet.defer import fail
+from twisted.internet.protocol import Factory
+
+# twisted.web.client uses these but does not export them: their home is the private
+# _newclient (there is no public way to subclass the client protocol or build a request)
+from twisted.web._newclient import HTTP11ClientProtocol, HTTPClientParser, Request
 from twisted.web.client import HTTPConnectionPool
 from twisted.web.http_headers import Headers as TwistedHeaders
 from twisted.web.iweb import IAgent
@@ -26,15 +43,111 @@ from zope.interface import implementer
 
 from tinyscrapy.exceptions import InvalidUrl
 
+# the longest status or header line twisted's parser reads before it drops the connection
+MAX_LINE = HTTPClientParser.MAX_LENGTH
+_HEAD_END = re.compile(rb"\n\r?\n")
+
+
+class CrawlProtocol(HTTP11ClientProtocol):
+    """
+    twisted's HTTP/1.1 client protocol, knowing three things about its connection that
+    twisted keeps to itself.
+
+    @ivar exchanges: requests sent on this connection so far (more than one: it was reused).
+    @ivar reusable: False once an answer said the server closes the connection (HTTP/1.0).
+    @ivar aborted: True once the crawler aborted it: it never goes back to the pool.
+    @ivar line_too_long: True when the answer's status or a header line is longer than
+        twisted's parser reads (L{MAX_LINE}): the parser then closes the connection, and
+        the request fails as if the server had closed it.
+    """
+
+    def __init__(self, quiescentCallback):
+        super().__init__(quiescentCallback)
+        self.exchanges = 0
+        self.reusable = True
+        self.aborted = False
+        self.line_too_long = False
+        self._in_head = False
+        self._line = 0  # bytes of the head line being received
+
+    def request(self, request, caller_notes_head=False):
+        """
+        twisted's C{request}, counted; the answer's head is noted (L{head}) by its
+        Deferred, unless C{caller_notes_head} says the caller calls L{head} itself (the
+        transfer does: one callback less a request).
+        """
+        self.exchanges += 1
+        self._in_head = True
+        self._line = 0
+        self.line_too_long = False
+        d = super().request(request)
+        if not caller_notes_head:
+            d.addCallback(self.head)
+        return d
+
+    def head(self, response):
+        """The status and headers arrived: an HTTP/1.0 server closes the connection after
+        its answer (this client never asks it to keep it), so it is never reused.
+        @return: C{response}."""
+        self._in_head = False
+        self.line_too_long = False
+        if response.version < (b"HTTP", 1, 1):
+            self.reusable = False
+        return response
+
+    def dataReceived(self, data):
+        if self._in_head:
+            self._scan_head(data)
+        super().dataReceived(data)
+
+    def _scan_head(self, data):
+        """Follow the length of the head's lines, as twisted's parser limits them: a chunk
+        shorter than the limit can only lengthen the line it continues."""
+        newline = data.rfind(b"\n")
+        if newline < 0:
+            self._line += len(data)
+            longest = self._line
+        else:
+            first = self._line + data.find(b"\n")
+            self._line = len(data) - newline - 1
+            longest = max(first, self._line)
+            if len(data) > MAX_LINE:  # a whole line may lie between: look at the head
+                end = _HEAD_END.search(data)
+                head = data[:end.start()] if end else data
+                longest = max(longest, max(map(len, head.split(b"\n"))))
+        if longest > MAX_LINE:
+            self.line_too_long = True
+
+
+class CrawlClientFactory(Factory):
+    """Builds the pool's connections as L{CrawlProtocol}s (the factory twisted's pool
+    expects: C{(quiescentCallback, metadata)})."""
+
+    noisy = False
+
+    def __init__(self, quiescentCallback, metadata):
+        self._quiescentCallback = quiescentCallback
+        self.metadata = metadata
+
+    def buildProtocol(self, addr):
+        return CrawlProtocol(self._quiescentCallback)
+
 
 class CrawlPool(HTTPConnectionPool):
     """
     twisted's pool, persistent, with no automatic replays, that never takes back a
-    connection the fetcher aborted (the parser may still finish that response after the
-    abort) and takes back none once closed.
+    connection the crawler aborted (the parser may still finish that response after the
+    abort) or the server closes, and takes back none once closed.
+
+    @ivar starting: the transfer the next connection handed out belongs to, or None. The
+        fetcher sets it around treq's C{HTTPClient.request}, which reaches the pool
+        synchronously through the agents (L{getConnection}).
     """
 
     retryAutomatically = False
+    # twisted's pool builds its connections with the factory class in _factory; it has no
+    # public way to choose the protocol they speak
+    _factory = CrawlClientFactory
 
     def __init__(self, reactor):
         super().__init__(reactor, persistent=True)
@@ -43,22 +156,47 @@ class CrawlPool(HTTPConnectionPool):
 
     def getConnection(self, key, endpoint):
         """
-        twisted's C{getConnection}; when C{starting} names a transfer (set around a
-        proxy agent's C{request}, which calls this synchronously), the connection handed
-        out is reported to it before the agent writes the request on it.
+        twisted's C{getConnection}; when C{starting} names a transfer, the connection is
+        handed to it first (C{transfer.cb_connected(connection, key, endpoint)}), and the
+        agent then writes the request through the transfer.
+
+        @return: a Deferred firing with the connection (or the transfer standing in for
+            it); cancelling it stops connecting.
         """
         transfer, self.starting = self.starting, None
         d = super().getConnection(key, endpoint)
         if transfer is not None:
-            d.addCallback(transfer.cb_connected)
+            d.addCallback(transfer.cb_connected, key, endpoint)
         return d
 
+    def new_connection(self, key, endpoint):
+        """
+        A new connection for C{key}, never an idle one (which may be as stale as the one
+        that just failed).
+
+        @return: a Deferred firing with the connected L{CrawlProtocol}.
+        """
+        # getConnection hands out idle connections first: twisted's pool has no public
+        # way to a fresh one (its own replay, _RetryingHTTP11ClientProtocol, calls this)
+        return self._newConnection(key, endpoint)
+
+    # twisted calls _putConnection when a connection's answer is over; it has no public
+    # hook for a connection coming back idle
     def _putConnection(self, key, connection):
-        if self.closed or getattr(connection, "aborted_by_crawler", False):
-            if connection.transport is not None:
-                connection.transport.abortConnection()
+        if self.closed or connection.aborted or not connection.reusable:
+            transport = connection.transport
+            if transport is not None:
+                if connection.aborted:
+                    transport.abortConnection()
+                else:
+                    transport.loseConnection()
             return
         super()._putConnection(key, connection)
+
+    def idle(self):
+        """@return: how many connections wait in the pool (read from twisted's private
+        C{_connections}: the pool has no public count)."""
+        return sum(len(connections) for connections in self._connections.values())
 
     def closeCachedConnections(self):
         """Close the idle connections and refuse to keep any from now on.
@@ -88,15 +226,15 @@ class _Target:
 @implementer(IAgent)
 class CrawlAgent:
     """
-    A twisted C{IAgent} made for crawling many pages of few hosts.
+    A twisted C{IAgent} made for crawling many pages of few hosts: the agent under the
+    fetcher's treq C{HTTPClient}.
 
     Unlike twisted's C{Agent}, it parses a URL's origin (scheme, host, port) once per
     origin, not once per request, and builds each origin's endpoint (and, for HTTPS, its
-    TLS options) once; the pool key includes the TLS policy, so agents with different
-    policies can share a pool and still never share a connection; and L{send} reports
-    the connection a request is about to be written on.
+    TLS options) once; and the pool key includes the TLS policy, so agents with different
+    policies can share a pool and still never share a connection.
 
-    @ivar pool: the L{HTTPConnectionPool}.
+    @ivar pool: the L{CrawlPool}.
     """
 
     MAX_ORIGINS = 4096
@@ -116,20 +254,27 @@ class CrawlAgent:
 
     def request(self, method, uri, headers=None, bodyProducer=None):
         """
-        L{IAgent.request}: issue a request for the absolute URL C{uri} (bytes).
+        L{IAgent.request}: issue a request for the absolute URL C{uri} (bytes) on a pooled
+        (or new) connection, with a C{Host} header unless C{headers} has one.
 
-        @return: a Deferred firing with the C{IResponse}; it errbacks with L{InvalidUrl}
-            for a URL this agent cannot fetch.
+        @return: a Deferred firing with the C{IResponse} once its headers are in; it
+            errbacks with L{InvalidUrl} for a URL this agent cannot fetch, or with the
+            connection's error. Cancelling it stops connecting, or aborts the connection
+            once the request is on it.
         """
         try:
             url = uri.decode("ascii")
             target = self.target(url)
         except (InvalidUrl, UnicodeDecodeError) as e:
             return fail(InvalidUrl(str(e)))
-        headers = headers.copy() if headers is not None else TwistedHeaders()
+        if headers is None:
+            headers = TwistedHeaders()
         if not headers.hasHeader(b"host"):
+            headers = headers.copy()
             headers.setRawHeaders(b"Host", [target.host_header])
-        return self.send(target, self.path(url, target), method, headers, bodyProducer)
+        d = self.pool.getConnection(target.key, target.endpoint)
+        d.addCallback(_cb_connected, method, self.path(url, target), headers, bodyProducer)
+        return d
 
     def target(self, url):
         """
@@ -201,30 +346,11 @@ class CrawlAgent:
             endpoint = wrapClientTLS(creator, endpoint)
         return endpoint
 
-    def send(self, target, path, method, headers, body_producer=None, on_connection=None):
-        """
-        Send a request to C{target} on a pooled (or new) connection.
 
-        @param path: the request target, from L{path}.
-        @param method: bytes, e.g. C{b"GET"}.
-        @param headers: twisted C{Headers}, C{Host} included.
-        @param on_connection: called with the connection protocol just before the request
-            is written on it.
-        @return: a Deferred firing with the C{IResponse}. Cancelling it stops connecting,
-            or aborts the connection once the request is on it.
-        """
-        d = self.pool.getConnection(target.key, target.endpoint)
-        d.addCallback(self._cb_connected, method, path, headers,
-                      body_producer, on_connection)
-        return d
-
-    def _cb_connected(self, connection, method, path, headers, body_producer,
-                      on_connection):
-        from twisted.web._newclient import Request
-        if on_connection is not None:
-            on_connection(connection)
-        return connection.request(Request(method, path, headers, body_producer,
-                                          persistent=True))
+def _cb_connected(connection, method, path, headers, body_producer):
+    """The pool handed out C{connection} (or the transfer standing in for it): write the
+    request on it. @return: the Deferred of its C{IResponse}."""
+    return connection.request(Request(method, path, headers, body_producer, persistent=True))
 
 
 def _split_host_port(netloc, origin):

@@ -31,6 +31,7 @@ from zope.interface import implementer
 
 from tinyscrapy.exceptions import TunnelError
 from tinyscrapy.resolver import DnsEndpoint
+from tinyscrapy.utils.log import redact_url
 
 _MAX_CONNECT_REPLY = 64 * 1024  # bytes of a proxy's reply to CONNECT we are willing to read
 
@@ -55,7 +56,7 @@ def parse_proxy(url, encoding="latin-1"):
     parts = urlsplit(url)
     scheme = parts.scheme.lower()
     if scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"not an http(s) proxy URL: {url!r}")
+        raise ValueError(f"not an http(s) proxy URL: {redact_url(url)!r}")
     port = parts.port or (443 if scheme == "https" else 80)
     auth = None
     if parts.username is not None:
@@ -106,7 +107,7 @@ class ProxyRouter:
         if request.url[:6].lower() == "https:":
             if scheme != "http":
                 raise ValueError(f"https URLs can only be tunnelled through an http proxy, "
-                                 f"not {proxy!r}")
+                                 f"not {redact_url(proxy)!r}")
             return self._agent(("tunnel", key, auth), scheme, host, port, auth), headers
         if auth:
             headers = dict(headers or {})

@@ -19,7 +19,7 @@ from twisted.trial import unittest
 from tinyscrapy.core.downloader.handlers.http11 import BadStatusCode
 from tinyscrapy.http import Request
 
-from .fetchutil import get, make_fetcher
+from .fetchutil import failure_of, get, make_fetcher
 from .helpers import ROOT, crawl, needs_processes, serve, stop_process
 from .recording import Recorder
 from .servers import DropReused, Echo, Gzip, RawServer, SetCookie
@@ -134,6 +134,58 @@ class StatusTests(unittest.TestCase):
             self.addCleanup(server.stop)
             response = yield get(make_fetcher(self), server.url("/"))
             self.assertEqual(response.status, status)
+
+
+def short_answer(path):
+    """Content-Length 1000, 13 bytes of body: the server then closes (close_after=0)."""
+    return (b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 1000\r\n\r\n"
+            b"<html>cut</ht")
+
+
+class DataLossTests(unittest.TestCase):
+    """A body cut short: DOWNLOAD_FAIL_ON_DATALOSS, as in Scrapy."""
+
+    def setUp(self):
+        self.server = RawServer(short_answer, close_after=0).start()
+        self.addCleanup(self.server.stop)
+
+    @defer.inlineCallbacks
+    def test_fails_by_default_said_once(self):
+        """By default the request fails with ResponseDataLossError, and the crawl says
+        once, naming the URL, how to take broken responses instead."""
+        from tinyscrapy.exceptions import ResponseDataLossError
+
+        from .logs import capture_logs
+        logs = capture_logs(self, "tinyscrapy")
+        fetcher = make_fetcher(self)
+        for path in ("/a", "/b"):
+            error, _ = yield failure_of(get(fetcher, self.server.url(path)))
+            self.assertIsInstance(error, ResponseDataLossError)
+            self.assertIn("data loss", str(error))
+        warned = [m for m in logs.messages() if "DOWNLOAD_FAIL_ON_DATALOSS" in m]
+        self.assertEqual(len(warned), 1, warned)
+        self.assertIn(self.server.url("/a"), warned[0])
+
+    @defer.inlineCallbacks
+    def test_partial_response_when_allowed(self):
+        """DOWNLOAD_FAIL_ON_DATALOSS=False, or meta download_fail_on_dataloss=False: the
+        response as received, flagged dataloss."""
+        fetcher = make_fetcher(self, {"DOWNLOAD_FAIL_ON_DATALOSS": False})
+        response = yield get(fetcher, self.server.url("/"))
+        self.assertEqual((response.body, response.flags), (b"<html>cut</ht", ["dataloss"]))
+        response = yield get(make_fetcher(self), self.server.url("/"),
+                             meta={"download_fail_on_dataloss": False})
+        self.assertEqual(response.flags, ["dataloss"])
+
+    @defer.inlineCallbacks
+    def test_retried_in_a_crawl(self):
+        """In a crawl the data loss is retried (RETRY_EXCEPTIONS), then the request
+        fails with it."""
+        from tinyscrapy.exceptions import ResponseDataLossError
+        crawler = yield crawl(Recorder, start_urls=[self.server.url("/")])
+        failure, = crawler.spider.failures
+        self.assertTrue(failure.check(ResponseDataLossError))
+        self.assertEqual(self.server.hits["/"], 3)
 
 
 class TreqClientTests(unittest.TestCase):

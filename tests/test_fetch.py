@@ -7,7 +7,7 @@ import socket
 
 from twisted.internet import defer, error, reactor
 from twisted.trial import unittest
-from twisted.web.client import HTTPConnectionPool, ResponseFailed, ResponseNeverReceived
+from twisted.web.client import HTTPConnectionPool, ResponseNeverReceived
 
 from tinyscrapy.core.downloader.handlers.pool import CrawlAgent
 from tinyscrapy.exceptions import DownloadTimeout, InvalidUrl, ResponseTooLarge
@@ -342,11 +342,13 @@ class TimeoutTests(FetchTestCase):
 
     @defer.inlineCallbacks
     def test_dropped_mid_body_is_an_error(self):
-        """A body shorter than its Content-Length fails (the retry middleware decides)."""
+        """A body shorter than its Content-Length fails with Scrapy's ResponseDataLossError
+        (the retry middleware decides)."""
+        from tinyscrapy.exceptions import ResponseDataLossError
         fetcher = make_fetcher(self)
         url = self.server.add("/partial", Partial(b"x" * 100, 1000))
         failure, _ = yield failure_of(get(fetcher, url))
-        self.assertIsInstance(failure, ResponseFailed)
+        self.assertIsInstance(failure, ResponseDataLossError)
         self.assertEqual(self.server.hits["/partial"], 1)
 
 

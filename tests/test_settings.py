@@ -348,6 +348,23 @@ class CommandSettingsTests(unittest.TestCase):
         self.assertIn("USER_AGENT='123'", err)
 
 
+class ScrapySettingNamesTests(unittest.TestCase):
+    """Every setting Scrapy 2.19 defines has an answer here."""
+
+    def test_every_scrapy_setting_is_known(self):
+        """Each name of Scrapy's default_settings (tests/scrapy-settings.txt) is a setting
+        with a default here, one tinyscrapy says it does not support (and why), or one it
+        accepts as obsolete: none is an unknown name a project's settings.py would be
+        warned about."""
+        from tinyscrapy.settings import default_settings
+        with open(os.path.join(ROOT, "tests", "scrapy-settings.txt"), encoding="utf-8") as f:
+            names = [line.strip() for line in f if line.strip() and not line.startswith("#")]
+        self.assertGreater(len(names), 200)
+        known = (set(default_settings.DEFAULTS) | set(default_settings.UNSUPPORTED)
+                 | set(default_settings.OBSOLETE))
+        self.assertEqual([name for name in names if name not in known], [])
+
+
 class DocumentationTests(unittest.TestCase):
     """docs/settings.md describes every setting that exists."""
 

@@ -100,7 +100,11 @@ from twisted.python.failure import Failure
 # RequestNotSent is exported by no public module of twisted.web (twisted.web.client only
 # imports it)
 from twisted.web._newclient import RequestNotSent
-from twisted.web.client import ResponseNeverReceived
+from twisted.web.client import ResponseFailed, ResponseNeverReceived
+
+# twisted names the body cut short (fewer bytes than Content-Length, a chunked body that
+# never ended) only with this private class, inside the public ResponseFailed
+from twisted.web.http import _DataLoss
 from twisted.web.http_headers import Headers as TwistedHeaders
 from twisted.web.iweb import UNKNOWN_LENGTH, IBodyProducer
 from zope.interface import implementer
@@ -114,6 +118,7 @@ from tinyscrapy.exceptions import (
     ContentDecodingError,
     DownloadTimeout,
     InvalidUrl,
+    ResponseDataLossError,
     ResponseTooLarge,
     StopDownload,
 )
@@ -247,6 +252,8 @@ class HttpFetcher:
         self.ratio = settings.getfloat("DOWNLOAD_MAXRATIO", 100.0)
         self.grace = settings.getint("DOWNLOAD_MAXRATIO_GRACE", 1 << 20)
         self.compression = settings.getbool("COMPRESSION_ENABLED", True)
+        self.fail_on_dataloss = settings.getbool("DOWNLOAD_FAIL_ON_DATALOSS", True)
+        self.dataloss_warned = False
         self.pool = CrawlPool(reactor)
         self.pool.maxPersistentPerHost = max(1, settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN"))
         self.pool.cachedConnectionTimeout = settings.getfloat("DOWNLOAD_IDLE_TIMEOUT", 60.0)
@@ -467,7 +474,7 @@ class Transfer:
     __slots__ = ("fetcher", "crawl_request", "maxsize", "warnsize", "deferred", "result",
                  "connection", "timer", "timed_out", "decoder", "chunks", "wire", "size",
                  "failed", "warned", "stopped", "truncate", "accept_encoding", "encoding",
-                 "key", "endpoint", "replayed")
+                 "key", "endpoint", "replayed", "fail_on_dataloss")
 
     def __init__(self, fetcher, request, meta):
         self.fetcher = fetcher
@@ -477,10 +484,13 @@ class Transfer:
             self.warnsize = meta.get("download_warnsize", fetcher.warnsize)
             # keep the first maxsize bytes instead of failing (robots.txt, as Google reads it)
             self.truncate = meta.get("download_truncate", False)
+            self.fail_on_dataloss = meta.get("download_fail_on_dataloss",
+                                             fetcher.fail_on_dataloss)
         else:
             self.maxsize = fetcher.maxsize
             self.warnsize = fetcher.warnsize
             self.truncate = False
+            self.fail_on_dataloss = fetcher.fail_on_dataloss
         self.deferred = self.result = self.connection = self.timer = self.timed_out = None
         self.decoder = self.accept_encoding = self.encoding = None
         self.key = self.endpoint = None
@@ -697,7 +707,38 @@ class Transfer:
             return self._stopped(self.stopped, status, headers)
         if self.truncate and failure.check(_Truncated):
             return self._truncated(status, headers)
+        if failure.check(ResponseFailed) and any(
+                reason.check(_DataLoss) for reason in failure.value.reasons):
+            return self._data_lost(failure, status, headers)
         return failure
+
+    def _data_lost(self, failure, status, headers):
+        """
+        The connection closed before the whole body came (fewer bytes than its
+        C{Content-Length}, a chunked body without its end).
+
+        @return: with C{DOWNLOAD_FAIL_ON_DATALOSS} False (or
+            C{meta["download_fail_on_dataloss"]}), the response as received, flagged
+            C{dataloss}; else a L{ResponseDataLossError} failure (retried, as in Scrapy),
+            the first of the crawl's said once at WARNING with its URL.
+        """
+        if not self.fail_on_dataloss:
+            self.decoder = None  # a cut stream decodes no further: what came is the body
+            body = b"".join(self.chunks or ())
+            request = self.crawl_request
+            return response_for(_response_url(request), status, headers, body, request,
+                                flags=["dataloss"])
+        fetcher = self.fetcher
+        if not fetcher.dataloss_warned:
+            fetcher.dataloss_warned = True
+            logger.warning("Got data loss in %s. If you want to process broken responses "
+                           "set the setting DOWNLOAD_FAIL_ON_DATALOSS = False -- This "
+                           "message won't be shown in further requests",
+                           self.crawl_request.url)
+        error = ResponseDataLossError(f"the connection closed after {self.wire} body bytes, "
+                                      f"before the whole body came (data loss)")
+        error.__cause__ = failure.value
+        return Failure(error)
 
     def _stopped(self, stop, status, headers):
         """

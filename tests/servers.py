@@ -603,14 +603,22 @@ class TlsTestServer(TestServer):
     @ivar certificate_pem: the server's certificate (PEM bytes), to trust it in a test.
     """
 
-    def __init__(self, interface="127.0.0.1", reactor=None, hostname=None):
+    def __init__(self, interface="127.0.0.1", reactor=None, hostname=None, max_version=None):
         super().__init__(interface, reactor)
         self.key_pem, self.certificate_pem = make_certificate(hostname or interface)
+        self.max_version = max_version  # a twisted TLSVersion the server goes no higher than
 
     def start(self):
         from twisted.internet import ssl
-        options = ssl.PrivateCertificate.loadPEM(
-            self.key_pem + self.certificate_pem).options()
+        certificate = ssl.PrivateCertificate.loadPEM(self.key_pem + self.certificate_pem)
+        if self.max_version is None:
+            options = certificate.options()
+        else:
+            from tinyscrapy.utils.ssl import _get_cert_options_version_kwargs
+            options = ssl.CertificateOptions(
+                privateKey=certificate.privateKey.original,
+                certificate=certificate.original,
+                **_get_cert_options_version_kwargs(None, self.max_version))
         self._port = self.reactor.listenSSL(0, self._factory, options,
                                             interface=self.interface)
         return self

@@ -85,7 +85,8 @@ class HostileSiteTests(unittest.TestCase):
         self.assertEqual(count(stats, "tinyscrapy.exceptions.DecompressionBomb"), 1)
         self.assertEqual(count(stats, "tinyscrapy.exceptions.ContentDecodingError"), 1)
         # twisted's ResponseNeverReceived and ResponseFailed, as Scrapy 2.19 raises them
-        self.assertEqual(count(stats, "tinyscrapy.exceptions.DownloadFailedError"), 2)
+        self.assertEqual(count(stats, "tinyscrapy.exceptions.DownloadFailedError"), 1)
+        self.assertEqual(count(stats, "tinyscrapy.exceptions.ResponseDataLossError"), 1)
         self.assertEqual(stats.get_value("downloader/exception_count"), 9)
         self.assertEqual(stats.get_value("downloader/response_status_count/404"), 1)
         self.assertEqual(stats.get_value("downloader/response_status_count/200"), 6)

@@ -19,9 +19,7 @@ PACKAGE = os.path.join(ROOT, "tinyscrapy")
 
 # Scrapy 2.19's public module paths (tests/scrapy-modules.txt): each is a real module here,
 # comes with the issue named, or has a row in docs/differences.md
-PLANNED = {
-    "scrapy.core.downloader.contextfactory": "The crawl's API",
-}
+PLANNED = {}
 
 # modules that only re-export, where Scrapy's own module at that path re-exports too
 FACES = {"tinyscrapy", "tinyscrapy.http", "tinyscrapy.selector", "tinyscrapy.linkextractors",

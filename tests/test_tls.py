@@ -122,3 +122,61 @@ class TlsTests(unittest.TestCase):
         empty = self.bundle(b"not a certificate")
         with self.assertRaises(UsageError):
             HttpFetcher(reactor, Settings({"DOWNLOAD_CA_BUNDLE": empty}))
+
+
+class TlsVersionTests(unittest.TestCase):
+    """DOWNLOAD_TLS_MIN_VERSION and DOWNLOAD_TLS_MAX_VERSION against a server that goes no
+    higher than TLS 1.2."""
+
+    def setUp(self):
+        from twisted.internet.ssl import TLSVersion
+        self.server = TlsTestServer(max_version=TLSVersion.TLSv1_2).start()
+        self.addCleanup(self.server.stop)
+        self.url = self.server.add_page("/", body="secret")
+
+    @defer.inlineCallbacks
+    def test_minimum_above_the_server_fails_the_handshake(self):
+        """A crawl that wants TLS 1.3 fails the handshake with a TLS 1.2 server (TlsError,
+        nothing fetched); one whose maximum is TLS 1.2 gets the page."""
+        from tinyscrapy.exceptions import TlsError
+        fetcher = make_fetcher(self, {"DOWNLOAD_VERIFY_CERTIFICATES": False,
+                                      "DOWNLOAD_TLS_MIN_VERSION": "TLSv1.3"})
+        failure, _ = yield failure_of(get(fetcher, self.url))
+        self.assertIsInstance(failure, TlsError)
+        self.assertEqual(self.server.requests, [])
+        fetcher = make_fetcher(self, {"DOWNLOAD_VERIFY_CERTIFICATES": False,
+                                      "DOWNLOAD_TLS_MAX_VERSION": "TLSv1.2"})
+        response = yield get(fetcher, self.url)
+        self.assertIn(b"secret", response.body)
+
+    @defer.inlineCallbacks
+    def test_verified_between_versions(self):
+        """Verification on, with a bundle and version bounds: the page, checked."""
+        path = self.mktemp()
+        with open(path, "wb") as f:
+            f.write(self.server.certificate_pem)
+        fetcher = make_fetcher(self, {"DOWNLOAD_CA_BUNDLE": path,
+                                      "DOWNLOAD_TLS_MIN_VERSION": "TLSv1.2"})
+        response = yield get(fetcher, self.url)
+        self.assertIn(b"secret", response.body)
+
+    def test_bad_versions_are_usage_errors(self):
+        """A version name that is not one, or a minimum above the maximum: one line."""
+        for settings in ({"DOWNLOAD_TLS_MIN_VERSION": "TLS1.2"},
+                         {"DOWNLOAD_TLS_MIN_VERSION": "TLSv1.3",
+                          "DOWNLOAD_TLS_MAX_VERSION": "TLSv1.2"}):
+            with self.assertRaises(UsageError):
+                https_policy(Settings(settings))
+
+    def test_context_factories_deprecated(self):
+        """Scrapy's context factories are there, each warning that it is deprecated."""
+        from tinyscrapy.core.downloader import contextfactory
+        from tinyscrapy.exceptions import ScrapyDeprecationWarning
+        policy = contextfactory.ScrapyClientContextFactory()
+        self.assertIsNotNone(policy.creatorForNetloc(b"127.0.0.1", 443))
+        contextfactory.BrowserLikeContextFactory()
+        contextfactory.load_context_factory_from_settings(Settings(), None)
+        warned = [w for w in self.flushWarnings()
+                  if w["category"] is ScrapyDeprecationWarning]
+        self.assertEqual(len(warned), 3)
+

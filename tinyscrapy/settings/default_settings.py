@@ -36,6 +36,8 @@ DEFAULTS = {
     "DNS_TIMEOUT": 60.0,
     "DOWNLOAD_MAXSIZE": 1024 * 1024 * 1024,
     "DOWNLOAD_FAIL_ON_DATALOSS": True,
+    "DOWNLOAD_TLS_MIN_VERSION": None,
+    "DOWNLOAD_TLS_MAX_VERSION": None,
     "DOWNLOAD_WARNSIZE": 32 * 1024 * 1024,
     "DOWNLOAD_MAXRATIO": 100.0,
     "DOWNLOAD_MAXRATIO_GRACE": 1024 * 1024,
@@ -320,6 +322,8 @@ KINDS = {
     "HTTPAUTH_USER": str,
     "HTTPAUTH_PASS": str,
     "DOWNLOAD_CA_BUNDLE": str,
+    "DOWNLOAD_TLS_MIN_VERSION": str,
+    "DOWNLOAD_TLS_MAX_VERSION": str,
     "SCHEDULER": PATH,
     "SCHEDULER_PRIORITY_QUEUE": PATH,
     "SCHEDULER_MEMORY_QUEUE": PATH,
@@ -377,7 +381,8 @@ _NETWORK_STORES = ("needs a network service the project does not test against (S
                    "FTP): docs/differences.md, 'modules'")
 _HTTP2 = "http and https go over HTTP/1.1 only: docs/differences.md, 'modules'"
 _TLS_CLIENT = ("the TLS client is Twisted's with the crawl's policy "
-               "(DOWNLOAD_VERIFY_CERTIFICATES, DOWNLOAD_CA_BUNDLE): docs/differences.md, "
+               "(DOWNLOAD_VERIFY_CERTIFICATES, DOWNLOAD_CA_BUNDLE, DOWNLOAD_TLS_MIN_VERSION, "
+               "DOWNLOAD_TLS_MAX_VERSION): docs/differences.md, "
                "'downloads'")
 UNSUPPORTED = {
     **{name: _NETWORK_STORES for name in (
@@ -391,8 +396,7 @@ UNSUPPORTED = {
     "HTTPX_HTTP2_ENABLED": _HTTP2,
     **{name: _TLS_CLIENT for name in (
         "DOWNLOADER_CLIENTCONTEXTFACTORY", "DOWNLOADER_CLIENT_TLS_CIPHERS",
-        "DOWNLOADER_CLIENT_TLS_METHOD", "DOWNLOADER_CLIENT_TLS_VERBOSE_LOGGING",
-        "DOWNLOAD_TLS_MAX_VERSION", "DOWNLOAD_TLS_MIN_VERSION")},
+        "DOWNLOADER_CLIENT_TLS_METHOD", "DOWNLOADER_CLIENT_TLS_VERBOSE_LOGGING")},
     "DNS_RESOLVER": "host names go through the crawl's DNS cache on Twisted's resolver "
                     "(DNSCACHE_ENABLED, DNS_TIMEOUT): docs/differences.md, 'downloads'",
     "TWISTED_DNS_RESOLVER": "host names go through the crawl's DNS cache on Twisted's "

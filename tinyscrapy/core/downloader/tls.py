@@ -35,20 +35,54 @@ def https_policy(settings):
     """
     from twisted.web.client import BrowserLikePolicyForHTTPS
 
+    versions = tls_version_options(settings)
     if not settings.getbool("DOWNLOAD_VERIFY_CERTIFICATES", True):
-        return UnverifiedPolicy()
+        return UnverifiedPolicy(versions)
     bundle = settings.get("DOWNLOAD_CA_BUNDLE")
-    if bundle:
-        return BrowserLikePolicyForHTTPS(trustRoot=load_ca_bundle(bundle))
-    return BrowserLikePolicyForHTTPS()
+    trust = load_ca_bundle(bundle) if bundle else None
+    if versions:
+        return VerifiedPolicy(trust, versions)
+    return BrowserLikePolicyForHTTPS(trustRoot=trust) if trust else BrowserLikePolicyForHTTPS()
 
 
 def policy_key(settings):
     """A short label of the policy, part of every connection-pool key."""
+    versions = ":".join(str(settings.get(name) or "") for name in _VERSION_SETTINGS)
+    versions = f":{versions}" if versions != ":" else ""
     if not settings.getbool("DOWNLOAD_VERIFY_CERTIFICATES", True):
-        return "unverified"
+        return "unverified" + versions
     bundle = settings.get("DOWNLOAD_CA_BUNDLE")
-    return f"verified:{bundle}" if bundle else "verified"
+    return (f"verified:{bundle}" if bundle else "verified") + versions
+
+
+_VERSION_SETTINGS = ("DOWNLOAD_TLS_MIN_VERSION", "DOWNLOAD_TLS_MAX_VERSION")
+
+
+def tls_version_options(settings):
+    """
+    C{DOWNLOAD_TLS_MIN_VERSION} and C{DOWNLOAD_TLS_MAX_VERSION} (C{"TLSv1.2"}, ...) as the
+    keywords of Twisted's C{CertificateOptions}.
+
+    @return: a dict, empty when neither is set.
+    @raise UsageError: a version that is not one of L{_TWISTED_VERSION_MAP}'s names, or a
+        maximum this Twisted cannot set.
+    """
+    from tinyscrapy.utils.ssl import _get_cert_options_version_kwargs
+    bounds = []
+    for name in _VERSION_SETTINGS:
+        value = settings.get(name)
+        if value is not None and value not in _TWISTED_VERSION_MAP:
+            raise UsageError(f"setting {name}={value!r}: expected one of "
+                             f"{', '.join(_TWISTED_VERSION_MAP)}")
+        bounds.append(_TWISTED_VERSION_MAP[value] if value is not None else None)
+    if bounds[0] is not None and bounds[1] is not None and bounds[0] > bounds[1]:
+        raise UsageError(f"settings DOWNLOAD_TLS_MIN_VERSION={settings.get(_VERSION_SETTINGS[0])!r}"
+                         f" and DOWNLOAD_TLS_MAX_VERSION={settings.get(_VERSION_SETTINGS[1])!r}: "
+                         f"the minimum is above the maximum")
+    try:
+        return _get_cert_options_version_kwargs(*bounds)
+    except ValueError as e:
+        raise UsageError(f"setting DOWNLOAD_TLS_MAX_VERSION: {e}") from None
 
 
 def load_ca_bundle(path):
@@ -77,12 +111,36 @@ def load_ca_bundle(path):
 
 
 @implementer(IPolicyForHTTPS)
-class UnverifiedPolicy:
-    """Accept any certificate; still send the host name (SNI) so virtual hosts work."""
+class VerifiedPolicy:
+    """
+    Verify the certificate and the host name, as Twisted's C{BrowserLikePolicyForHTTPS},
+    between the TLS versions the settings give.
 
-    def __init__(self):
+    @param trust_root: an C{IOpenSSLTrustRoot}, or None for the system's.
+    @param versions: keywords of C{CertificateOptions} (L{tls_version_options}).
+    """
+
+    def __init__(self, trust_root=None, versions=None):
+        self._trust_root = trust_root
+        self._versions = dict(versions or {})
+
+    def creatorForNetloc(self, hostname, port):
         from twisted.internet import ssl
-        self._context = ssl.CertificateOptions(verify=False).getContext()
+        trust = self._trust_root if self._trust_root is not None else ssl.platformTrust()
+        return ssl.optionsForClientTLS(hostname.decode("ascii"), trustRoot=trust,
+                                       extraCertificateOptions=self._versions)
+
+
+@implementer(IPolicyForHTTPS)
+class UnverifiedPolicy:
+    """Accept any certificate; still send the host name (SNI) so virtual hosts work.
+
+    @param versions: keywords of C{CertificateOptions} (L{tls_version_options}).
+    """
+
+    def __init__(self, versions=None):
+        from twisted.internet import ssl
+        self._context = ssl.CertificateOptions(verify=False, **(versions or {})).getContext()
 
     def creatorForNetloc(self, hostname, port):
         return _UnverifiedCreator(hostname, self._context)

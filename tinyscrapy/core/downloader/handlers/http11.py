@@ -253,7 +253,6 @@ class HttpFetcher:
         self.grace = settings.getint("DOWNLOAD_MAXRATIO_GRACE", 1 << 20)
         self.compression = settings.getbool("COMPRESSION_ENABLED", True)
         self.fail_on_dataloss = settings.getbool("DOWNLOAD_FAIL_ON_DATALOSS", True)
-        self.dataloss_warned = False
         self.pool = CrawlPool(reactor)
         self.pool.maxPersistentPerHost = max(1, settings.getint("CONCURRENT_REQUESTS_PER_DOMAIN"))
         self.pool.cachedConnectionTimeout = settings.getfloat("DOWNLOAD_IDLE_TIMEOUT", 60.0)
@@ -719,8 +718,9 @@ class Transfer:
 
         @return: with C{DOWNLOAD_FAIL_ON_DATALOSS} False (or
             C{meta["download_fail_on_dataloss"]}), the response as received, flagged
-            C{dataloss}; else a L{ResponseDataLossError} failure (retried, as in Scrapy),
-            the first of the crawl's said once at WARNING with its URL.
+            C{dataloss}; else a L{ResponseDataLossError} failure (retried, as in Scrapy)
+            whose message says how to take such responses instead (the failure's one
+            line names the URL).
         """
         if not self.fail_on_dataloss:
             self.decoder = None  # a cut stream decodes no further: what came is the body
@@ -728,15 +728,10 @@ class Transfer:
             request = self.crawl_request
             return response_for(_response_url(request), status, headers, body, request,
                                 flags=["dataloss"])
-        fetcher = self.fetcher
-        if not fetcher.dataloss_warned:
-            fetcher.dataloss_warned = True
-            logger.warning("Got data loss in %s. If you want to process broken responses "
-                           "set the setting DOWNLOAD_FAIL_ON_DATALOSS = False -- This "
-                           "message won't be shown in further requests",
-                           self.crawl_request.url)
         error = ResponseDataLossError(f"the connection closed after {self.wire} body bytes, "
-                                      f"before the whole body came (data loss)")
+                                      f"before the whole body came (data loss; "
+                                      f"DOWNLOAD_FAIL_ON_DATALOSS = False takes such "
+                                      f"responses as they come)")
         error.__cause__ = failure.value
         return Failure(error)
 

@@ -201,10 +201,15 @@ class WorkerLink(amp.AMP):
 
     @Leases.responder
     def leases(self, batch):
-        """Requests to fetch: decoded, and handed to the scheduler (the engine woken)."""
+        """Requests to fetch: decoded, and handed to the scheduler (the engine woken);
+        and the fingerprints the other workers added to the frontier, added to this
+        worker's C{seen}."""
         spider = self.crawler.spider
+        batch = loads(batch)
         given = []
-        for lease, fields in loads(batch):
+        if self.scheduler is not None:
+            self.scheduler.add_seen(batch["seen"])
+        for lease, fields in batch["leases"]:
             try:
                 given.append((lease, request_from_fields(fields, spider)))
             except ValueError as e:  # the parent's own spider: not expected
@@ -551,6 +556,12 @@ class WorkerScheduler:
                 self._give_back()
             elif engine is not None:
                 engine.wake("lease")
+
+    def add_seen(self, fingerprints):
+        """C{fingerprints} are in the crawl's frontier (another worker found them)."""
+        add = self.seen.add
+        for fingerprint in fingerprints:
+            add(fingerprint)
 
     def lease_of(self, request):
         """The lease id of C{request}, or None (not one the parent handed out)."""

@@ -112,7 +112,9 @@ class Start(amp.Command):
 
 
 class Leases(amp.Command):
-    """Parent to worker: requests to fetch, C{[[lease id, request fields], ...]}."""
+    """Parent to worker: C{{"leases": [[lease id, request fields], ...], "seen":
+    [fingerprint, ...]}}, the requests to fetch and the fingerprints that other workers
+    added to the frontier since the last one (so this worker makes no request for them)."""
 
     arguments = [(b"batch", Chunked())]
     response = []

@@ -65,6 +65,7 @@ from tinyscrapy.http.request import Request
 from tinyscrapy.ledger import RequestLedger
 from tinyscrapy.statscollectors import StatsCollector, crawl_statistics
 from tinyscrapy.trace import Trace
+from tinyscrapy.utils.gc import tune_for_crawl
 from tinyscrapy.utils.log import log_components
 from tinyscrapy.utils.request import as_int
 
@@ -187,8 +188,11 @@ class WorkerLink(amp.AMP):
         return crawler, config["kwargs"]
 
     def _engine_started(self, **_):
-        """The crawl is open: install the slots' observer, answer L{Start}, report the
-        stats every half second."""
+        """The crawl is open: install the slots' observer, set the garbage collector for
+        a crawl as L{tinyscrapy.crawler.CrawlerProcess.start} does in one process (this
+        process is the worker's own; L{tune_for_crawl}), answer L{Start}, report the stats
+        every half second."""
+        tune_for_crawl()  # what exists now lives as long as the process
         slots = self.crawler.slots
         if self.scheduler is not None and slots is not None:
             slots.observer = _SlotReports(self)

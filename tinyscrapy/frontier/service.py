@@ -899,9 +899,11 @@ class WorkerProcess(ProcessProtocol):
             self.transport.loseConnection()  # the worker sees its pipe close and exits
 
     def call(self, command, **arguments):
-        """Send C{command}; a failure (the process has gone) is left to L{processEnded}."""
+        """Send C{command}; a failure (the process has gone) is left to L{processEnded}.
+        @return: the answer's Deferred, or None for a command without one (L{Leases})."""
         d = self.link.callRemote(command, **arguments)
-        d.addErrback(_ignore)
+        if d is not None:
+            d.addErrback(_ignore)
         return d
 
     def childDataReceived(self, childFD, data):
@@ -949,9 +951,22 @@ class ParentLink(amp.AMP):
 
     @Report.responder
     def report(self, batch):
+        """A L{Report}, handled (L{WorkerPool.report}); what fails in it is logged and the
+        crawl goes on (a L{Report} has no answer to carry it, and AMP would drop the
+        connection over an error nobody handled)."""
         worker = self.process.worker
-        d = worker.pool.report(worker, loads(batch))
+        try:
+            d = worker.pool.report(worker, loads(batch))
+        except Exception:
+            logger.exception("worker %d: a report could not be handled", worker.index + 1)
+            return {}
+        d.addErrback(self._eb_report, worker)
         return d if d.called else self.process.reporting(d)
+
+    def _eb_report(self, failure, worker):
+        logger.error("worker %d: a report could not be handled", worker.index + 1,
+                     exc_info=(failure.type, failure.value, failure.getTracebackObject()))
+        return {}
 
     @Finished.responder
     def finished(self, reason, batch):

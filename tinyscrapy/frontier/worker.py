@@ -273,8 +273,9 @@ class WorkerLink(amp.AMP):
 
         @param books: send what changed in the stats and the ledger even with no record
             to go with it (every L{STATS_INTERVAL}: the memory in use, say).
-        @return: a Deferred firing once the parent has it (at once when there is nothing);
-            it never errbacks (a lost parent is logged by L{connectionLost}).
+        @return: a Deferred fired once it is written (L{Report} has no answer: the pipe
+            keeps the order, and the L{Finished} after it is answered); it never errbacks
+            (a lost parent is logged by L{connectionLost}).
         """
         call, self._flush_call = self._flush_call, None
         if call is not None and call.active():
@@ -285,9 +286,8 @@ class WorkerLink(amp.AMP):
         if not self._outbox:
             return succeed(None)
         box, self._outbox = self._outbox, {}
-        d = self.callRemote(Report, batch=dumps(box))
-        d.addErrback(_lost)
-        return d
+        self.callRemote(Report, batch=dumps(box))
+        return succeed(None)
 
     def _report_start(self):
         if self.start_role == "first":
@@ -383,12 +383,6 @@ class WorkerCrawler(Crawler):
     def _log_start(self):
         if self.worker.index == 0:
             log_components(self)
-
-
-def _lost(failure):
-    """A report that could not be sent: the parent has gone (said once, when the
-    connection closed)."""
-    return None
 
 
 def worker_settings(settings, config):

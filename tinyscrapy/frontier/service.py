@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from twisted.internet.defer import Deferred, DeferredList, succeed
 from twisted.internet.protocol import ProcessProtocol
 from twisted.protocols import amp
+from twisted.python.failure import Failure
 
 from tinyscrapy import signals
 from tinyscrapy.core.downloader.slots import Slots
@@ -705,7 +706,6 @@ class RemoteError(Exception):
 
 
 def _remote_failure(kind, message):
-    from twisted.python.failure import Failure
     return Failure(RemoteError(kind, message))
 
 
@@ -951,19 +951,20 @@ class ParentLink(amp.AMP):
 
     @Report.responder
     def report(self, batch):
-        """A L{Report}, handled (L{WorkerPool.report}); what fails in it is logged and the
-        crawl goes on (a L{Report} has no answer to carry it, and AMP would drop the
-        connection over an error nobody handled)."""
+        """A L{Report}, handled (L{WorkerPool.report}); what fails in it is counted
+        (C{workers/report_errors}), logged, and the crawl goes on (a L{Report} has no
+        answer to carry the error, and AMP would drop the connection over one nobody
+        handled)."""
         worker = self.process.worker
         try:
             d = worker.pool.report(worker, loads(batch))
         except Exception:
-            logger.exception("worker %d: a report could not be handled", worker.index + 1)
-            return {}
+            return self._eb_report(Failure(), worker)
         d.addErrback(self._eb_report, worker)
         return d if d.called else self.process.reporting(d)
 
     def _eb_report(self, failure, worker):
+        worker.pool.stats.inc_value("workers/report_errors")
         logger.error("worker %d: a report could not be handled", worker.index + 1,
                      exc_info=(failure.type, failure.value, failure.getTracebackObject()))
         return {}

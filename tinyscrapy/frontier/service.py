@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from twisted.internet.defer import Deferred, DeferredList, succeed
 from twisted.internet.protocol import ProcessProtocol
 from twisted.protocols import amp
+from twisted.python.failure import Failure
 
 from tinyscrapy import signals
 from tinyscrapy.core.downloader.slots import Slots
@@ -404,7 +405,7 @@ class WorkerPool:
 
     def _cb_report_rest(self, _, worker, box):
         if box.get("queued"):
-            self._queued(box["queued"])
+            self._queued(worker, box["queued"])
         if "start" in box:
             pulled, done = box["start"]
             self.start_pulled = max(self.start_pulled, pulled)
@@ -438,12 +439,17 @@ class WorkerPool:
         return self.crawler.signals.send_waiting(signals.item_scraped, item=data,
                                                  response=None, spider=self.engine.spider)
 
-    def _queued(self, records):
-        """New requests from a worker: each one the frontier has not seen is queued; the
-        parent's frontier is the crawl's duplicate filter."""
+    def _queued(self, worker, records):
+        """New requests from C{worker}: each one the frontier has not seen is queued; the
+        parent's frontier is the crawl's duplicate filter. The fingerprint of each one
+        queued is told to the other workers (L{Worker.tell_seen}), so that their
+        C{response.follow_all} drops its links before any request is made, as in one
+        process."""
         scheduler = self.engine.scheduler
         spider = self.engine.spider
         seen, ledger, stats = self._seen, self.ledger, self.stats
+        others = [each for each in self.workers if each is not worker] \
+            if seen is not None else ()
         for fingerprint, fields in records:
             if seen is not None and fingerprint in seen and not fields["dont_filter"]:
                 ledger.close(None, "duplicate")  # known: no request made to find it out
@@ -461,6 +467,9 @@ class WorkerPool:
                 continue
             if not queued:
                 ledger.close(request, "duplicate")
+            elif others and not fields["dont_filter"]:
+                for each in others:
+                    each.tell_seen(fingerprint)
 
     def _end(self, lease_id, how):
         """
@@ -697,7 +706,6 @@ class RemoteError(Exception):
 
 
 def _remote_failure(kind, message):
-    from twisted.python.failure import Failure
     return Failure(RemoteError(kind, message))
 
 
@@ -748,6 +756,7 @@ class Worker:
         self.restarts = 0
         self._closing = None
         self._outbox = []
+        self._seen_out = []
         self._flush_call = None
 
     def room(self):
@@ -769,12 +778,20 @@ class Worker:
         if self._flush_call is None:
             self._flush_call = self.pool.reactor.callLater(0, self._flush)
 
+    def tell_seen(self, fingerprint):
+        """Tell its process, with the leases of this turn, that C{fingerprint} is in the
+        frontier now (another worker found it)."""
+        self._seen_out.append(fingerprint)
+        if self._flush_call is None:
+            self._flush_call = self.pool.reactor.callLater(0, self._flush)
+
     def _flush(self):
         self._flush_call = None
-        batch, self._outbox = self._outbox, []
+        leases, self._outbox = self._outbox, []
+        seen, self._seen_out = self._seen_out, []
         process = self.process
-        if batch and process is not None:
-            process.call(Leases, batch=dumps(batch))
+        if process is not None and process.ready and (leases or seen):
+            process.call(Leases, batch=dumps({"leases": leases, "seen": seen}))
 
     def close(self, reason):
         """Tell its process to close (once), or start none."""
@@ -882,9 +899,11 @@ class WorkerProcess(ProcessProtocol):
             self.transport.loseConnection()  # the worker sees its pipe close and exits
 
     def call(self, command, **arguments):
-        """Send C{command}; a failure (the process has gone) is left to L{processEnded}."""
+        """Send C{command}; a failure (the process has gone) is left to L{processEnded}.
+        @return: the answer's Deferred, or None for a command without one (L{Leases})."""
         d = self.link.callRemote(command, **arguments)
-        d.addErrback(_ignore)
+        if d is not None:
+            d.addErrback(_ignore)
         return d
 
     def childDataReceived(self, childFD, data):
@@ -932,9 +951,23 @@ class ParentLink(amp.AMP):
 
     @Report.responder
     def report(self, batch):
+        """A L{Report}, handled (L{WorkerPool.report}); what fails in it is counted
+        (C{workers/report_errors}), logged, and the crawl goes on (a L{Report} has no
+        answer to carry the error, and AMP would drop the connection over one nobody
+        handled)."""
         worker = self.process.worker
-        d = worker.pool.report(worker, loads(batch))
+        try:
+            d = worker.pool.report(worker, loads(batch))
+        except Exception:
+            return self._eb_report(Failure(), worker)
+        d.addErrback(self._eb_report, worker)
         return d if d.called else self.process.reporting(d)
+
+    def _eb_report(self, failure, worker):
+        worker.pool.stats.inc_value("workers/report_errors")
+        logger.error("worker %d: a report could not be handled", worker.index + 1,
+                     exc_info=(failure.type, failure.value, failure.getTracebackObject()))
+        return {}
 
     @Finished.responder
     def finished(self, reason, batch):

@@ -65,6 +65,7 @@ from tinyscrapy.http.request import Request
 from tinyscrapy.ledger import RequestLedger
 from tinyscrapy.statscollectors import StatsCollector, crawl_statistics
 from tinyscrapy.trace import Trace
+from tinyscrapy.utils.gc import tune_for_crawl
 from tinyscrapy.utils.log import log_components
 from tinyscrapy.utils.request import as_int
 
@@ -187,8 +188,11 @@ class WorkerLink(amp.AMP):
         return crawler, config["kwargs"]
 
     def _engine_started(self, **_):
-        """The crawl is open: install the slots' observer, answer L{Start}, report the
-        stats every half second."""
+        """The crawl is open: install the slots' observer, set the garbage collector for
+        a crawl as L{tinyscrapy.crawler.CrawlerProcess.start} does in one process (this
+        process is the worker's own; L{tune_for_crawl}), answer L{Start}, report the stats
+        every half second."""
+        tune_for_crawl()  # what exists now lives as long as the process
         slots = self.crawler.slots
         if self.scheduler is not None and slots is not None:
             slots.observer = _SlotReports(self)
@@ -201,10 +205,15 @@ class WorkerLink(amp.AMP):
 
     @Leases.responder
     def leases(self, batch):
-        """Requests to fetch: decoded, and handed to the scheduler (the engine woken)."""
+        """Requests to fetch: decoded, and handed to the scheduler (the engine woken);
+        and the fingerprints the other workers added to the frontier, added to this
+        worker's C{seen}."""
         spider = self.crawler.spider
+        batch = loads(batch)
         given = []
-        for lease, fields in loads(batch):
+        if self.scheduler is not None:
+            self.scheduler.add_seen(batch["seen"])
+        for lease, fields in batch["leases"]:
             try:
                 given.append((lease, request_from_fields(fields, spider)))
             except ValueError as e:  # the parent's own spider: not expected
@@ -264,8 +273,9 @@ class WorkerLink(amp.AMP):
 
         @param books: send what changed in the stats and the ledger even with no record
             to go with it (every L{STATS_INTERVAL}: the memory in use, say).
-        @return: a Deferred firing once the parent has it (at once when there is nothing);
-            it never errbacks (a lost parent is logged by L{connectionLost}).
+        @return: a Deferred fired once it is written (L{Report} has no answer: the pipe
+            keeps the order, and the L{Finished} after it is answered); it never errbacks
+            (a lost parent is logged by L{connectionLost}).
         """
         call, self._flush_call = self._flush_call, None
         if call is not None and call.active():
@@ -276,9 +286,8 @@ class WorkerLink(amp.AMP):
         if not self._outbox:
             return succeed(None)
         box, self._outbox = self._outbox, {}
-        d = self.callRemote(Report, batch=dumps(box))
-        d.addErrback(_lost)
-        return d
+        self.callRemote(Report, batch=dumps(box))
+        return succeed(None)
 
     def _report_start(self):
         if self.start_role == "first":
@@ -374,12 +383,6 @@ class WorkerCrawler(Crawler):
     def _log_start(self):
         if self.worker.index == 0:
             log_components(self)
-
-
-def _lost(failure):
-    """A report that could not be sent: the parent has gone (said once, when the
-    connection closed)."""
-    return None
 
 
 def worker_settings(settings, config):
@@ -551,6 +554,12 @@ class WorkerScheduler:
                 self._give_back()
             elif engine is not None:
                 engine.wake("lease")
+
+    def add_seen(self, fingerprints):
+        """C{fingerprints} are in the crawl's frontier (another worker found them)."""
+        add = self.seen.add
+        for fingerprint in fingerprints:
+            add(fingerprint)
 
     def lease_of(self, request):
         """The lease id of C{request}, or None (not one the parent handed out)."""

@@ -112,10 +112,14 @@ class Start(amp.Command):
 
 
 class Leases(amp.Command):
-    """Parent to worker: requests to fetch, C{[[lease id, request fields], ...]}."""
+    """Parent to worker: C{{"leases": [[lease id, request fields], ...], "seen":
+    [fingerprint, ...]}}, the requests to fetch and the fingerprints that other workers
+    added to the frontier since the last one (so this worker makes no request for them).
+    Not answered (one box a turn, not two): what it leases is acknowledged in a L{Report}."""
 
     arguments = [(b"batch", Chunked())]
     response = []
+    requiresAnswer = False
 
 
 class Close(amp.Command):
@@ -127,10 +131,13 @@ class Close(amp.Command):
 
 
 class Report(amp.Command):
-    """Worker to parent: one reactor turn's records (see L{tinyscrapy.frontier.worker})."""
+    """Worker to parent: one reactor turn's records (see L{tinyscrapy.frontier.worker}).
+    Not answered: the pipe keeps the order, so the parent has handled every report before
+    the worker's L{Finished}, which is."""
 
     arguments = [(b"batch", Chunked())]
     response = []
+    requiresAnswer = False
 
 
 class Finished(amp.Command):

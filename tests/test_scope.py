@@ -231,6 +231,80 @@ class OffsiteTests(unittest.TestCase):
         self.assertEqual(self.other.hits["/special"], 1)
 
 
+class OnlyThisPort(OffsiteMiddleware):
+    """A project's own policy, Scrapy's way: should_follow overridden (only the start
+    page's port of an allowed host)."""
+
+    port = None
+
+    def should_follow(self, request, spider):
+        from tinyscrapy.utils.httpobj import urlparse_cached
+        return urlparse_cached(request).port == self.port
+
+
+class OffsiteApiTests(unittest.TestCase):
+    """OffsiteMiddleware's Scrapy API: should_follow overridden, allowed_domains changed
+    by the spider as it goes, process_request."""
+
+    def setUp(self):
+        self.server = serve(self)
+        self.other = serve(self, interface="127.0.0.2")
+
+    @defer.inlineCallbacks
+    def test_overridden_should_follow_decides(self):
+        """A subclass's should_follow is asked for every request instead of the host
+        check: a link to another port of the same host is dropped."""
+        second = serve(self)
+        start = self.server.add_page("/", links=["/ok", second.url("/elsewhere")])
+        self.server.add_page("/ok")
+        second.add_page("/elsewhere")
+        OnlyThisPort.port = int(start.rsplit(":", 1)[1].split("/")[0])
+        path = f"{__name__}.OnlyThisPort"
+        crawler = yield crawl(LinkSpider, {"DOWNLOADER_MIDDLEWARES": {
+            "tinyscrapy.downloadermiddlewares.offsite.OffsiteMiddleware": None, path: 50}},
+            start_urls=[start])
+        self.assertEqual(self.server.hits["/ok"], 1)
+        self.assertEqual(second.hits, {})
+        self.assertEqual(crawler.stats.get_value("ledger/dropped/OffsiteRequest"), 1)
+
+    @defer.inlineCallbacks
+    def test_allowed_domains_changed_while_crawling(self):
+        """A callback that adds a domain to allowed_domains lets later links there in."""
+        later = self.other.add_page("/later")
+        start = self.server.add_page("/", links=["/next"])
+        self.server.add_page("/next", links=[later])
+
+        class Growing(LinkSpider):
+            allowed_domains = ["127.0.0.1"]
+
+            def parse(self, response):
+                if response.url.endswith("/next"):
+                    self.allowed_domains.append("127.0.0.2")
+                yield from super().parse(response)
+
+        yield crawl(Growing, start_urls=[start])
+        self.assertEqual(self.other.hits["/later"], 1)
+
+    def test_process_request_as_scrapy(self):
+        """process_request drops an off-site request with Scrapy's message; dont_filter
+        and allow_offsite let it through."""
+        from tinyscrapy.utils.test import get_crawler
+        crawler = get_crawler(Spider)
+        crawler.spider = Spider("s", allowed_domains=["a.example"])
+        middleware = OffsiteMiddleware.from_crawler(crawler)
+        middleware.spider_opened(crawler.spider)
+        self.assertIsNone(middleware.process_request(Request("https://sub.a.example/")))
+        error = self.assertRaises(OffsiteRequest, middleware.process_request,
+                                  Request("https://b.example/"))
+        self.assertEqual(str(error), "Filtered offsite request to 'b.example'")
+        self.assertIsNone(middleware.process_request(Request("https://b.example/",
+                                                             dont_filter=True)))
+        self.assertIsNone(middleware.process_request(Request(
+            "https://b.example/", meta={"allow_offsite": True})))
+        self.assertEqual(middleware.get_host_regex(crawler.spider).pattern,
+                         r"^(.*\.)?(a\.example)\Z")
+
+
 def _scope(stats, depth_limit=0, url_length_limit=2083, depth_priority=0):
     """The scope of a crawl with the three built-in rules, as the scraper builds it."""
     rules = [("offsite", OffsiteMiddleware(stats)),

@@ -76,7 +76,16 @@ class InvalidUrl(IgnoreRequest):
 
 
 class OffsiteRequest(IgnoreRequest):
-    """The request's host is outside the spider's C{allowed_domains}."""
+    """
+    The request's host is outside the spider's C{allowed_domains}; its message is
+    Scrapy's (C{Filtered offsite request to 'example.org'}).
+
+    @ivar host: the host.
+    """
+
+    def __init__(self, host=""):
+        super().__init__(f"Filtered offsite request to {host!r}")
+        self.host = host
 
 
 class DepthExceeded(IgnoreRequest):

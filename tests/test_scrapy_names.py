@@ -184,3 +184,44 @@ class ScrapyHelperNamesTests(unittest.TestCase):
 
         chain = SpiderMiddlewareManager(Wrong(), crawler=get_crawler(Spider))
         self.assertRaises(_InvalidOutput, chain.process_input, None, None)
+
+    def test_settings_attributes(self):
+        """SettingsAttribute keeps a value with its priority; settings.attributes shows
+        each setting so."""
+        from tinyscrapy.settings import Settings, SettingsAttribute
+        attribute = SettingsAttribute("value", 10)
+        attribute.set("lower", 5)
+        self.assertEqual((attribute.value, attribute.priority), ("value", 10))
+        attribute.set("higher", 20)
+        self.assertEqual((attribute.value, attribute.priority), ("higher", 20))
+        settings = Settings({"DOWNLOAD_DELAY": 2}, priority="cmdline")
+        shown = settings.attributes["DOWNLOAD_DELAY"]
+        self.assertEqual((shown.value, shown.priority), (2, 40))
+
+    def test_cookie_jar(self):
+        """Scrapy's CookieJar keeps a response's cookies and sends them back by path."""
+        from tinyscrapy.http import HtmlResponse, Request
+        from tinyscrapy.http.cookies import CookieJar
+        jar = CookieJar()
+        request = Request("http://127.0.0.1/shop/a")
+        response = HtmlResponse(request.url, body=b"", request=request,
+                                headers={"Set-Cookie": "cart=1; Path=/shop"})
+        jar.extract_cookies(response, request)
+        self.assertEqual(len(jar), 1)
+        inside, outside = Request("http://127.0.0.1/shop/b"), Request("http://127.0.0.1/c")
+        jar.add_cookie_header(inside)
+        jar.add_cookie_header(outside)
+        self.assertEqual(inside.headers.get("Cookie"), b"cart=1")
+        self.assertIsNone(outside.headers.get("Cookie"))
+
+    def test_verify_installed_reactor(self):
+        """verify_installed_reactor and verify_installed_asyncio_event_loop say when the
+        installed reactor (or its loop) is not the one named."""
+        from twisted.internet import reactor
+
+        from tinyscrapy.utils.reactor import reactor_path, verify_installed_reactor
+        verify_installed_reactor(reactor_path(reactor))
+        self.assertRaises(RuntimeError, verify_installed_reactor,
+                          "twisted.internet.pollreactor.PollReactor"
+                          if "Poll" not in type(reactor).__name__ else
+                          "twisted.internet.selectreactor.SelectReactor")

@@ -86,3 +86,26 @@ class PythonRobotParser(RobotParser):
 
 def _text(value):
     return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+
+
+class RerpRobotParser(RobotParser):
+    """robots.txt rules parsed by C{robotexclusionrulesparser} (Scrapy's alternative parser:
+    an optional package, imported when a crawl names this parser)."""
+
+    def __init__(self, robotstxt_body, spider=None):
+        from robotexclusionrulesparser import RobotExclusionRulesParser
+        self.spider = spider
+        self.rp = RobotExclusionRulesParser()
+        self.rp.parse(decode_robotstxt(robotstxt_body, spider))
+
+    @classmethod
+    def from_crawler(cls, crawler, robotstxt_body):
+        return cls(robotstxt_body, getattr(crawler, "spider", None))
+
+    def allowed(self, url, user_agent):
+        return self.rp.is_allowed(_text(user_agent), _text(url))
+
+    def crawl_delay(self, user_agent):
+        """The C{Crawl-delay} for C{user_agent} in seconds, or None."""
+        return self.rp.get_crawl_delay(_text(user_agent))
+

@@ -2,11 +2,76 @@
 The request and the response as the standard library's L{http.cookiejar.CookieJar} wants
 to see them (urllib's shapes), as Scrapy's C{scrapy.http.cookies} has them: the
 L{tinyscrapy.downloadermiddlewares.cookies.CookiesMiddleware} keeps its jar with these.
+L{CookieJar} is Scrapy's jar for code of a project's own: the standard library's, fed
+tinyscrapy's requests and responses.
 """
 
+from http.cookiejar import CookieJar as _StdCookieJar
+from http.cookiejar import DefaultCookiePolicy
 from urllib.parse import urlsplit
 
 from tinyscrapy.http.headers import header_text
+
+
+class CookieJar:
+    """
+    Scrapy's cookie jar: cookies kept from responses, sent back with requests by their
+    domain, path, expiry and C{Secure} rules (the standard library's jar does the work).
+
+    @ivar jar: the standard library's C{http.cookiejar.CookieJar}.
+    @ivar policy: its C{CookiePolicy}.
+    """
+
+    def __init__(self, policy=None, check_expired_frequency=10000):
+        self.policy = policy or DefaultCookiePolicy()
+        self.jar = _StdCookieJar(self.policy)
+        self.check_expired_frequency = check_expired_frequency
+        self.processed = 0
+
+    def extract_cookies(self, response, request):
+        """Keep the cookies C{response}'s C{Set-Cookie} lines set, for C{request}."""
+        self.jar.extract_cookies(_wrapped_response(response), WrappedRequest(request))
+
+    def add_cookie_header(self, request):
+        """Give C{request} a C{Cookie} header of the cookies it should carry (unless it
+        has one)."""
+        self.jar.add_cookie_header(WrappedRequest(request))
+        self.processed += 1
+        if self.processed % self.check_expired_frequency == 0:
+            self.jar.clear_expired_cookies()
+
+    def make_cookies(self, response, request):
+        """@return: the cookies C{response} sets, not kept."""
+        return self.jar.make_cookies(_wrapped_response(response), WrappedRequest(request))
+
+    def set_cookie(self, cookie):
+        self.jar.set_cookie(cookie)
+
+    def set_cookie_if_ok(self, cookie, request):
+        self.jar.set_cookie_if_ok(cookie, WrappedRequest(request))
+
+    def clear_session_cookies(self):
+        self.jar.clear_session_cookies()
+
+    def clear(self, domain=None, path=None, name=None):
+        self.jar.clear(domain, path, name)
+
+    def set_policy(self, policy):
+        self.jar.set_policy(policy)
+
+    @property
+    def _cookies(self):
+        return self.jar._cookies  # the standard library's own table: no public name
+
+    def __iter__(self):
+        return iter(self.jar)
+
+    def __len__(self):
+        return len(self.jar)
+
+
+def _wrapped_response(response):
+    return WrappedResponse(response)
 
 
 class WrappedRequest:
@@ -50,9 +115,16 @@ class WrappedRequest:
 
 
 class WrappedResponse:
-    """C{Set-Cookie} lines as L{http.cookiejar} wants to see a response."""
+    """C{Set-Cookie} lines as L{http.cookiejar} wants to see a response.
+
+    @param lines: the lines (text), or a response (Scrapy's argument) to read them from.
+    """
 
     def __init__(self, lines):
+        headers = getattr(lines, "headers", None)
+        if headers is not None:
+            self.response = lines
+            lines = [header_text(line) for line in headers.getlist(b"Set-Cookie")]
         self.lines = lines
 
     def info(self):

@@ -72,6 +72,30 @@ def unsupported(name):
     return UNSUPPORTED.get(name)
 
 
+class SettingsAttribute:
+    """
+    One setting's value and the priority it was set with (Scrapy's class; tinyscrapy's
+    settings keep the two in two dicts, and L{BaseSettings.attributes} shows them as
+    these).
+    """
+
+    def __init__(self, value, priority):
+        self.value = value
+        self.priority = (max(value.maxpriority(), priority) if isinstance(value, BaseSettings)
+                         else priority)
+
+    def set(self, value, priority):
+        """Take C{value} when C{priority} is at least the current one."""
+        if priority >= self.priority:
+            if isinstance(self.value, BaseSettings):
+                value = BaseSettings(value, priority=priority)
+            self.value = value
+            self.priority = priority
+
+    def __repr__(self):
+        return f"<SettingsAttribute value={self.value!r} priority={self.priority}>"
+
+
 class BaseSettings(MutableMapping):
     """
     A mapping of setting names to values with per-name priorities, as Scrapy's: it can be
@@ -87,6 +111,13 @@ class BaseSettings(MutableMapping):
         self.frozen = False
         if values:
             self.update(values, priority)
+
+    @property
+    def attributes(self):
+        """C{{name: SettingsAttribute}}: each value with its priority, as Scrapy's
+        settings hold them (a view made now: changing it changes no setting)."""
+        return {name: SettingsAttribute(value, self._priorities.get(name, 0))
+                for name, value in self._values.items()}
 
     # changing
 

@@ -34,6 +34,35 @@ class AsyncioReactorNeeded(RuntimeError):
     """A coroutine awaited asyncio code under a reactor that is not asyncio's."""
 
 
+def verify_installed_reactor(reactor_path):
+    """@raise RuntimeError: no reactor is installed, or not one of the class
+    C{reactor_path} names (Scrapy's check)."""
+    from tinyscrapy.utils.misc import load_object
+    installed = _installed()
+    if installed is None:
+        raise RuntimeError("verify_installed_reactor() called without an installed reactor.")
+    if type(installed) is not load_object(reactor_path):
+        installed_path = f"{type(installed).__module__}.{type(installed).__qualname__}"
+        raise RuntimeError(f"The installed reactor ({installed_path}) does not "
+                           f"match the requested one ({reactor_path})")
+
+
+def verify_installed_asyncio_event_loop(loop_path):
+    """@raise RuntimeError: no reactor is installed, or its asyncio loop is not of the
+    class C{loop_path} names (Scrapy's check)."""
+    from tinyscrapy.utils.misc import load_object
+    installed = _installed()
+    if installed is None:
+        raise RuntimeError("verify_installed_asyncio_event_loop() called without an "
+                           "installed reactor.")
+    loop = getattr(installed, "_asyncioEventloop", None)
+    if not isinstance(loop, load_object(loop_path)):
+        raise RuntimeError(f"Scrapy found an asyncio Twisted reactor already installed, and "
+                           f"its event loop class ({type(loop).__module__}."
+                           f"{type(loop).__qualname__}) does not match the one specified in "
+                           f"the ASYNCIO_EVENT_LOOP setting ({loop_path})")
+
+
 def set_asyncio_event_loop_policy():
     """Make asyncio's policy one whose loops the asyncio reactor can use (Scrapy's helper:
     on Windows the selector policy; elsewhere there is nothing to do)."""

@@ -121,6 +121,7 @@ from tinyscrapy.exceptions import (
     ResponseDataLossError,
     ResponseTooLarge,
     StopDownload,
+    TunnelError,  # noqa: F401 - Scrapy keeps its name in this module
 )
 from tinyscrapy.http.headers import Headers
 from tinyscrapy.http.response import Response

@@ -13,7 +13,14 @@ from itertools import pairwise
 from twisted.internet import defer, reactor, task
 from twisted.trial import unittest
 
-from .helpers import needs_processes, run_and_interrupt, run_command, run_python, serve
+from .helpers import (
+    Lateness,
+    needs_processes,
+    run_and_interrupt,
+    run_command,
+    run_python,
+    serve,
+)
 from .redisserver import NO_REDIS, RedisServer
 from .servers import Delay
 
@@ -140,6 +147,35 @@ class WorkersTests(unittest.TestCase):
         times = [request.time for request in self.server.requests]
         gaps = [b - a for a, b in pairwise(times)]
         self.assertGreaterEqual(min(gaps), 0.95 * 0.25, gaps)
+
+    @defer.inlineCallbacks
+    def test_autothrottle_held_across_workers(self):
+        """AutoThrottle (held in the parent) with two workers, a host answering in 0.2 s:
+        the second request waits for the start delay as the first answer moved it (to
+        0.6 s), later gaps shrink towards the latency, none is shorter than it, and the
+        parent logs one AUTOTHROTTLE_DEBUG line per page."""
+        every = add_tree(self.server, pages=10, delay=0.2)
+        lateness = Lateness()
+        lateness.start()
+        try:
+            code, _out, err = yield self.crawl(
+                "-s", "AUTOTHROTTLE_ENABLED=True", "-s", "AUTOTHROTTLE_DEBUG=True",
+                "-s", "AUTOTHROTTLE_START_DELAY=1.0", "-s", "AUTOTHROTTLE_MAX_DELAY=1.0",
+                "-s", "AUTOTHROTTLE_TARGET_CONCURRENCY=1",
+                "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=8", "-s", "LOG_LEVEL=INFO")
+        finally:
+            lateness.stop()
+        self.check_complete(every, code, err)
+        allowance = lateness.allowance()
+        times = [request.time for request in self.server.requests]
+        gaps = [b - a for a, b in pairwise(times)]
+        # after the first answer (0.2 s): (1.0 + 0.2) / 2 from the first send
+        self.assertGreaterEqual(gaps[0], 0.95 * 0.6 - allowance, (allowance, gaps))
+        self.assertGreaterEqual(min(gaps), 0.95 * 0.2 - allowance, (allowance, gaps))
+        self.assertLess(gaps[-1], 0.8 * gaps[0], gaps)  # the delay came down
+        debug = [line for line in err.splitlines() if "| conc:" in line]
+        self.assertEqual(len(debug), len(every), err)
+        self.assertFalse([line for line in debug if "worker " in line], debug)
 
     @defer.inlineCallbacks
     def test_per_host_concurrency_held_across_workers(self):

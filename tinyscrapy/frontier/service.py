@@ -53,7 +53,7 @@ from tinyscrapy.core.scraper import Scope, Scraper
 from tinyscrapy.core.spidermw import SpiderMiddlewareManager
 from tinyscrapy.dupefilters import RFPDupeFilter
 from tinyscrapy.exceptions import UnserializableRequest, UsageError
-from tinyscrapy.frontier import is_shared, workers_wanted
+from tinyscrapy.frontier import disconnect_spider_receivers, is_shared, workers_wanted
 from tinyscrapy.frontier.codec import request_from_fields, request_to_fields
 from tinyscrapy.frontier.workerwire import (
     AMP_IN,
@@ -93,6 +93,13 @@ class FrontierService(ExecutionEngine):
         """
         spider_locator(crawler.spidercls)
         portable_settings(crawler.settings)
+        # the spider's receivers of what the workers relay run there, with the response
+        # or failure itself (and a signal only the spider listened to is not relayed);
+        # with a shared frontier, each worker's crawl idles on its own
+        leave = [getattr(signals, name) for name in RELAYED]
+        if is_shared(crawler.settings):
+            leave.append(signals.spider_idle)
+        disconnect_spider_receivers(crawler, leave)
         self.pool = pool = WorkerPool(crawler, reactor)
         crawler.downloader, crawler.slots = pool, pool.slots
         scheduler = Scheduler.from_crawler(crawler) if pool.shared else None

@@ -47,6 +47,7 @@ from tinyscrapy import signals
 from tinyscrapy.crawler import Crawler
 from tinyscrapy.dupefilters import FingerprintSet
 from tinyscrapy.exceptions import UnserializableRequest
+from tinyscrapy.frontier import disconnect_spider_receivers
 from tinyscrapy.frontier.codec import request_from_fields, request_to_fields
 from tinyscrapy.frontier.plaindata import NotPlain, plain
 from tinyscrapy.frontier.workerwire import (
@@ -136,6 +137,7 @@ class WorkerLink(amp.AMP):
         self.index = None
         self.status = 1
         self.closing = None
+        self.shared = False  # True with a shared frontier (--scheduler redis://)
         self.start_role = "all"  # "first": pull the start requests; "none": do not
         self.start_skip = 0
         self.start_pulled = 0
@@ -181,6 +183,7 @@ class WorkerLink(amp.AMP):
         worker_settings(settings, config)
         configure_logging(settings)
         self.start_role, self.start_skip = config["start"]
+        self.shared = config["shared"]
         spidercls = spider_class(config["spider"])
         crawler = self.crawler = WorkerCrawler(spidercls, settings)
         crawler.worker = self
@@ -386,9 +389,34 @@ class WorkerLink(amp.AMP):
         self._stop_reactor()
 
 
+# the spider's receivers of these run in the parent only, once for the whole crawl (and
+# spider_idle too, but with a shared frontier, where each worker's crawl idles and ends
+# on its own)
+PARENTS_SIGNALS = (signals.spider_closed, signals.item_scraped)
+
+
 class WorkerCrawler(Crawler):
-    """A worker's crawler: the parent logs the crawl's settings; the first worker logs
-    the components that run in each worker."""
+    """
+    A worker's crawler: the parent logs the crawl's settings; the first worker logs the
+    components that run in each worker.
+
+    The spider's hooks of the whole crawl are the parent's (L{PARENTS_SIGNALS}, and
+    C{spider_idle} unless the frontier is shared): here its C{closed(reason)} is not
+    called and the receivers its C{from_crawler} connected to those signals are
+    disconnected; its other receivers (C{spider_opened}, before its callbacks run here,
+    C{response_received}, ...) run here.
+    """
+
+    def _create_spider(self, *args, **kwargs):
+        spider = super()._create_spider(*args, **kwargs)
+        idle = () if self.worker.shared else (signals.spider_idle,)
+        disconnect_spider_receivers(self, (*PARENTS_SIGNALS, *idle))
+        return spider
+
+    def _create_engine(self):
+        engine = super()._create_engine()
+        engine.closes_spider = False
+        return engine
 
     def _log_start(self):
         if self.worker.index == 0:

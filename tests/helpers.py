@@ -185,6 +185,46 @@ def until(condition, interval=0.01):
 FAST = os.environ.get("TINYSCRAPY_TEST_TIER") == "fast"
 
 
+class Lateness:
+    """
+    How late this process's reactor runs, sampled by a timer every C{interval} seconds
+    while it is started. The test server in this process notes a request's arrival when
+    its reactor reads it: late by as much as the reactor was (the process waiting for a
+    core, say), which makes the gap before it longer and the one after it shorter by the
+    same amount. L{allowance} bounds that.
+    """
+
+    interval = 0.005
+
+    def __init__(self, reactor=None):
+        if reactor is None:
+            from twisted.internet import reactor
+        self.reactor = reactor
+        self.worst = 0.0
+        self._due = None
+        self._call = None
+
+    def start(self):
+        self._due = self.reactor.seconds() + self.interval
+        self._call = self.reactor.callLater(self.interval, self._tick)
+
+    def stop(self):
+        if self._call is not None and self._call.active():
+            self._call.cancel()
+        self._call = None
+
+    def _tick(self):
+        now = self.reactor.seconds()
+        self.worst = max(self.worst, now - self._due)
+        self._due = now + self.interval
+        self._call = self.reactor.callLater(self.interval, self._tick)
+
+    def allowance(self):
+        """The most an arrival may have been noted late: the worst lateness seen, and the
+        time between two samples."""
+        return self.worst + self.interval
+
+
 def needs_processes(what="another process"):
     """
     Called where a test starts another process: in the fast tier

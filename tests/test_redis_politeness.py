@@ -14,48 +14,11 @@ from twisted.trial import unittest
 
 from tinyscrapy.http import Request
 
-from .helpers import serve
+from .helpers import Lateness, serve
 from .redisserver import NO_REDIS, RedisServer, wait_for
 from .servers import Robots
 from .test_redis_command import add_site, crawl
 from .test_redis_frontier import SchedulerTestCase
-
-
-class Lateness:
-    """
-    How late this process's reactor runs, sampled by a timer every C{interval} seconds
-    while it is started. The test server in this process notes a request's arrival when
-    its reactor reads it: late by as much as the reactor was (the process waiting for a
-    core, say), which makes the gap before it longer and the one after it shorter by the
-    same amount. L{allowance} bounds that.
-    """
-
-    interval = 0.005
-
-    def __init__(self):
-        self.worst = 0.0
-        self._due = None
-        self._call = None
-
-    def start(self):
-        self._due = reactor.seconds() + self.interval
-        self._call = reactor.callLater(self.interval, self._tick)
-
-    def stop(self):
-        if self._call is not None and self._call.active():
-            self._call.cancel()
-        self._call = None
-
-    def _tick(self):
-        now = reactor.seconds()
-        self.worst = max(self.worst, now - self._due)
-        self._due = now + self.interval
-        self._call = reactor.callLater(self.interval, self._tick)
-
-    def allowance(self):
-        """The most an arrival may have been noted late: the worst lateness seen, and the
-        time between two samples."""
-        return self.worst + self.interval
 
 
 class LeaseTests(SchedulerTestCase):

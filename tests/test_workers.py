@@ -13,7 +13,14 @@ from itertools import pairwise
 from twisted.internet import defer, reactor, task
 from twisted.trial import unittest
 
-from .helpers import needs_processes, run_and_interrupt, run_command, run_python, serve
+from .helpers import (
+    Lateness,
+    needs_processes,
+    run_and_interrupt,
+    run_command,
+    run_python,
+    serve,
+)
 from .redisserver import NO_REDIS, RedisServer
 from .servers import Delay
 
@@ -142,6 +149,35 @@ class WorkersTests(unittest.TestCase):
         self.assertGreaterEqual(min(gaps), 0.95 * 0.25, gaps)
 
     @defer.inlineCallbacks
+    def test_autothrottle_held_across_workers(self):
+        """AutoThrottle (held in the parent) with two workers, a host answering in 0.2 s:
+        the second request waits for the start delay as the first answer moved it (to
+        0.6 s), later gaps shrink towards the latency, none is shorter than it, and the
+        parent logs one AUTOTHROTTLE_DEBUG line per page."""
+        every = add_tree(self.server, pages=10, delay=0.2)
+        lateness = Lateness()
+        lateness.start()
+        try:
+            code, _out, err = yield self.crawl(
+                "-s", "AUTOTHROTTLE_ENABLED=True", "-s", "AUTOTHROTTLE_DEBUG=True",
+                "-s", "AUTOTHROTTLE_START_DELAY=1.0", "-s", "AUTOTHROTTLE_MAX_DELAY=1.0",
+                "-s", "AUTOTHROTTLE_TARGET_CONCURRENCY=1",
+                "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=8", "-s", "LOG_LEVEL=INFO")
+        finally:
+            lateness.stop()
+        self.check_complete(every, code, err)
+        allowance = lateness.allowance()
+        times = [request.time for request in self.server.requests]
+        gaps = [b - a for a, b in pairwise(times)]
+        # after the first answer (0.2 s): (1.0 + 0.2) / 2 from the first send
+        self.assertGreaterEqual(gaps[0], 0.95 * 0.6 - allowance, (allowance, gaps))
+        self.assertGreaterEqual(min(gaps), 0.95 * 0.2 - allowance, (allowance, gaps))
+        self.assertLess(gaps[-1], 0.8 * gaps[0], gaps)  # the delay came down
+        debug = [line for line in err.splitlines() if "| conc:" in line]
+        self.assertEqual(len(debug), len(every), err)
+        self.assertFalse([line for line in debug if "worker " in line], debug)
+
+    @defer.inlineCallbacks
     def test_per_host_concurrency_held_across_workers(self):
         """CONCURRENT_REQUESTS_PER_DOMAIN=2 with two workers of 4 each: the host never has
         more than 2 requests in flight at once."""
@@ -150,6 +186,49 @@ class WorkersTests(unittest.TestCase):
                                            "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=2")
         self.check_complete(every, code, err)
         self.assertEqual(self.server.max_in_flight, 2)
+
+    @defer.inlineCallbacks
+    def test_spider_hooks_run_once_for_the_crawl(self):
+        """With two workers, the spider's closed(reason) and its spider_closed receiver run
+        once, in the parent, with the whole crawl's counts; its item_scraped and
+        response_received receivers once per page; its spider_opened receiver in the
+        parent and in each worker (where its callbacks run)."""
+        every = add_tree(self.server, pages=10)
+        notes = os.path.abspath(self.mktemp())
+        os.mkdir(notes)
+        spider_file = os.path.abspath(self.mktemp() + ".py")
+        with open(spider_file, "w") as f:
+            f.write(HOOKS_SPIDER)
+        parents = []
+
+        def note_parent(transport):
+            parents.append(transport.pid)
+
+        code, _out, err = yield run_command(
+            reactor, ["runspider", spider_file, "--workers", "2", "-a", f"notes={notes}",
+                      "-a", f"url={self.server.url('/')}", "-s", "ROBOTSTXT_OBEY=False",
+                      "-O", self.feed, "-s", f"STATS_FILE={self.stats_file}"],
+            started=note_parent)
+        self.check_complete(every, code, err)
+        parent = parents[0]
+        workers = set(worker_pids(err).values())
+        self.assertEqual(len(workers), 2, err)
+
+        def noted(hook):
+            path = os.path.join(notes, hook)
+            if not os.path.exists(path):
+                return []
+            with open(path) as f:
+                return [line.split() for line in f]
+
+        count = str(len(every))
+        self.assertEqual(noted("closed"), [[str(parent), "finished", count]])
+        self.assertEqual(noted("spider_closed"), [[str(parent), "finished", count]])
+        self.assertEqual(sorted(url for _pid, url in noted("item_scraped")), sorted(every))
+        self.assertEqual(sorted(url for _pid, url in noted("response_received")),
+                         sorted(every))
+        self.assertEqual(sorted(int(pid) for pid, in noted("spider_opened")),
+                         sorted([parent, *workers]))
 
     @defer.inlineCallbacks
     def test_jobdir_pause_and_resume(self):
@@ -286,4 +365,52 @@ try:
     process.crawl(Here)
 except UsageError as e:
     print("UsageError:", e)
+"""
+
+
+HOOKS_SPIDER = """\
+import os
+
+import tinyscrapy
+from tinyscrapy import signals
+
+
+class Hooks(tinyscrapy.Spider):
+    name = "hooks"
+
+    @classmethod
+    def from_crawler(cls, crawler, *args, **kwargs):
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        for name in ("spider_opened", "spider_closed", "item_scraped", "response_received"):
+            crawler.signals.connect(getattr(spider, "on_" + name), getattr(signals, name))
+        return spider
+
+    def start_requests(self):
+        yield tinyscrapy.Request(self.url)
+
+    def parse(self, response):
+        yield {"url": response.url}
+        yield from response.follow_all(css="a")
+
+    def note(self, hook, *words):
+        with open(os.path.join(self.notes, hook), "a") as f:
+            f.write(" ".join([str(os.getpid()), *words]) + "\\n")
+
+    def count(self):
+        return str(self.crawler.stats.get_value("item_scraped_count"))
+
+    def closed(self, reason):
+        self.note("closed", reason, self.count())
+
+    def on_spider_opened(self, spider):
+        self.note("spider_opened")
+
+    def on_spider_closed(self, spider, reason):
+        self.note("spider_closed", reason, self.count())
+
+    def on_item_scraped(self, item, spider):
+        self.note("item_scraped", item["url"])
+
+    def on_response_received(self, response, spider):
+        self.note("response_received", response.url)
 """

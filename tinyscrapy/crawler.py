@@ -128,6 +128,7 @@ class Crawler:
         self.ledger = RequestLedger(self.stats)
         self.crawling = False
         self.spider = None
+        self._spider_receivers = {}  # what the spider's from_crawler connected, by signal
         self.engine = None
         self.downloader = None
         self.slots = None
@@ -216,9 +217,18 @@ class Crawler:
         that step, which a component's tests call on a
         L{tinyscrapy.utils.test.get_crawler} crawler).
 
+        The receivers its C{from_crawler} connected are kept (C{_spider_receivers}, each
+        signal to a list): with C{--workers}, the spider's receivers of a signal run in
+        one process only (L{tinyscrapy.frontier.service}).
+
         @raise ReturnedNone: the spider's C{from_crawler} returned None (a usage error).
         """
+        before = self.signals.connections()
         spider = self.spidercls.from_crawler(self, *args, **kwargs)
+        self._spider_receivers = {
+            signal: [receiver for receiver in receivers
+                     if receiver not in before.get(signal, ())]
+            for signal, receivers in self.signals.connections().items()}
         if spider is None:
             raise ReturnedNone(f"{self.spidercls.__qualname__}.from_crawler returned None: "
                                f"it must return the spider (return super().from_crawler("

@@ -59,6 +59,16 @@ class SignalBus:
         """Forget every receiver of C{signal}."""
         self._receivers.pop(signal, None)
 
+    def connections(self):
+        """
+        The receivers connected here (not L{dispatcher}'s), as now.
+
+        @return: a new dict of each signal to a list of its receivers, in the order they
+            connected.
+        """
+        return {signal: [receiver for receiver, _names in entries]
+                for signal, entries in self._receivers.items()}
+
     def listened(self, signal):
         """True if anyone listens to C{signal} (here, or through L{dispatcher})."""
         return bool(self._receivers.get(signal)) or (bool(_GLOBAL) and signal in _GLOBAL)

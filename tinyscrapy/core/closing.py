@@ -123,7 +123,7 @@ def _send_spider_closed(engine, reason):
 
 
 def _spider_closed(engine, reason):
-    return engine.spider.closed(reason)
+    return engine.spider.closed(reason) if engine.closes_spider else None
 
 
 def _settle_unwaited(engine, reason):

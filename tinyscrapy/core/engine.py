@@ -90,6 +90,8 @@ class ExecutionEngine:
         its download (cancelled when the close's grace period is over).
     @ivar wake_causes: None, or (while C{--trace} listens) the set of causes asked of
         L{wake} since the last turn.
+    @ivar closes_spider: whether the close calls the spider's C{closed(reason)} (False
+        in a worker of C{--workers}: the parent calls it, once for the whole crawl).
     """
 
     #: How often an idle engine looks for work, in seconds, unless C{ENGINE_HEARTBEAT} is
@@ -118,6 +120,7 @@ class ExecutionEngine:
         self._close_if_idle = True
         self.in_flight = {}
         self.acknowledging = True  # False once output was lost (stop_for_error)
+        self.closes_spider = True
         self.spider = None
         self.closing_reason = None
         self._closing_started = False

@@ -75,3 +75,16 @@ def is_shared(settings):
     """Whether the workers share a frontier of their own (C{SCHEDULER_URL}, and no
     C{SCHEDULER} the user set): then the parent holds none."""
     return bool(settings.get("SCHEDULER_URL")) and "SCHEDULER" not in settings.overridden()
+
+
+def disconnect_spider_receivers(crawler, signals):
+    """
+    Disconnect from each of C{signals} the receivers the spider's C{from_crawler}
+    connected: with C{--workers}, a spider's receiver of a signal runs in one process
+    only (the parent, or the worker where the event happened), once per event.
+    """
+    bus = crawler.signals
+    spider_receivers = crawler._spider_receivers
+    for signal in signals:
+        for receiver in spider_receivers.get(signal, ()):
+            bus.disconnect(receiver, signal)

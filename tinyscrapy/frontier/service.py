@@ -53,7 +53,7 @@ from tinyscrapy.core.scraper import Scope, Scraper
 from tinyscrapy.core.spidermw import SpiderMiddlewareManager
 from tinyscrapy.dupefilters import RFPDupeFilter
 from tinyscrapy.exceptions import UnserializableRequest, UsageError
-from tinyscrapy.frontier import is_shared, workers_wanted
+from tinyscrapy.frontier import disconnect_spider_receivers, is_shared, workers_wanted
 from tinyscrapy.frontier.codec import request_from_fields, request_to_fields
 from tinyscrapy.frontier.workerwire import (
     AMP_IN,
@@ -93,6 +93,13 @@ class FrontierService(ExecutionEngine):
         """
         spider_locator(crawler.spidercls)
         portable_settings(crawler.settings)
+        # the spider's receivers of what the workers relay run there, with the response
+        # or failure itself (and a signal only the spider listened to is not relayed);
+        # with a shared frontier, each worker's crawl idles on its own
+        leave = [getattr(signals, name) for name in RELAYED]
+        if is_shared(crawler.settings):
+            leave.append(signals.spider_idle)
+        disconnect_spider_receivers(crawler, leave)
         self.pool = pool = WorkerPool(crawler, reactor)
         crawler.downloader, crawler.slots = pool, pool.slots
         scheduler = Scheduler.from_crawler(crawler) if pool.shared else None
@@ -201,13 +208,32 @@ class _InWorkers:
 
 
 class _Answer:
-    """What AutoThrottle reads of a response whose transfer a worker reported."""
+    """What AutoThrottle reads of a response whose transfer a worker reported: its
+    status, its request (the meta) and the length of its body (C{len(answer.body)})."""
 
-    __slots__ = ("status", "request")
+    __slots__ = ("status", "request", "size")
 
-    def __init__(self, status, request):
+    def __init__(self, status, request, size=0):
         self.status = status
         self.request = request
+        self.size = size
+
+    @property
+    def body(self):
+        """Stands for the body, which stayed in the worker: only its length."""
+        return _Length(self.size)
+
+
+class _Length:
+    """A body the parent never sees, as long as it was."""
+
+    __slots__ = ("size",)
+
+    def __init__(self, size):
+        self.size = size
+
+    def __len__(self):
+        return self.size
 
 
 class _SlotMark:
@@ -376,13 +402,13 @@ class WorkerPool:
             self.ledger.close(request, "dropped", "UnserializableRequest")
             return succeed(None)
         worker = max(self.workers, key=Worker.room)
-        self.slots.acquire(request)
+        slot = self.slots.acquire(request)
         lease_id = self._next_lease
         self._next_lease += 1
         d = Deferred()
         self.leases[lease_id] = Lease(lease_id, request, worker, d,
                                       self._deaths.pop(request, 0))
-        worker.lease(lease_id, fields)
+        worker.lease(lease_id, fields, slot.spaced)
         return d
 
     def report(self, worker, box):
@@ -418,11 +444,15 @@ class WorkerPool:
                 slots.sent(lease.request)
         for key in box.get("stamps", ()):
             slots.sent(_SlotMark(key))
-        for lease_id, status in box.get("released", ()):
+        for lease_id, status, *measured in box.get("released", ()):
             lease = leases.get(lease_id)
             if lease is not None and not lease.released:
                 lease.released = True
-                slots.release(lease.request, _Answer(status, lease.request))
+                if measured:  # a slot the crawl spaces: the worker's latency, for AutoThrottle
+                    latency, size = measured
+                    slots.release(lease.request, _Answer(status, lease.request, size), latency)
+                else:
+                    slots.release(lease.request, _Answer(status, lease.request))
         for lease_id in box.get("done", ()):
             self._end(lease_id, "done")
         for lease_id in box.get("returned", ()):
@@ -771,10 +801,12 @@ class Worker:
         process = self.process = WorkerProcess(self)
         process.spawn(self.pool.reactor, self.pool.crawler.settings)
 
-    def lease(self, lease_id, fields):
-        """Send C{fields} (a request) as lease C{lease_id}, with the others of this turn."""
+    def lease(self, lease_id, fields, spaced=False):
+        """Send C{fields} (a request) as lease C{lease_id}, with the others of this turn;
+        C{spaced}: its slot is spaced here (a delay, AutoThrottle), so the worker must
+        report its send and its latency, whatever its own slot's delay."""
         self.leased += 1
-        self._outbox.append([lease_id, fields])
+        self._outbox.append([lease_id, fields, 1] if spaced else [lease_id, fields])
         if self._flush_call is None:
             self._flush_call = self.pool.reactor.callLater(0, self._flush)
 

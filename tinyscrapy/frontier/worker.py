@@ -12,9 +12,11 @@ L{Report} per reactor turn, a dict of lists of records:
 
     C{queued}    C{[fingerprint, request fields]}: a new request (L{WorkerScheduler})
     C{start}     C{[pulled, done]}: how many start requests the first worker pulled
-    C{sent}      lease ids whose request went out on the wire (slots with a delay)
+    C{sent}      lease ids whose request went out on the wire (slots the crawl spaces)
     C{stamps}    slot names of sends the parent did not lease (a robots.txt fetch)
-    C{released}  C{[lease id, status or None]}: the transfer ended (its slot place free)
+    C{released}  C{[lease id, status or None]}: the transfer ended (its slot place free);
+                 on a slot the crawl spaces, C{[lease id, status, latency, body size]}
+                 once sent (what the parent's AutoThrottle reads)
     C{done}      lease ids acknowledged (the callback ran, its output is reported)
     C{returned}  lease ids given back, never started (the crawl closed first)
     C{floors}    C{[slot, delay]}: a robots.txt C{Crawl-delay} raised a slot's delay
@@ -45,6 +47,7 @@ from tinyscrapy import signals
 from tinyscrapy.crawler import Crawler
 from tinyscrapy.dupefilters import FingerprintSet
 from tinyscrapy.exceptions import UnserializableRequest
+from tinyscrapy.frontier import disconnect_spider_receivers
 from tinyscrapy.frontier.codec import request_from_fields, request_to_fields
 from tinyscrapy.frontier.plaindata import NotPlain, plain
 from tinyscrapy.frontier.workerwire import (
@@ -118,6 +121,8 @@ class WorkerLink(amp.AMP):
     @ivar crawler: the crawler, once L{start} made it.
     @ivar scheduler: the engine's L{WorkerScheduler} once open (None with a shared
         frontier, C{--scheduler redis://}).
+    @ivar slot_reports: the slots' L{_SlotReports} once open (None with a shared
+        frontier).
     @ivar index: this worker's number, from 0.
     @ivar status: the exit status: 0 once the crawl finished and was reported.
     @ivar closing: the reason of the parent's L{Close}, or None.
@@ -128,9 +133,11 @@ class WorkerLink(amp.AMP):
         self.reactor = reactor
         self.crawler = None
         self.scheduler = None
+        self.slot_reports = None
         self.index = None
         self.status = 1
         self.closing = None
+        self.shared = False  # True with a shared frontier (--scheduler redis://)
         self.start_role = "all"  # "first": pull the start requests; "none": do not
         self.start_skip = 0
         self.start_pulled = 0
@@ -176,6 +183,7 @@ class WorkerLink(amp.AMP):
         worker_settings(settings, config)
         configure_logging(settings)
         self.start_role, self.start_skip = config["start"]
+        self.shared = config["shared"]
         spidercls = spider_class(config["spider"])
         crawler = self.crawler = WorkerCrawler(spidercls, settings)
         crawler.worker = self
@@ -195,7 +203,7 @@ class WorkerLink(amp.AMP):
         tune_for_crawl()  # what exists now lives as long as the process
         slots = self.crawler.slots
         if self.scheduler is not None and slots is not None:
-            slots.observer = _SlotReports(self)
+            slots.observer = self.slot_reports = _SlotReports(self)
         self._stats_task = LoopingCall(self._report_stats)
         self._stats_task.clock = self.reactor
         self._stats_task.start(STATS_INTERVAL, now=False)
@@ -213,13 +221,18 @@ class WorkerLink(amp.AMP):
         given = []
         if self.scheduler is not None:
             self.scheduler.add_seen(batch["seen"])
-        for lease, fields in batch["leases"]:
+        reports = self.slot_reports
+        for lease, fields, *spaced in batch["leases"]:
             try:
-                given.append((lease, request_from_fields(fields, spider)))
+                request = request_from_fields(fields, spider)
             except ValueError as e:  # the parent's own spider: not expected
                 logger.error("cannot load a request from the parent (%s): skipped", e)
                 self.crawler.ledger.close(None, "failed", "Unloadable")
                 self.add("done", lease)
+                continue
+            given.append((lease, request))
+            if spaced and reports is not None:
+                reports.spaced_by_parent(request)
         if self.scheduler is not None:
             self.scheduler.add_leases(given)
         else:  # a shared frontier: into it, as this worker's own
@@ -376,9 +389,34 @@ class WorkerLink(amp.AMP):
         self._stop_reactor()
 
 
+# the spider's receivers of these run in the parent only, once for the whole crawl (and
+# spider_idle too, but with a shared frontier, where each worker's crawl idles and ends
+# on its own)
+PARENTS_SIGNALS = (signals.spider_closed, signals.item_scraped)
+
+
 class WorkerCrawler(Crawler):
-    """A worker's crawler: the parent logs the crawl's settings; the first worker logs
-    the components that run in each worker."""
+    """
+    A worker's crawler: the parent logs the crawl's settings; the first worker logs the
+    components that run in each worker.
+
+    The spider's hooks of the whole crawl are the parent's (L{PARENTS_SIGNALS}, and
+    C{spider_idle} unless the frontier is shared): here its C{closed(reason)} is not
+    called and the receivers its C{from_crawler} connected to those signals are
+    disconnected; its other receivers (C{spider_opened}, before its callbacks run here,
+    C{response_received}, ...) run here.
+    """
+
+    def _create_spider(self, *args, **kwargs):
+        spider = super()._create_spider(*args, **kwargs)
+        idle = () if self.worker.shared else (signals.spider_idle,)
+        disconnect_spider_receivers(self, (*PARENTS_SIGNALS, *idle))
+        return spider
+
+    def _create_engine(self):
+        engine = super()._create_engine()
+        engine.closes_spider = False
+        return engine
 
     def _log_start(self):
         if self.worker.index == 0:
@@ -609,15 +647,30 @@ class WorkerScheduler:
 
 
 class _SlotReports:
-    """The worker's L{tinyscrapy.core.downloader.slots.Slots} observer: each send on a
-    slot with a delay, each end of a transfer and each raised delay, for the parent."""
+    """
+    The worker's L{tinyscrapy.core.downloader.slots.Slots} observer: for the parent, each
+    send on a slot the crawl spaces, each end of a transfer (with its latency and size
+    on such a slot, for the parent's AutoThrottle) and each raised delay.
+
+    A slot the parent spaces may have no delay here: the parent's AutoThrottle, or a
+    robots.txt C{Crawl-delay} another worker found. The parent flags the leases of such a
+    slot (L{WorkerLink.leases}), and this worker reports that slot's sends from then on.
+
+    @ivar spaced: the names of the slots the parent flagged.
+    """
 
     def __init__(self, link):
         self.link = link
         self.scheduler = link.scheduler
+        self.spaced = set()
+        self._key_for = link.crawler.slots.key_for
+
+    def spaced_by_parent(self, request):
+        """The parent spaces the slot of C{request} (its lease was flagged)."""
+        self.spaced.add(self._key_for(request))
 
     def sent(self, request, slot):
-        if not slot.spaced:
+        if not (slot.spaced or slot.key in self.spaced):
             return
         lease = self.scheduler.lease_of(request)
         if lease is not None:
@@ -625,10 +678,16 @@ class _SlotReports:
         else:
             self.link.add("stamps", slot.key)
 
-    def released(self, request, slot, result):
+    def released(self, request, slot, result, latency):
         lease = self.scheduler.lease_of(request)
-        if lease is not None:
-            self.link.add("released", [lease, getattr(result, "status", None)])
+        if lease is None:
+            return
+        status = getattr(result, "status", None)
+        if latency is None or not (slot.spaced or slot.key in self.spaced):
+            self.link.add("released", [lease, status])
+            return
+        body = getattr(result, "body", None)
+        self.link.add("released", [lease, status, latency, len(body) if body else 0])
 
     def delay_raised(self, key, delay):
         self.link.add("floors", [key, delay])

@@ -115,6 +115,8 @@ class Leases(amp.Command):
     """Parent to worker: C{{"leases": [[lease id, request fields], ...], "seen":
     [fingerprint, ...]}}, the requests to fetch and the fingerprints that other workers
     added to the frontier since the last one (so this worker makes no request for them).
+    A lease C{[lease id, request fields, 1]} is of a slot the parent spaces: the worker
+    reports its send and its latency.
     Not answered (one box a turn, not two): what it leases is acknowledged in a L{Report}."""
 
     arguments = [(b"batch", Chunked())]

@@ -200,9 +200,10 @@ class Slots:
     @ivar random: the C{random.Random} delays are drawn from.
     @ivar listeners: callables called with a slot's key after each send and release.
     @ivar observer: None, or an object told of each request's send (C{sent(request,
-        slot)}), of the end of its transfer (C{released(request, slot, result)}) and of
-        each L{raise_delay} (C{delay_raised(key, delay)}): a worker of C{--workers}
-        reports them to the parent, which keeps the crawl's slots.
+        slot)}), of the end of its transfer (C{released(request, slot, result, latency)},
+        the latency None for a request never sent) and of each L{raise_delay}
+        (C{delay_raised(key, delay)}): a worker of C{--workers} reports them to the
+        parent, which keeps the crawl's slots.
     """
 
     def __init__(self, rules=(), default=None, clock=None, throttle=None, rng=None):
@@ -334,11 +335,14 @@ class Slots:
         if slot.spaced:  # its next send time is known now
             self._notify(slot)
 
-    def release(self, request, result=None):
+    def release(self, request, result=None, latency=None):
         """
         C{request}'s download is over: its place is free. Calling it again does nothing.
 
         @param result: the raw L{HttpResponse} or the failure; AutoThrottle reads it.
+        @param latency: the seconds from its send to the end of its transfer as measured
+            where it was downloaded (a worker of C{--workers}), for AutoThrottle; None:
+            the time since L{sent} here.
         """
         ticket = self._tickets.pop(request, None)
         if ticket is None:
@@ -354,10 +358,12 @@ class Slots:
         else:
             now = self.clock.seconds()
             slot.answered(ticket.sent_at, now)
+            if latency is None:
+                latency = now - ticket.sent_at
             if self.throttle is not None:
-                self.throttle.adjust(slot, now - ticket.sent_at, result)
+                self.throttle.adjust(slot, latency, result)
         if self.observer is not None:
-            self.observer.released(request, slot, result)
+            self.observer.released(request, slot, result, latency)
         self._notify(slot)
 
     def raise_delay(self, key, delay):

@@ -285,6 +285,21 @@ class OffsiteApiTests(unittest.TestCase):
         yield crawl(Growing, start_urls=[start])
         self.assertEqual(self.other.hits["/later"], 1)
 
+    def test_chain_leaves_the_checked_hook_out(self):
+        """The downloader chain never calls the built-in process_request (every request
+        was checked before it was queued); a subclass's own process_request it calls."""
+        from tinyscrapy.core.downloader.middleware import DownloaderMiddlewareManager
+        from tinyscrapy.utils.test import get_crawler
+
+        class Own(OffsiteMiddleware):
+            def process_request(self, request, spider=None):
+                return None
+
+        crawler = get_crawler(Spider)
+        manager = DownloaderMiddlewareManager(OffsiteMiddleware(), Own(), crawler=crawler)
+        self.assertEqual([hook.__func__ for hook in manager.methods["process_request"]],
+                         [Own.process_request])
+
     def test_process_request_as_scrapy(self):
         """process_request drops an off-site request with Scrapy's message; dont_filter
         and allow_offsite let it through."""

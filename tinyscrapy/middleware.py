@@ -350,12 +350,15 @@ async def _gather(agen):
 def _add_hook(hooks, path, mw, name, n_args, first=False):
     """
     Add C{(label, bound method, whether it takes the spider)} of C{mw}'s hook C{name}
-    (whose arguments before the spider are C{n_args}) to C{hooks}, last or C{first}.
+    (whose arguments before the spider are C{n_args}) to C{hooks}, last or C{first}. A
+    component's C{unchained_hooks} (functions) are Scrapy's API for callers who call them
+    directly, which the chain does not call: their work was done before (a subclass that
+    overrides one is called).
 
     @return: the bound method, or None when C{mw} has no such hook.
     """
     method = getattr(mw, name, None)
-    if method is None:
+    if method is None or getattr(method, "__func__", None) in getattr(mw, "unchained_hooks", ()):
         return None
     hook = (f"{path}.{name}", method, takes_spider(method, n_args))
     if first:

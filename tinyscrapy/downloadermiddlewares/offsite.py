@@ -132,6 +132,10 @@ class OffsiteMiddleware:
         """Scrapy's receiver of C{request_scheduled}: L{process_request}."""
         self.process_request(request, spider)
 
+    # the chain never calls process_request: admit_request checked every request before
+    # it was queued (a subclass's own process_request is called)
+    unchained_hooks = frozenset({process_request})
+
     def _judge(self, host, port, spider):
         if self._allowed is None:
             self._allowed_domains = tuple(domain for domain in

@@ -10,6 +10,7 @@ import struct
 
 from twisted.internet import defer, reactor, task
 from twisted.trial import unittest
+from twisted.web.server import NOT_DONE_YET
 
 from tinyscrapy.crawler import Crawler
 from tinyscrapy.exceptions import UnserializableRequest
@@ -21,6 +22,49 @@ from tinyscrapy.spiders import Spider
 from .helpers import run_command, serve
 from .redisserver import NO_REDIS, RedisServer
 from .servers import Delay
+
+
+class _Gate:
+    """
+    Holds every page's answer until C{waiting} requests wait at the server at once: more
+    than one process's C{CONCURRENT_REQUESTS}, so both processes are fetching (an event,
+    however late the second one started). Bounded: after C{bound} seconds it opens anyway,
+    and the test's assertion says what happened.
+    """
+
+    def __init__(self, server, waiting, bound=30):
+        self.server = server
+        self.waiting = waiting
+        self.held = []
+        self.opened = False
+        server.callLater(bound, self.open)
+
+    def hold(self, answer):
+        if self.opened:
+            answer()
+            return
+        self.held.append(answer)
+        if len(self.held) >= self.waiting:
+            self.open()
+
+    def open(self):
+        if not self.opened:
+            self.opened = True
+            held, self.held = self.held, []
+            for answer in held:
+                answer()
+
+
+class _Gated(Delay):
+    """A L{Delay} page whose answer waits for the L{_Gate} first."""
+
+    def __init__(self, gate, seconds, body):
+        super().__init__(seconds, body)
+        self.gate = gate
+
+    def render(self, request):
+        self.gate.hold(lambda: Delay.render(self, request))
+        return NOT_DONE_YET
 
 START_URL = "http://127.0.0.1:9/"  # never fetched: the crawl does not start
 
@@ -269,24 +313,30 @@ class SharedCrawlTests(unittest.TestCase):
     skip = NO_REDIS
     timeout = 60
     PAGES = 60
+    CONCURRENT = 2  # CONCURRENT_REQUESTS of each process
 
     def setUp(self):
         self.redis = RedisServer().start()  # each test its own (it starts in ~30 ms)
         self.addCleanup(self.redis.stop)
         self.server = serve(self)
+        # more answers waiting than one process may have in flight: both are fetching (at
+        # 2 each, the two together stay within the host's cluster-wide parallelism, 8,
+        # which one process's leases, in flight and buffered, would otherwise fill)
+        self.gate = _Gate(self.server, waiting=self.CONCURRENT + 1)
         others = [f"/p{i}" for i in range(1, self.PAGES)]
         self.start_url = self.server.add_page("/", links=others)
         for i, path in enumerate(others):  # each page links on, and home: duplicates
             body = (f'<title>{path}</title><a href="{others[(i + 1) % len(others)]}">n</a>'
                     f'<a href="/">home</a>').encode()
-            # slow enough (60 pages, 4 at a time: 4.5 s) that a process started a second or
-            # two late on a loaded machine still finds work: each test asserts both share
-            self.server.add(path, Delay(0.3, body))
+            # each test asserts both processes share the crawl: no page is answered before
+            # both are fetching
+            self.server.add(path, _Gated(self.gate, 0.3, body))
 
     def crawl(self, feed, stats, *extra, started=None):
         args = ["crawl", self.start_url, "--scheduler", self.redis.url, "-O", feed,
                 "-s", "ROBOTSTXT_OBEY=False", "-s", f"STATS_FILE={stats}", "-L", "WARNING",
-                "-s", "SCHEDULER_REDIS_POLL_INTERVAL=0.05", "-s", "CONCURRENT_REQUESTS=4",
+                "-s", "SCHEDULER_REDIS_POLL_INTERVAL=0.05",
+                "-s", f"CONCURRENT_REQUESTS={self.CONCURRENT}",
                 *extra]
         return run_command(reactor, args, started=started)
 
@@ -323,6 +373,7 @@ class SharedCrawlTests(unittest.TestCase):
     def test_killed_process_loses_nothing(self):
         """A process killed mid-crawl (SIGKILL) leaves its taken requests in Redis; a
         second process requeues them once its heartbeat expires and finishes the crawl."""
+        self.gate.open()  # one process at a time here: nothing to wait for
         feeds = [os.path.abspath(self.mktemp() + ".jsonl") for _ in range(2)]
         stats = [os.path.abspath(self.mktemp() + ".json") for _ in range(2)]
         transports = []

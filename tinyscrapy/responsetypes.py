@@ -137,6 +137,17 @@ def _from_filename(name):
     return class_for_type(guessed) if guessed and not encoding else Response
 
 
+def _from_disposition(disposition):
+    """The class the file name of a C{Content-Disposition} value tells (L{Response}
+    without one)."""
+    if isinstance(disposition, bytes):
+        disposition = disposition.decode("latin-1", "replace")
+    try:
+        return _from_filename(disposition.split(";")[1].split("=")[1].strip("\"' "))
+    except IndexError:
+        return Response
+
+
 def _from_body(body):
     head = body[:5000]
     if any(byte in _CONTROL_BYTES for byte in head):
@@ -181,11 +192,7 @@ def response_class(headers=None, url=None, body=None):
                     return _remember(content_type,
                                      _named("TextResponse") if verdict else Response)
         if cls is Response and b"Content-Disposition" in headers:
-            disposition = headers[b"Content-Disposition"].decode("latin-1", "replace")
-            try:
-                cls = _from_filename(disposition.split(";")[1].split("=")[1].strip("\"'"))
-            except IndexError:
-                pass
+            cls = _from_disposition(headers[b"Content-Disposition"])
     if cls is Response and url is not None:
         cls = _from_filename(url)
     if cls is Response and body is not None:
@@ -223,13 +230,7 @@ class ResponseTypes:
 
     def from_content_disposition(self, content_disposition):
         """The class for the file name a C{Content-Disposition} value gives, if any."""
-        if isinstance(content_disposition, bytes):
-            content_disposition = content_disposition.decode("latin-1", "replace")
-        try:
-            filename = content_disposition.split(";")[1].split("=")[1].strip("\"' ")
-        except IndexError:
-            return Response
-        return self.from_filename(filename)
+        return _from_disposition(content_disposition)
 
     def from_headers(self, headers):
         """The class the headers tell (C{Content-Type}, then C{Content-Disposition})."""

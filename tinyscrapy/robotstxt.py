@@ -8,6 +8,8 @@ names by default; L{PythonRobotParser} uses the standard library's parser instea
 import logging
 from abc import ABCMeta, abstractmethod
 
+from tinyscrapy.utils.python import to_unicode
+
 logger = logging.getLogger(__name__)
 
 
@@ -76,16 +78,13 @@ class PythonRobotParser(RobotParser):
         return cls(robotstxt_body, getattr(crawler, "spider", None))
 
     def allowed(self, url, user_agent):
-        return self.rp.can_fetch(_text(user_agent), _text(url))
+        return self.rp.can_fetch(to_unicode(user_agent, errors="replace"),
+                                 to_unicode(url, errors="replace"))
 
     def crawl_delay(self, user_agent):
         """The C{Crawl-delay} for C{user_agent} in seconds, or None."""
-        delay = self.rp.crawl_delay(_text(user_agent))
+        delay = self.rp.crawl_delay(to_unicode(user_agent, errors="replace"))
         return None if delay is None else float(delay)
-
-
-def _text(value):
-    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
 
 
 class RerpRobotParser(RobotParser):
@@ -103,9 +102,10 @@ class RerpRobotParser(RobotParser):
         return cls(robotstxt_body, getattr(crawler, "spider", None))
 
     def allowed(self, url, user_agent):
-        return self.rp.is_allowed(_text(user_agent), _text(url))
+        return self.rp.is_allowed(to_unicode(user_agent, errors="replace"),
+                                  to_unicode(url, errors="replace"))
 
     def crawl_delay(self, user_agent):
         """The C{Crawl-delay} for C{user_agent} in seconds, or None."""
-        return self.rp.get_crawl_delay(_text(user_agent))
+        return self.rp.get_crawl_delay(to_unicode(user_agent, errors="replace"))
 

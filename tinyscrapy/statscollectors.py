@@ -10,7 +10,6 @@ the trace read it too.
 """
 
 import dataclasses
-import inspect
 import json
 import logging
 import os
@@ -18,6 +17,7 @@ import warnings
 from datetime import datetime
 
 from tinyscrapy.exceptions import ScrapyDeprecationWarning
+from tinyscrapy.utils.deprecate import argument_is_required
 from tinyscrapy.utils.misc import check_output_path
 
 logger = logging.getLogger(__name__)
@@ -74,7 +74,7 @@ def call_with_spider_if_required(method, spider, **kwargs):
 
     @return: what the method returns.
     """
-    if _requires_spider(method):
+    if argument_is_required(method, "spider"):
         warnings.warn(f"The {method.__name__}() method of "
                       f"{type(method.__self__).__module__}.{type(method.__self__).__qualname__}"
                       f" requires a spider argument, this is deprecated and the argument will "
@@ -82,15 +82,6 @@ def call_with_spider_if_required(method, spider, **kwargs):
                       stacklevel=3)
         return method(spider=spider, **kwargs)
     return method(**kwargs)
-
-
-def _requires_spider(method):
-    try:
-        spider = inspect.signature(method).parameters.get("spider")
-    except (TypeError, ValueError):
-        return False
-    return spider is not None and spider.default is spider.empty \
-        and spider.kind is not spider.VAR_KEYWORD
 
 
 class StatsCollector:

@@ -62,9 +62,7 @@ class OffsiteMiddleware:
                     and not self.should_follow(request, spider):
                 raise OffsiteRequest(host)
             return
-        domains = getattr(spider, "allowed_domains", None)
-        if domains is not self._source or (domains and len(domains) != self._source_size):
-            self._forget(domains)  # a spider may change its allowed_domains as it goes
+        self._watch(spider)
         key = (host, port)
         verdict = self._verdicts.get(key)
         if verdict is None:
@@ -73,6 +71,13 @@ class OffsiteMiddleware:
             raise OffsiteRequest(host)
 
     # Scrapy's API
+
+    def _watch(self, spider):
+        """A spider may change its allowed_domains as it goes: another list, or one that
+        grew or shrank, is read again (L{_forget})."""
+        domains = getattr(spider, "allowed_domains", None)
+        if domains is not self._source or (domains and len(domains) != self._source_size):
+            self._forget(domains)
 
     def _forget(self, domains):
         """The spider's C{allowed_domains} is another list now, or has grown or shrunk:
@@ -95,9 +100,7 @@ class OffsiteMiddleware:
         @return: True to keep C{request}, False to drop it.
         """
         from tinyscrapy.utils.httpobj import urlparse_cached
-        domains = getattr(spider, "allowed_domains", None)
-        if domains is not self._source or (domains and len(domains) != self._source_size):
-            self._forget(domains)
+        self._watch(spider)
         parts = urlparse_cached(request)
         host = (parts.hostname or "").lower()
         try:

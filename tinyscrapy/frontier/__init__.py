@@ -11,7 +11,8 @@ A C{SCHEDULER} setting the user changed always wins.
 
 With C{--workers N} (C{WORKERS}, L{workers_wanted}) the crawl's frontier is the parent
 process's, which leases it to N worker processes: L{tinyscrapy.frontier.service} (the
-parent) and L{tinyscrapy.frontier.worker} (each worker's scheduler).
+parent), L{tinyscrapy.frontier.processes} (the parent's end of each worker process) and
+L{tinyscrapy.frontier.worker} (each worker's scheduler).
 """
 
 import os

@@ -1,6 +1,7 @@
 """
 A worker process of C{--workers N}: the ordinary engine, with a scheduler that asks the
-parent (L{tinyscrapy.frontier.service} is the parent's side).
+parent (L{tinyscrapy.frontier.service} and L{tinyscrapy.frontier.processes} are the
+parent's side).
 
 The parent starts it with C{reactor.spawnProcess} (L{main} is what runs) and talks to it
 over AMP on its file descriptors 3 (parent to worker) and 4 (worker to parent); its

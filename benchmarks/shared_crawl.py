@@ -120,6 +120,8 @@ def redis_server():
                 return process, f"redis://127.0.0.1:{port}/0"
         except OSError:
             time.sleep(0.02)
+    process.kill()  # ours, by its own handle: never left running
+    process.wait(timeout=10)
     raise RuntimeError("redis-server did not start")
 
 

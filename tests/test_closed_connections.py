@@ -74,6 +74,31 @@ class Http10Tests(unittest.TestCase):
             self.assertEqual(set(self.server.hits.values()), {1})
 
 
+def half_answer(path):
+    """An HTTP/1.0 answer without a length (its body runs to the close), half sent: the
+    connection then stays open (close_after=None)."""
+    return b"HTTP/1.0 200 OK\r\nContent-Type: text/html\r\n\r\n<html><title>half a page"
+
+
+class CloseDelimitedStallTests(unittest.TestCase):
+    """A body that runs to the close, and the server stalls in the middle of it."""
+
+    def setUp(self):
+        self.server = RawServer(half_answer, close_after=None).start()
+        self.addCleanup(self.server.stop)
+
+    @defer.inlineCallbacks
+    def test_is_a_timeout_not_a_page(self):
+        """DOWNLOAD_TIMEOUT aborts it, and the download fails with DownloadTimeout: the
+        half page is not delivered as a whole one (the abort ends such a body as twisted
+        ends it at a close)."""
+        from tinyscrapy.exceptions import DownloadTimeout
+        fetcher = make_fetcher(self, {"DOWNLOAD_TIMEOUT": 0.5})
+        error, elapsed = yield failure_of(get(fetcher, self.server.url("/")))
+        self.assertIsInstance(error, DownloadTimeout)
+        self.assertGreaterEqual(elapsed, 0.45)
+
+
 class StaleKeepAliveTests(unittest.TestCase):
     """A server that drops every reused keep-alive connection, unanswered."""
 

@@ -292,6 +292,15 @@ class TimeoutTests(FetchTestCase):
         """A Content-Length that never arrives (within the limit): one timeout."""
         return self.assert_times_out(DeclaredLength(10_000))
 
+    def test_cut_declared_length_is_a_timeout_with_dataloss_allowed(self):
+        """With DOWNLOAD_FAIL_ON_DATALOSS off, a declared body the timer cut is still a
+        timeout, not a partial response flagged dataloss."""
+        return self.assert_times_out(DeclaredLength(10_000), DOWNLOAD_FAIL_ON_DATALOSS=False)
+
+    def test_cut_chunked_body_is_a_timeout_with_dataloss_allowed(self):
+        """The same for a chunked body the timer cut."""
+        return self.assert_times_out(StallAfterHeaders(), DOWNLOAD_FAIL_ON_DATALOSS=False)
+
     @defer.inlineCallbacks
     def test_timeout_per_request(self):
         """meta['download_timeout'] overrides the setting for one request."""

@@ -817,10 +817,14 @@ class Transfer:
         result = self.result
         if result.called:  # cancelled: the outcome of the abort is of no interest
             return None
-        if isinstance(outcome, Response):
-            result.callback(outcome)
-        elif self.timed_out is not None:
+        if self.timed_out is not None:
+            # first: the abort can end the body as if it were whole (a body that runs to
+            # the close: twisted's PotentialDataLoss, which treq.collect takes for the
+            # end), or as data loss, which DOWNLOAD_FAIL_ON_DATALOSS = False makes a
+            # response; a download the timer ended is a DownloadTimeout all the same
             result.errback(self.timed_out)
+        elif isinstance(outcome, Response):
+            result.callback(outcome)
         else:
             result.errback(tls_error(outcome) or outcome)
         return None

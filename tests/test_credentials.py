@@ -85,6 +85,11 @@ class MaskTests(unittest.TestCase):
         self.assertEqual(redact_url("no url here"), "no url here")
         self.assertEqual(redact_url("http://u:p@h/ and redis://:q@h/0"),
                          "http://u:***@h/ and redis://:***@h/0")
+        # a password holding an unescaped @: the host starts after the last one (as the
+        # connection reads it), so none of the password is shown
+        self.assertEqual(redact_url("redis://:Bad@Pw@127.0.0.1:6379/0 http://u:Pr@xy@h/"),
+                         "redis://:***@127.0.0.1:6379/0 http://u:***@h/")
+        self.assertEqual(redact_url("http://h/path@x?q=a@b"), "http://h/path@x?q=a@b")
 
     @defer.inlineCallbacks
     def test_start_line_shows_no_secret(self):

@@ -290,8 +290,9 @@ class SpiderLoggerAdapter(logging.LoggerAdapter):
 
 logger = logging.getLogger("tinyscrapy.crawler")
 
-# the userinfo of a URL (user:secret@, or a Redis URL's lone secret@), kept out of logs
-_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)([^/?#@\s]*)@")
+# the userinfo of a URL (user:secret@, or a Redis URL's lone secret@), kept out of logs:
+# up to the authority's last @, where the host starts (a password may hold an unescaped @)
+_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)([^/?#\s]*)@")
 _SECRET_PARTS = frozenset(("PASS", "PASSWD", "PASSWORD", "SECRET", "TOKEN"))
 _NOT_SECRET = frozenset(("SCHEDULER_REDIS_KEY",))  # a key prefix, not a key to anything
 _CREDENTIAL_HEADERS = frozenset(("authorization", "cookie", "proxy-authorization"))

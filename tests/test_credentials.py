@@ -307,6 +307,12 @@ class JobdirTests(unittest.TestCase):
             self.assertNotIn("cookie", request.headers)
         for request in self.received("auth"):
             self.assertEqual(request.headers["authorization"], basic("user", HTTPAUTH))
+        # meta http_user/http_pass stayed in the first run's memory, both: the spider's
+        # HTTP auth stands in, not the user with an empty password
+        meta = self.received("meta")
+        self.assertTrue(meta)
+        for request in meta:
+            self.assertEqual(request.headers["authorization"], basic("user", HTTPAUTH))
         self.assertEqual(len([m for m in logs.messages() if "stored by another run" in m]), 1)
 
     @defer.inlineCallbacks

@@ -197,6 +197,10 @@ def _stored_headers_and_meta(request, spider=None):
                 secrets["meta proxy"] = userinfo
             if meta.get("http_pass"):
                 secrets["meta http_pass"] = meta.pop("http_pass")
+                # the user goes with it: a copy loaded without the password (another
+                # run) would send the user with an empty one, a credential nobody gave
+                if "http_user" in meta:
+                    secrets["meta http_user"] = meta.pop("http_user")
     if secrets:
         meta = dict(meta or {})
         meta["_credentials"] = vault_of(spider).keep(secrets, request)
@@ -293,8 +297,8 @@ class CredentialVault:
                     scheme, sep, rest = proxy.partition("://")
                     meta["proxy"] = f"{scheme}://{values}@{rest}" if sep else \
                         f"{values}@{proxy}"
-            elif name == "meta http_pass":
-                meta["http_pass"] = values
+            elif name in ("meta http_pass", "meta http_user"):
+                meta[name[len("meta "):]] = values
             else:
                 headers.append((name.encode("latin-1"),
                                 [value.encode("latin-1") for value in values]))

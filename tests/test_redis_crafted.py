@@ -106,6 +106,32 @@ class CraftedMemberTests(FaultTestCase):
         self.assertEqual(request.url, "http://example.com/x")
         self.assertEqual(self.stops, [])
 
+    @defer.inlineCallbacks
+    def test_a_next_send_time_no_worker_set(self):
+        """A slot's next-send time set by hand centuries ahead (host:next): read as the
+        slot's delay and the hold from now, so its request is leased within that."""
+        a = yield self.open_scheduler()
+        self.redis.call("HSET", self.key("host:next"), "example.com", "9000000000000000")
+        self.seed(a, self.valid(a, "http://example.com/x", delay_ms=50))
+        a._empty_pop_at = float("-inf")
+        request = yield self.take(a)
+        self.assertEqual(request.url, "http://example.com/x")
+        self.assertLess(int(self.redis.call("HGET", self.key("host:next"), "example.com")),
+                        9000000000000000)
+        self.assertEqual(self.stops, [])
+
+    @defer.inlineCallbacks
+    def test_a_lease_count_no_lease_stands_behind(self):
+        """A slot's lease counter (host:active) far above its parallelism, with no lease
+        out anywhere: the status drops it, and the request is leased."""
+        a = yield self.open_scheduler()
+        self.redis.call("HSET", self.key("host:active"), "example.com", "1000000")
+        self.seed(a, self.valid(a, "http://example.com/x"))
+        a._empty_pop_at = float("-inf")
+        request = yield self.take(a)
+        self.assertEqual(request.url, "http://example.com/x")
+        self.assertEqual(self.stops, [])
+
 
 class RefusalTests(FaultTestCase):
     """A Redis that answers a script with an error is not an outage."""

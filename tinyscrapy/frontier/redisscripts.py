@@ -23,7 +23,11 @@ Nothing read from a key is trusted: a member too short for its header, or whose 
 length runs past its end, and a held entry whose score is not a number, are moved to the
 dead-letter list C{dead} (the last C{DEAD_MAX} kept) instead of failing the script for every
 worker; a parallelism is read as at least 1 and at most C{MAX_PARALLELISM}, a delay as at
-most C{MAX_DELAY_MS}; a counter of a politeness hash that is not a number counts as 0.
+most C{MAX_DELAY_MS}; a counter of a politeness hash that is not a number counts as 0; a
+next-send time later than any worker sets (the member's delay from now, and the hold while
+a send is awaited) is read as that; and while no lease is out anywhere, the status script
+drops the slots' lease counters and holds, so a counter no lease stands behind cannot
+keep a slot shut.
 """
 
 #: The bounds of what a queue member's lease header may ask (docs/shared-crawl.md).
@@ -189,6 +193,15 @@ for i = 1, #items, 2 do
     if ok and delay > 0 then
       now = now or now_ms()
       local nxt = num(redis.call('HGET', prefix .. 'host:next', host))
+      -- the latest a worker sets: the delay from now, and the hold while a send is awaited
+      local latest = now + delay
+      if redis.call('HEXISTS', prefix .. 'host:hold', host) == 1 then
+        latest = latest + tonumber(ARGV[7])
+      end
+      if nxt > latest then  -- no worker wrote it: the slot's own delay from now
+        nxt = latest
+        redis.call('HSET', prefix .. 'host:next', host, nxt)
+      end
       if nxt > now then
         ok = false
         if wait < 0 or nxt - now < wait then wait = nxt - now end
@@ -239,6 +252,11 @@ for _, worker in ipairs(workers) do
   end
 end
 local queued = redis.call('ZCARD', KEYS[2])
+if processing == 0 then
+  -- no lease is out anywhere, so no slot has one out or awaits a send: counters and
+  -- holds left by an earlier crawl, or written by hand, go (a pop grants again)
+  redis.call('DEL', ARGV[2] .. 'host:active', ARGV[2] .. 'host:hold')
+end
 if ARGV[4] == '1' and queued == 0 and processing == 0 then
   for _, worker in ipairs(workers) do
     redis.call('DEL', ARGV[2] .. 'alive:' .. worker, ARGV[2] .. 'processing:' .. worker)

@@ -284,6 +284,41 @@ class WorkersTests(unittest.TestCase):
         for pid in pids.values():  # reaped by the parent before it exited
             self.assertFalse(os.path.exists(f"/proc/{pid}") and _state(pid) != "Z", pid)
 
+    @defer.inlineCallbacks
+    def test_sigterm_to_every_process_of_the_crawl(self):
+        """SIGTERM to the parent and to each worker at once (what a stop sent to the
+        process group does: systemd, timeout, a terminal's hangup): the workers leave it
+        to the parent, which closes the crawl gracefully; no worker dies or is started
+        again."""
+        add_tree(self.server, delay=0.05)
+        transports = []
+        pids = {}
+
+        def terminate_once_busy():
+            if pids or not transports:
+                return
+            found = worker_pids(b"".join(transports[0].proto.err).decode("utf-8", "replace"))
+            if len(found) == 2 and sum(self.server.hits.values()) >= 10:
+                pids.update(found)
+                for pid in found.values():  # the workers this crawl started, by pid
+                    os.kill(pid, signal.SIGTERM)
+                transports[0].signalProcess("TERM")
+
+        loop = task.LoopingCall(terminate_once_busy)
+        loop.start(0.01)
+        try:
+            code, _out, err = yield self.crawl(started=transports.append)
+        finally:
+            loop.stop()
+        self.assertEqual(code, 0, err)
+        self.assertIn("received SIGTERM", err)
+        self.assertNotIn("died", err)
+        stats = self.stats()
+        self.assertEqual(stats["finish_reason"], "shutdown")
+        self.assertNotIn("workers/died", stats)
+        self.assertNotIn("workers/restarts", stats)
+        self.assertTrue(feed_urls(self.feed))
+
 
 def _state(pid):
     """The state letter of process C{pid} in /proc (C{Z}: a zombie), or "" if gone."""

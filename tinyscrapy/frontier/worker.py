@@ -86,7 +86,11 @@ def main(argv=None):
     parent has gone (exit 1).
     """
     argv = sys.argv[1:] if argv is None else argv
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's: it sends Close
+    # Ctrl-C, a terminal's hangup and a stop sent to the whole process group (systemd,
+    # timeout, kill -TERM -PGID) are the parent's to handle: it sends Close, and its
+    # death ends this process too (PR_SET_PDEATHSIG, and the pipe's end of file)
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_IGN)
     _die_with_parent()
     from tinyscrapy.utils.reactor import install_reactor
     if argv and argv[0]:

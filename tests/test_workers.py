@@ -137,6 +137,31 @@ class WorkersTests(unittest.TestCase):
         self.assertLessEqual(twice, stats.get("workers/requeued", 0))
 
     @defer.inlineCallbacks
+    def test_a_page_that_kills_its_worker_takes_no_other_down(self):
+        """A callback that ends its process on one page, every time: that page alone is
+        given up (WorkerLost) after three deaths; the pages its worker held with it each
+        time are fetched again and scraped, every one of them."""
+        every = add_tree(self.server, delay=0.05)
+        spider_file = os.path.abspath(self.mktemp() + ".py")
+        with open(spider_file, "w") as f:
+            f.write(CRASH_SPIDER)
+        code, _out, err = yield run_command(
+            reactor, ["runspider", spider_file, "--workers", "2", "-a",
+                      f"url={self.server.url('/')}", "-s", "ROBOTSTXT_OBEY=False",
+                      "-s", "CONCURRENT_REQUESTS=8", "-O", self.feed,
+                      "-s", f"STATS_FILE={self.stats_file}"])
+        self.assertEqual(code, 0, err)
+        crash = self.server.url("/p5")
+        unseen = self.server.url("/p35")  # linked from /p5 alone
+        self.assertEqual(sorted(feed_urls(self.feed)), sorted(every - {crash, unseen}))
+        given_up = re.findall(r"<GET (\S+)>: 3 worker processes died while fetching it", err)
+        self.assertEqual(given_up, [crash], err)
+        stats = self.stats()
+        self.assertEqual(stats["ledger/failed/WorkerLost"], 1)
+        self.assertEqual(stats["workers/died"], 3)
+        self.assertEqual(stats["ledger/missing"], 0, err)
+
+    @defer.inlineCallbacks
     def test_delay_held_across_workers(self):
         """DOWNLOAD_DELAY=0.25 on one host with two workers: no two requests reach the
         server less than the delay apart, whichever worker sent them."""
@@ -400,6 +425,26 @@ try:
     process.crawl(Here)
 except UsageError as e:
     print("UsageError:", e)
+"""
+
+
+CRASH_SPIDER = """\
+import os
+
+import tinyscrapy
+
+
+class Crash(tinyscrapy.Spider):
+    name = "crash"
+
+    def start_requests(self):
+        yield tinyscrapy.Request(self.url)
+
+    def parse(self, response):
+        if response.url.endswith("/p5"):
+            os._exit(3)  # a bug that takes its process down, on this page every time
+        yield {"url": response.url}
+        yield from response.follow_all(css="a")
 """
 
 

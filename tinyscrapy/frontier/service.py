@@ -28,7 +28,10 @@ acknowledges it (its callback ran, what it yielded came back first). So:
 A worker that dies (C{kill -9}, a crash) is started again (at most L{MAX_RESTARTS} times
 for one worker number) and its leases go back to the frontier (C{workers/requeued}); a
 request whose worker died with it L{DEATHS_TO_GIVE_UP} times is given up (failed,
-C{WorkerLost}, logged with its URL), so a page that crashes every worker cannot loop. A
+C{WorkerLost}, logged with its URL), so a page that crashes every worker cannot loop.
+Such a request (a suspect: a worker died holding it) is leased only while no other
+suspect is out, so the page that kills its worker does not take the same innocent
+neighbours down with it again and again: each of them dies at most once with it. A
 worker that closes its crawl by itself (a callback raised C{CloseSpider}) closes the
 crawl.
 
@@ -40,6 +43,7 @@ trace, and the crawl ends when every worker's has.
 import copy
 import logging
 import sys
+from collections import deque
 from dataclasses import dataclass
 
 from twisted.internet.defer import Deferred, DeferredList, succeed
@@ -294,6 +298,8 @@ class WorkerPool:
         self.closing = None
         self._next_lease = 1
         self._deaths = {}  # a requeued copy -> how many workers died holding it
+        self._suspect = None  # the lease id of the suspect out now (see _lease_suspect)
+        self._suspects = deque()  # (request, spider, Deferred, deaths) waiting for it
         self._seen = None
         self._restarts = self._requeued = 0
 
@@ -388,15 +394,31 @@ class WorkerPool:
             logger.error("%s", e)
             self.ledger.close(request, "dropped", "UnserializableRequest")
             return succeed(None)
+        d = Deferred()
+        deaths = self._deaths.pop(request, 0)
+        if deaths and self._suspect is not None:  # it waits for the suspect out now
+            self._suspects.append((request, fields, d, deaths))
+        else:
+            self._lease(request, fields, d, deaths)
+        return d
+
+    def _lease(self, request, fields, d, deaths):
         worker = max(self.workers, key=Worker.room)
         slot = self.slots.acquire(request)
         lease_id = self._next_lease
         self._next_lease += 1
-        d = Deferred()
-        self.leases[lease_id] = Lease(lease_id, request, worker, d,
-                                      self._deaths.pop(request, 0))
+        self.leases[lease_id] = Lease(lease_id, request, worker, d, deaths)
+        if deaths:
+            self._suspect = lease_id
         worker.lease(lease_id, fields, slot.spaced)
-        return d
+
+    def _lease_suspect(self):
+        """The suspect out has ended: lease the next one waiting (not one the close
+        cancelled meanwhile), once a worker has room for it."""
+        while self._suspect is None and self._suspects and self.has_room():
+            request, fields, d, deaths = self._suspects.popleft()
+            if not d.called:
+                self._lease(request, fields, d, deaths)
 
     def report(self, worker, box):
         """
@@ -498,6 +520,10 @@ class WorkerPool:
         if lease is None:
             return
         lease.worker.leased -= 1
+        if lease_id == self._suspect:
+            self._suspect = None
+        if self._suspect is None and self._suspects:  # once this end is counted
+            self.reactor.callLater(0, self._lease_suspect)
         request = lease.request
         if not lease.released:
             self.slots.release(request)
@@ -587,6 +613,7 @@ class WorkerPool:
 
     def started(self, worker):
         """C{worker}'s crawl is open: it can take leases."""
+        self._lease_suspect()
         if self.engine is not None:
             self.engine.wake("worker ready")
 

@@ -162,6 +162,50 @@ class WorkersTests(unittest.TestCase):
         self.assertEqual(stats["ledger/missing"], 0, err)
 
     @defer.inlineCallbacks
+    def test_close_past_the_grace_period_balances(self):
+        """A pipeline whose Deferred never fires for two pages, then the close
+        (CLOSESPIDER_PAGECOUNT): the workers cancel them at the end of the grace period,
+        the crawl ends, and the ledger balances (each counted once, by its worker)."""
+        add_tree(self.server, delay=0.02)
+        code, err = yield self.run_spider(HANG_SPIDER, "-s", "CLOSE_GRACE_PERIOD=1",
+                                          "-s", "CLOSESPIDER_PAGECOUNT=20")
+        self.assertEqual(code, 0, err)
+        self.assertNotIn("does not balance", err)
+        stats = self.stats()
+        self.assertEqual(stats["finish_reason"], "closespider_pagecount")
+        self.assertEqual(stats["ledger/missing"], 0, err)
+        self.assertGreaterEqual(stats["ledger/cancelled"], 2, err)
+
+    @defer.inlineCallbacks
+    def test_a_blocked_worker_is_stopped_at_the_close(self):
+        """A callback that blocks its worker's reactor (time.sleep) when the close begins:
+        the worker cannot close, and is stopped two grace periods later; the crawl ends
+        without waiting for it, with what the others scraped."""
+        add_tree(self.server, delay=0.02)
+        started = reactor.seconds()
+        code, err = yield self.run_spider(BLOCK_SPIDER, "-s", "CLOSE_GRACE_PERIOD=1",
+                                          "-s", "CLOSESPIDER_PAGECOUNT=20")
+        self.assertLess(reactor.seconds() - started, 50)  # not the 120 s the callback sleeps
+        self.assertEqual(code, 0, err)
+        self.assertIn("is still running two grace periods after the close began", err)
+        stats = self.stats()
+        self.assertEqual(stats["workers/stopped"], 1)
+        self.assertTrue(feed_urls(self.feed))
+
+    def run_spider(self, source, *extra):
+        """runspider C{source} (a spider file's text) with two workers on this test's
+        server. @return: a Deferred firing with (exit status, stderr)."""
+        spider_file = os.path.abspath(self.mktemp() + ".py")
+        with open(spider_file, "w") as f:
+            f.write(source)
+        d = run_command(reactor, ["runspider", spider_file, "--workers", "2", "-a",
+                                  f"url={self.server.url('/')}", "-s", "ROBOTSTXT_OBEY=False",
+                                  "-O", self.feed, "-s", f"STATS_FILE={self.stats_file}",
+                                  *extra])
+        d.addCallback(lambda result: (result[0], result[2]))
+        return d
+
+    @defer.inlineCallbacks
     def test_delay_held_across_workers(self):
         """DOWNLOAD_DELAY=0.25 on one host with two workers: no two requests reach the
         server less than the delay apart, whichever worker sent them."""
@@ -443,6 +487,52 @@ class Crash(tinyscrapy.Spider):
     def parse(self, response):
         if response.url.endswith("/p5"):
             os._exit(3)  # a bug that takes its process down, on this page every time
+        yield {"url": response.url}
+        yield from response.follow_all(css="a")
+"""
+
+
+HANG_SPIDER = """\
+from twisted.internet.defer import Deferred
+
+import tinyscrapy
+
+
+class NeverFires:
+    def process_item(self, item, spider):
+        if item["url"].endswith(("/p3", "/p4")):
+            return Deferred()  # never fires: only the grace period ends it
+        return item
+
+
+class Hang(tinyscrapy.Spider):
+    name = "hang"
+    custom_settings = {"ITEM_PIPELINES": {NeverFires: 100}}
+
+    def start_requests(self):
+        yield tinyscrapy.Request(self.url)
+
+    def parse(self, response):
+        yield {"url": response.url}
+        yield from response.follow_all(css="a")
+"""
+
+
+BLOCK_SPIDER = """\
+import time
+
+import tinyscrapy
+
+
+class Block(tinyscrapy.Spider):
+    name = "block"
+
+    def start_requests(self):
+        yield tinyscrapy.Request(self.url)
+
+    def parse(self, response):
+        if response.url.endswith("/p3"):
+            time.sleep(120)  # blocks its worker's reactor: only a kill ends it
         yield {"url": response.url}
         yield from response.follow_all(css="a")
 """

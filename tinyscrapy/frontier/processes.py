@@ -217,6 +217,7 @@ class WorkerProcess(ProcessProtocol):
         self.pid = None
         self.start_error = None
         self.ended_how = None
+        self.stopped = False  # stopped by the pool at the close (WorkerPool.stop_overdue)
         self.reports = set()
 
     def spawn(self, reactor, settings):

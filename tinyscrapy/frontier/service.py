@@ -47,6 +47,7 @@ from collections import deque
 from dataclasses import dataclass
 
 from twisted.internet.defer import Deferred, DeferredList, succeed
+from twisted.internet.error import ProcessExitedAlready
 from twisted.python.failure import Failure
 
 from tinyscrapy import signals
@@ -135,6 +136,30 @@ class FrontierService(ExecutionEngine):
     def stop_for_error(self, reason):
         super().stop_for_error(reason)
         self.pool.close_workers(self.closing_reason)
+
+    def _cancel_in_flight(self):
+        """
+        The grace period is over and requests are still leased. They are not cancelled
+        here: each worker, told to close when the close began, cancels on its own grace
+        period what it still runs, and counts it in its ledger (counting it here too
+        counted it twice). The engine stops waiting for them; a worker whose process
+        still runs one more grace period later (a callback that blocks) is stopped
+        (L{WorkerPool.stop_overdue}), and its leases go back to the frontier as a dead
+        worker's do.
+        """
+        self._grace_call = None
+        if self.in_flight:
+            logger.warning("closing %s: %d request(s) still leased to workers %g s after "
+                           "the close began (CLOSE_GRACE_PERIOD): each worker cancels "
+                           "what it still runs; one still running %g s from now is "
+                           "stopped", self.spider, len(self.in_flight), self.grace_period,
+                           self.grace_period)
+        for request, d in list(self.in_flight.items()):
+            del self.in_flight[request]
+            if d is not None:
+                d.cancel()
+        self.pool.stop_overdue(self.grace_period)
+        self.wake("grace period over")
 
     def _close_spider(self):
         """Nothing leased and closing: wait for every worker to end, then close the
@@ -372,7 +397,35 @@ class WorkerPool:
             self.closing = reason
         for worker in self.workers:
             worker.close(self.closing)
+        while self._suspects:  # not leased yet, and now never: they wait in the frontier
+            request, _fields, d, deaths = self._suspects.popleft()
+            if not d.called:
+                self._requeue(request, deaths)
+                d.callback(None)
         return DeferredList([worker.ended_here() for worker in self.workers])
+
+    def stop_overdue(self, after):
+        """C{after} seconds from now, stop (SIGKILL) every worker process still running:
+        told to close, it had its grace period to end its requests and one more to close
+        its parts (a callback or a pipeline that blocks holds it). Its leases then go back
+        to the frontier (L{died}). Nothing when C{after} is 0 (C{CLOSE_GRACE_PERIOD = 0}
+        waits for everything)."""
+        if after and after > 0:
+            self.reactor.callLater(after, self._stop_overdue)
+
+    def _stop_overdue(self):
+        for worker in self.workers:
+            process = worker.process
+            if process is not None and process.pid is not None and process.transport:
+                logger.error("worker %d (pid %d) is still running two grace periods after "
+                             "the close began (a callback or a pipeline that blocks?): "
+                             "stopped", worker.index + 1, process.pid)
+                self.stats.inc_value("workers/stopped")
+                process.stopped = True
+                try:
+                    process.transport.signalProcess("KILL")  # a process this pool started
+                except (OSError, ProcessExitedAlready):  # it has just ended
+                    pass
 
     def close(self):
         """The engine's last step for its downloader: every worker has ended by then."""
@@ -536,13 +589,15 @@ class WorkerPool:
             self.ledger.close(request, "failed", "WorkerLost")
             self.stats.inc_value("workers/given_up")
         else:
-            self._requeue(request, lease.deaths + (how == "lost"))
-        lease.deferred.callback(None)
+            self._requeue(request, lease.deaths + (how == "lost"), lost=how == "lost")
+        if not lease.deferred.called:  # the engine stopped waiting at its grace period
+            lease.deferred.callback(None)
 
-    def _requeue(self, request, deaths):
+    def _requeue(self, request, deaths, lost=False):
         """Queue a copy of C{request} again, without the duplicate check: the engine
         acknowledges the original as the lease's Deferred fires (with C{--jobdir}, in
-        the same commit as the copy's new row)."""
+        the same commit as the copy's new row). C{lost}: a dead worker held it (counted
+        in C{workers/requeued}; a lease given back unstarted is not)."""
         again = copy.copy(request)
         if deaths:
             self._deaths[again] = deaths
@@ -557,8 +612,9 @@ class WorkerPool:
         except UnserializableRequest:
             self.ledger.close(request, "dropped", "UnserializableRequest")
             return
-        self._requeued += 1
-        self.stats.inc_value("workers/requeued")
+        if lost:
+            self._requeued += 1
+            self.stats.inc_value("workers/requeued")
 
     def _relayed(self, record):
         """A signal of a worker's crawl that the parent's extensions listen to, sent here
@@ -640,6 +696,10 @@ class WorkerPool:
         lost = self.end_leases(worker, "lost")
         self.stats.inc_value("workers/died")
         if self.closing is not None:
+            if not getattr(process, "stopped", False):  # else _stop_overdue said it
+                logger.error("worker %d (pid %s) died (%s) while the crawl closed: %d of "
+                             "its requests go back to the frontier", worker.index + 1,
+                             process.pid, process.ended_how, lost)
             worker.give_up("shutdown" if self.closing == "shutdown" else "worker_died")
         elif not process.ready:
             logger.error("worker %d could not start%s", worker.index + 1,

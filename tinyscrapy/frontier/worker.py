@@ -261,7 +261,7 @@ class WorkerLink(amp.AMP):
         nothing it does could reach the crawl: stop at once."""
         super().connectionLost(reason)
         if not self._finishing:
-            logger.error("worker %s: the parent process has gone; stopping", self.index)
+            logger.error("the parent process has gone; stopping")
             self._stop_reactor()
 
     def _stop_reactor(self):
@@ -363,7 +363,7 @@ class WorkerLink(amp.AMP):
         else:
             reason = "worker_error"
             if hasattr(result, "getTracebackObject"):
-                logger.error("worker %s: the crawl failed", self.index, exc_info=(
+                logger.error("the crawl failed", exc_info=(
                     result.type, result.value, result.getTracebackObject()))
         started, self._started = self._started, None
         if started is not None:  # it failed before it opened
@@ -387,8 +387,7 @@ class WorkerLink(amp.AMP):
 
     def _cb_finished(self, result):
         if hasattr(result, "getErrorMessage"):
-            logger.error("worker %s: could not report its end: %s", self.index,
-                         result.getErrorMessage())
+            logger.error("could not report its end: %s", result.getErrorMessage())
         else:
             self.status = 0
         self._stop_reactor()

@@ -29,7 +29,7 @@ class Child(amp.AMP):
     @Fetch.responder
     def fetch(self, url):
         if url.endswith("/crash"):
-            os._exit(9)  # dies mid-lease, as a kill -9 would
+            os._exit(9)  # dies mid-lease, no clean-up (a kill -9 would end it by a signal)
         return {"length": len(url) * 100}
 
     @Close.responder

@@ -781,6 +781,21 @@ class ScrapyPathsTests(unittest.TestCase):
         self.assertEqual(third.stats.get_value("httpcache/corrupt"), 1)
         self.assertEqual(self.server.hits["/d0"], 2)
 
+    def test_spider_names_stay_inside_the_directory(self):
+        """A spider name that is not one directory entry (../../evil, .., a leading /) is
+        stored under an encoded name inside HTTPCACHE_DIR, for both storages."""
+        from tinyscrapy.extensions.httpcache import name_in_directory
+        request = Request("http://127.0.0.1/x")
+        storage = FilesystemCacheStorage.at(self.directory)
+        root = os.path.realpath(self.directory)
+        for name in ("../../evil", "..", ".", "/etc/x", "a\\b", "%2E%2E", "plain"):
+            path = os.path.realpath(storage.path(name, request))
+            self.assertTrue(path.startswith(root + os.sep), (name, path))
+            entry = name_in_directory(name)
+            self.assertEqual(os.path.dirname(os.path.join(root, entry)), root, name)
+        self.assertEqual(name_in_directory("plain"), "plain")
+        self.assertNotEqual(name_in_directory("%2E%2E"), name_in_directory(".."))
+
     @defer.inlineCallbacks
     def test_gzip_entries(self):
         """HTTPCACHE_GZIP: entries are gzip files on disk, read back as stored."""

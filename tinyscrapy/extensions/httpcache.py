@@ -26,7 +26,7 @@ import logging
 import os
 import time
 from email.utils import parsedate_to_datetime
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 from tinyscrapy.http.headers import Headers
 from tinyscrapy.responsetypes import response_for
@@ -360,7 +360,7 @@ class FilesystemCacheStorage(_EntryStorage):
         if fingerprint is None:
             fingerprint = self.fingerprint(request)
         name = f"{fingerprint:016x}"
-        return os.path.join(self.directory, spider_name, name[:2], name)
+        return os.path.join(self.directory, name_in_directory(spider_name), name[:2], name)
 
     def retrieve(self, spider_name, request, fingerprint=None):
         """
@@ -441,7 +441,7 @@ class DbmCacheStorage(_EntryStorage):
     def open_spider(self, spider):
         super().open_spider(spider)
         make_private_dirs(self.directory, self.directory)
-        path = os.path.join(self.directory, f"{spider.name}.db")
+        path = os.path.join(self.directory, name_in_directory(f"{spider.name}.db"))
         self.db = self.dbmodule.open(path, "c", 0o600)
         logger.debug("Using DBM cache storage in %s", path)
 
@@ -604,3 +604,14 @@ def _is_url(url):
         return bool(parts.scheme)
     except ValueError:  # a bad port or IPv6 literal
         return False
+
+
+def name_in_directory(name):
+    """C{name} (a spider's) as one entry of the cache directory: unchanged when it can be
+    one, else percent-encoded, so that no name (C{../../evil}, C{..}, an absolute path)
+    reaches outside C{HTTPCACHE_DIR}."""
+    if name not in ("", ".", "..") and "/" not in name and os.sep not in name \
+            and not (os.altsep and os.altsep in name) and "\0" not in name \
+            and not name.startswith("%"):
+        return name
+    return "%" + quote(name, safe="").replace(".", "%2E")

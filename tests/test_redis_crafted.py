@@ -156,6 +156,24 @@ class RefusalTests(FaultTestCase):
         self.assertEqual(a.stats.get_value("scheduler/redis/script_error"), 1)
 
     @defer.inlineCallbacks
+    def test_out_of_memory_is_said_as_such(self):
+        """A Redis at its maxmemory (OOM for the push script): the crawl stops with
+        redis_script_error, and the line says Redis is out of memory, not that the keys
+        hold something no worker wrote."""
+        a = yield self.open_scheduler()
+        self.redis.call("CONFIG", "SET", "maxmemory-policy", "noeviction")
+        self.redis.call("CONFIG", "SET", "maxmemory", "1")
+        self.addCleanup(self.redis.call, "CONFIG", "SET", "maxmemory", "0")
+        a.enqueue_request(Request("http://example.com/oom"))
+        yield wait_until(lambda: self.stops)
+        self.assertEqual(self.stops, ["redis_script_error"])
+        errors = [m for m in self.logs.messages(logging.ERROR) if "refused a script" in m]
+        self.assertEqual(len(errors), 1, self.logs.messages())
+        self.assertIn("OOM", errors[0])
+        self.assertIn("out of the memory", errors[0])
+        self.assertNotIn("no worker wrote", errors[0])
+
+    @defer.inlineCallbacks
     def test_wrong_type_at_the_join(self):
         """The workers set holding a string: joining fails with one clear line (a usage
         error: the keys hold something else), not a hang."""

@@ -156,11 +156,11 @@ class CrawlStates:
             return
         self._lost = True
         self._refuse_outbox()
+        message = failure.getErrorMessage()
         logger.error("shared frontier %s: Redis refused a script (%s): %s. This is not a "
-                     "lost connection: the crawl's keys %s* hold something no worker wrote "
-                     "(or this Redis cannot run Lua scripts); the crawl stops (finish "
-                     "reason redis_script_error)", self.shown, doing,
-                     failure.getErrorMessage(), self.store.prefix)
+                     "lost connection: %s; the crawl stops (finish reason "
+                     "redis_script_error)", self.shown, doing, message,
+                     _refusal_cause(message, self.store.prefix))
         self.stats.inc_value("scheduler/redis/script_error")
         self.crawler.stop("redis_script_error")
 
@@ -169,6 +169,17 @@ class CrawlStates:
             self._outage_since = None
             logger.info("shared frontier %s: reachable again", self.shown)
             self._next_status = float("-inf")  # check at once that Redis kept the crawl
+
+
+def _refusal_cause(message, prefix):
+    """What a Redis error answer to a script means for the crawl, in a few words."""
+    if message.startswith("OOM"):
+        return "Redis is out of the memory its maxmemory setting allows"
+    if message.startswith(("READONLY", "MASTERDOWN")):
+        return "this Redis is a replica, or its primary is down, and takes no writes"
+    if message.startswith(("NOSCRIPT", "ERR unknown command", "NOPERM", "NOAUTH")):
+        return "this Redis, or this user of it, cannot run the crawl's Lua scripts"
+    return f"the crawl's keys {prefix}* hold something no worker wrote"
 
 
 def reason_of(failure):

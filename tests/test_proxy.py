@@ -121,6 +121,23 @@ class ForwardProxyTests(unittest.TestCase):
         self.assertEqual(self.proxy.requests, [])
         self.assertEqual(self.server.hits["/echo"], 1)
 
+    @defer.inlineCallbacks
+    def test_bad_proxy_port_names_the_proxy(self):
+        """A meta['proxy'] whose port cannot be: the download fails with an error naming
+        the proxy (its password hidden) and the URL, and nothing reaches the proxy."""
+        fetcher = HttpFetcher(reactor, Settings())
+        self.addCleanup(fetcher.close)
+        request = Request(self.echo, meta={"proxy": "http://user:pw-secret@127.0.0.1:99999"})
+        try:
+            yield fetcher.fetch(request)
+        except ValueError as e:
+            message = str(e)
+        else:
+            self.fail("the download did not fail")
+        self.assertIn("bad proxy http://user:***@127.0.0.1:99999", message)
+        self.assertIn(self.echo, message)
+        self.assertNotIn("pw-secret", message)
+
 
 class ProxyAsWrittenTests(unittest.TestCase):
     """meta["proxy"] as written, the auth encoding for the environment's proxies, and

@@ -356,7 +356,12 @@ class HttpFetcher:
             items = credentials_for(request, items)
         client = self.client
         if (meta and meta.get("proxy")) or _has_proxy_authorization(items):
-            agent, routed = self.proxies.route(request, dict(items) or None)
+            try:
+                agent, routed = self.proxies.route(request, dict(items) or None)
+            except ValueError as e:  # say which proxy (its credentials hidden) and where to
+                from tinyscrapy.utils.log import redact_url
+                proxy = redact_url(str(meta.get("proxy"))) if meta else None
+                raise ValueError(f"bad proxy {proxy} for {request.url}: {e}") from None
             items = routed.items() if routed else ()
             if agent is not None:
                 client = self._clients.get(agent)

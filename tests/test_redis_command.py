@@ -156,7 +156,9 @@ class ConnectErrorTests(unittest.TestCase):
         with open(os.path.join(cwd, "txredisapi.py"), "w") as f:  # shadows the real one
             f.write("raise ModuleNotFoundError(\"No module named 'txredisapi'\", "
                     "name='txredisapi')\n")
-        code, _out, err = yield crawl(START_URL, self.redis.url, "-L", "WARNING", cwd=cwd)
-        self.assertEqual(code, 2, err)
-        self.assertEqual(len(err.strip().splitlines()), 1, err)
-        self.assertIn("pip install 'tinyscrapy[redis]'", err)
+        for extra in ((), ("--workers", "2")):  # with workers: said once, by the parent
+            code, _out, err = yield crawl(START_URL, self.redis.url, "-L", "WARNING", *extra,
+                                          cwd=cwd)
+            self.assertEqual(code, 2, err)
+            self.assertEqual(len(err.strip().splitlines()), 1, err)
+            self.assertIn("pip install 'tinyscrapy[redis]'", err)

@@ -142,6 +142,15 @@ def _no_answer(timeout, attempts):
             f"said nothing: a stalled or overloaded Redis")
 
 
+def require_txredisapi(url):
+    """@raise UsageError: txredisapi, which C{--scheduler url} needs, is not installed."""
+    try:
+        import txredisapi  # noqa: F401
+    except ImportError:
+        raise UsageError(f"--scheduler {redact(url)} needs txredisapi: "
+                         f"pip install 'tinyscrapy[redis]'") from None
+
+
 def _attempt(url, reactor, timeout, ca):
     """One attempt of L{connect}: the probe, then txredisapi's connection and a PING.
     @return: a Deferred of the connection; it errbacks with the attempt's own failure
@@ -150,11 +159,7 @@ def _attempt(url, reactor, timeout, ca):
 
     host, port, _db, _user, _password = parse_redis_url(url)
     tls = tls_options(url, ca) if is_tls(url) else None
-    try:
-        import txredisapi  # noqa: F401 - checked before anything connects
-    except ImportError:
-        raise UsageError(f"--scheduler {redact(url)} needs txredisapi: "
-                         f"pip install 'tinyscrapy[redis]'") from None
+    require_txredisapi(url)  # checked before anything connects
     endpoint = TCP4ClientEndpoint(reactor, host, port, timeout=timeout)
     probe = _Probe(tls is not None)
     if tls is not None:

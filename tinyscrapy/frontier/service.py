@@ -85,6 +85,9 @@ class FrontierService(ExecutionEngine):
         """
         spider_locator(crawler.spidercls)
         portable_settings(crawler.settings)
+        if is_shared(crawler.settings):  # said here once, not by every worker
+            from tinyscrapy.frontier.redisconnect import require_txredisapi
+            require_txredisapi(crawler.settings.get("SCHEDULER_URL"))
         # the spider's receivers of what the workers relay run there, with the response
         # or failure itself (and a signal only the spider listened to is not relayed);
         # with a shared frontier, each worker's crawl idles on its own

@@ -85,12 +85,6 @@ class Downloader:
                           spider=spider)
         return result
 
-    def _cb_release_slot(self, result, request):
-        """Free C{request}'s place in its slot as the transfer ends (with the raw response,
-        for AutoThrottle)."""
-        self.slots.release(request, result)
-        return result
-
     def _fetch_counted(self, request, spider):
         """
         One real transfer, counted in and out (the middlewares see it as C{fetch}). It
@@ -106,9 +100,16 @@ class Downloader:
         self._requests += 1
         self.stats.inc_value("downloader/request_count")
         d = self.handlers.download_request(request, spider)
-        d.addBoth(self._cb_release_slot, request)
-        d.addCallbacks(self._cb_response, self._eb_failure, callbackArgs=(spider,))
+        d.addBoth(self._cb_release_slot, request, spider)
         return d
+
+    def _cb_release_slot(self, result, request, spider):
+        """Free C{request}'s place in its slot as the transfer ends (with the raw response,
+        for AutoThrottle), then count the response or the failure."""
+        self.slots.release(request, result)
+        if isinstance(result, Failure):
+            return self._eb_failure(result)
+        return self._cb_response(result, spider)
 
     def _cb_response(self, response, spider):
         self.active -= 1

@@ -62,7 +62,10 @@ def parse_html(text, base_url, flags=None):
     @param base_url: the URL relative links in the tree resolve against.
     @param flags: a list to mark a cut tree in, or None.
     """
-    body = text.strip().replace("\x00", "").encode("utf-8") or b"<html/>"
+    text = text.strip()
+    if "\x00" in text:
+        text = text.replace("\x00", "")
+    body = text.encode("utf-8") or b"<html/>"
     parser = getattr(_PARSERS, "parser", None)
     if parser is None:
         parser = _PARSERS.parser = HTMLParser(recover=True, encoding="utf-8", huge_tree=True)

@@ -205,6 +205,7 @@ NOT_OURS = {
     "SCRAPY_SETTINGS_MODULE": "Scrapy's environment variable, named in contrast",
     "SETTINGS_PRIORITIES": "the priorities' table of tinyscrapy.settings (not a setting)",
     "SomeError": "a placeholder: flushLoggedErrors(SomeError) in error-path.md",
+    "TINYSCRAPY_W_CMD": "the shared yardstick's environment variable (performance.md)",
 }
 
 

@@ -142,14 +142,7 @@ class WorkersTests(unittest.TestCase):
         given up (WorkerLost) after three deaths; the pages its worker held with it each
         time are fetched again and scraped, every one of them."""
         every = add_tree(self.server, delay=0.05)
-        spider_file = os.path.abspath(self.mktemp() + ".py")
-        with open(spider_file, "w") as f:
-            f.write(CRASH_SPIDER)
-        code, _out, err = yield run_command(
-            reactor, ["runspider", spider_file, "--workers", "2", "-a",
-                      f"url={self.server.url('/')}", "-s", "ROBOTSTXT_OBEY=False",
-                      "-s", "CONCURRENT_REQUESTS=8", "-O", self.feed,
-                      "-s", f"STATS_FILE={self.stats_file}"])
+        code, err = yield self.run_spider(CRASH_SPIDER, "-s", "CONCURRENT_REQUESTS=8")
         self.assertEqual(code, 0, err)
         crash = self.server.url("/p5")
         unseen = self.server.url("/p35")  # linked from /p5 alone
@@ -472,70 +465,57 @@ except UsageError as e:
 """
 
 
-CRASH_SPIDER = """\
+def follow_spider(on_page, head="", pipeline=None):
+    """The source of a spider file that follows every link from C{self.url}, yielding
+    an item per page; C{on_page} (indented code) runs first in each callback, C{head}
+    (module code) comes before the class, and C{pipeline} names a class of C{head} the
+    spider's C{ITEM_PIPELINES} hold."""
+    settings = f"custom_settings = {{'ITEM_PIPELINES': {{{pipeline}: 100}}}}" if pipeline \
+        else "custom_settings = {}"
+    return FOLLOW_SPIDER.format(head=head, on_page=on_page, settings=settings)
+
+
+FOLLOW_SPIDER = """\
 import os
+import time
 
-import tinyscrapy
-
-
-class Crash(tinyscrapy.Spider):
-    name = "crash"
-
-    def start_requests(self):
-        yield tinyscrapy.Request(self.url)
-
-    def parse(self, response):
-        if response.url.endswith("/p5"):
-            os._exit(3)  # a bug that takes its process down, on this page every time
-        yield {"url": response.url}
-        yield from response.follow_all(css="a")
-"""
-
-
-HANG_SPIDER = """\
 from twisted.internet.defer import Deferred
 
 import tinyscrapy
 
+{head}
 
+class Follow(tinyscrapy.Spider):
+    name = "follow"
+    {settings}
+
+    def start_requests(self):
+        yield tinyscrapy.Request(self.url)
+
+    def parse(self, response):
+{on_page}
+        yield {{"url": response.url}}
+        yield from response.follow_all(css="a")
+"""
+
+# a bug that takes its process down, on this page every time
+CRASH_SPIDER = follow_spider("""\
+        if response.url.endswith("/p5"):
+            os._exit(3)""")
+
+# a pipeline whose Deferred never fires for two pages: only the grace period ends them
+HANG_SPIDER = follow_spider("        pass", pipeline="NeverFires", head="""\
 class NeverFires:
     def process_item(self, item, spider):
         if item["url"].endswith(("/p3", "/p4")):
-            return Deferred()  # never fires: only the grace period ends it
+            return Deferred()
         return item
+""")
 
-
-class Hang(tinyscrapy.Spider):
-    name = "hang"
-    custom_settings = {"ITEM_PIPELINES": {NeverFires: 100}}
-
-    def start_requests(self):
-        yield tinyscrapy.Request(self.url)
-
-    def parse(self, response):
-        yield {"url": response.url}
-        yield from response.follow_all(css="a")
-"""
-
-
-BLOCK_SPIDER = """\
-import time
-
-import tinyscrapy
-
-
-class Block(tinyscrapy.Spider):
-    name = "block"
-
-    def start_requests(self):
-        yield tinyscrapy.Request(self.url)
-
-    def parse(self, response):
+# a callback that blocks its worker's reactor: only a kill ends it
+BLOCK_SPIDER = follow_spider("""\
         if response.url.endswith("/p3"):
-            time.sleep(120)  # blocks its worker's reactor: only a kill ends it
-        yield {"url": response.url}
-        yield from response.follow_all(css="a")
-"""
+            time.sleep(120)""")
 
 
 HOOKS_SPIDER = """\

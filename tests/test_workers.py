@@ -171,30 +171,45 @@ class WorkersTests(unittest.TestCase):
 
     @defer.inlineCallbacks
     def test_a_blocked_worker_is_stopped_at_the_close(self):
-        """A callback that blocks its worker's reactor (time.sleep) when the close begins:
-        the worker cannot close, and is stopped two grace periods later; the crawl ends
-        without waiting for it, with what the others scraped."""
+        """A callback that blocks its worker's reactor (time.sleep) when the close begins
+        (SIGTERM, sent once the page was asked for): the worker cannot close, and is
+        stopped two grace periods later; the crawl ends without waiting for it, with what
+        the other scraped."""
         add_tree(self.server, delay=0.02)
-        started = reactor.seconds()
-        code, err = yield self.run_spider(BLOCK_SPIDER, "-s", "CLOSE_GRACE_PERIOD=1",
-                                          "-s", "CLOSESPIDER_PAGECOUNT=20")
-        self.assertLess(reactor.seconds() - started, 50)  # not the 120 s the callback sleeps
+        transports = []
+        signalled = []
+
+        def terminate_once_blocked():
+            if not signalled and transports and self.server.hits["/p3"]:
+                signalled.append(reactor.seconds())
+                transports[0].signalProcess("TERM")
+
+        loop = task.LoopingCall(terminate_once_blocked)
+        loop.start(0.01)
+        try:
+            code, err = yield self.run_spider(BLOCK_SPIDER, "-s", "CLOSE_GRACE_PERIOD=1",
+                                              started=transports.append)
+        finally:
+            loop.stop()
+        self.assertTrue(signalled, err)
+        self.assertLess(reactor.seconds() - signalled[0], 40)  # not the 120 s it sleeps
         self.assertEqual(code, 0, err)
         self.assertIn("is still running two grace periods after the close began", err)
         stats = self.stats()
         self.assertEqual(stats["workers/stopped"], 1)
         self.assertTrue(feed_urls(self.feed))
 
-    def run_spider(self, source, *extra):
+    def run_spider(self, source, *extra, started=None):
         """runspider C{source} (a spider file's text) with two workers on this test's
-        server. @return: a Deferred firing with (exit status, stderr)."""
+        server (C{started}: called with the process's transport). @return: a Deferred
+        firing with (exit status, stderr)."""
         spider_file = os.path.abspath(self.mktemp() + ".py")
         with open(spider_file, "w") as f:
             f.write(source)
         d = run_command(reactor, ["runspider", spider_file, "--workers", "2", "-a",
                                   f"url={self.server.url('/')}", "-s", "ROBOTSTXT_OBEY=False",
                                   "-O", self.feed, "-s", f"STATS_FILE={self.stats_file}",
-                                  *extra])
+                                  *extra], started=started)
         d.addCallback(lambda result: (result[0], result[2]))
         return d
 

@@ -333,9 +333,10 @@ class WorkersTests(unittest.TestCase):
         self.assertLessEqual(len(urls) - len(every), 4)  # at most what was in flight
 
     @defer.inlineCallbacks
-    def test_sigterm_stops_the_workers(self):
-        """SIGTERM on the parent closes the crawl gracefully: it exits 0, its workers
-        have ended, and the feed has what was scraped."""
+    def terminate_when_busy(self, workers_too=False):
+        """Crawl with two workers and send SIGTERM to the parent (and to each worker too,
+        with C{workers_too}) once both workers run and ten pages were asked for.
+        @return: (exit status, stderr, worker number -> pid)."""
         add_tree(self.server, delay=0.05)
         transports = []
         pids = {}
@@ -346,6 +347,9 @@ class WorkersTests(unittest.TestCase):
             found = worker_pids(b"".join(transports[0].proto.err).decode("utf-8", "replace"))
             if len(found) == 2 and sum(self.server.hits.values()) >= 10:
                 pids.update(found)
+                if workers_too:
+                    for pid in found.values():  # the workers this crawl started, by pid
+                        os.kill(pid, signal.SIGTERM)
                 transports[0].signalProcess("TERM")
 
         loop = task.LoopingCall(terminate_once_busy)
@@ -354,6 +358,13 @@ class WorkersTests(unittest.TestCase):
             code, _out, err = yield self.crawl(started=transports.append)
         finally:
             loop.stop()
+        return code, err, pids
+
+    @defer.inlineCallbacks
+    def test_sigterm_stops_the_workers(self):
+        """SIGTERM on the parent closes the crawl gracefully: it exits 0, its workers
+        have ended, and the feed has what was scraped."""
+        code, err, pids = yield self.terminate_when_busy()
         self.assertEqual(code, 0, err)
         self.assertIn("received SIGTERM", err)
         self.assertEqual(self.stats()["finish_reason"], "shutdown")
@@ -367,26 +378,7 @@ class WorkersTests(unittest.TestCase):
         process group does: systemd, timeout, a terminal's hangup): the workers leave it
         to the parent, which closes the crawl gracefully; no worker dies or is started
         again."""
-        add_tree(self.server, delay=0.05)
-        transports = []
-        pids = {}
-
-        def terminate_once_busy():
-            if pids or not transports:
-                return
-            found = worker_pids(b"".join(transports[0].proto.err).decode("utf-8", "replace"))
-            if len(found) == 2 and sum(self.server.hits.values()) >= 10:
-                pids.update(found)
-                for pid in found.values():  # the workers this crawl started, by pid
-                    os.kill(pid, signal.SIGTERM)
-                transports[0].signalProcess("TERM")
-
-        loop = task.LoopingCall(terminate_once_busy)
-        loop.start(0.01)
-        try:
-            code, _out, err = yield self.crawl(started=transports.append)
-        finally:
-            loop.stop()
+        code, err, _pids = yield self.terminate_when_busy(workers_too=True)
         self.assertEqual(code, 0, err)
         self.assertIn("received SIGTERM", err)
         self.assertNotIn("died", err)
@@ -395,7 +387,6 @@ class WorkersTests(unittest.TestCase):
         self.assertNotIn("workers/died", stats)
         self.assertNotIn("workers/restarts", stats)
         self.assertTrue(feed_urls(self.feed))
-
 
 def _state(pid):
     """The state letter of process C{pid} in /proc (C{Z}: a zombie), or "" if gone."""

@@ -391,10 +391,15 @@ class ExecutionEngine:
                            ", ..." if len(self.in_flight) > 5 else "")
         for request, d in list(self.in_flight.items()):
             del self.in_flight[request]
-            self.crawler.ledger.cancel(request)
+            self._count_cancelled(request)
             if d is not None:  # None: its fetch raised before it had a Deferred
                 d.cancel()
         self.wake("grace period over")
+
+    def _count_cancelled(self, request):
+        """C{request}, cancelled at the end of the grace period, ends in the ledger as
+        C{cancelled} (or C{saved}, when a persistent frontier keeps it)."""
+        self.crawler.ledger.cancel(request)
 
     def _close_spider(self):
         """Nothing in flight and closing: close each part in turn, then fire C{_close}."""

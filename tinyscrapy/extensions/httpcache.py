@@ -30,6 +30,7 @@ from urllib.parse import quote, urlsplit
 
 from tinyscrapy.http.headers import Headers
 from tinyscrapy.responsetypes import response_for
+from tinyscrapy.utils.misc import names_one_entry
 from tinyscrapy.utils.request import request_fingerprint
 
 logger = logging.getLogger(__name__)
@@ -610,8 +611,6 @@ def name_in_directory(name):
     """C{name} (a spider's) as one entry of the cache directory: unchanged when it can be
     one, else percent-encoded, so that no name (C{../../evil}, C{..}, an absolute path)
     reaches outside C{HTTPCACHE_DIR}."""
-    if name not in ("", ".", "..") and "/" not in name and os.sep not in name \
-            and not (os.altsep and os.altsep in name) and "\0" not in name \
-            and not name.startswith("%"):
+    if names_one_entry(name) and not name.startswith("%"):
         return name
     return "%" + quote(name, safe="").replace(".", "%2E")

@@ -14,6 +14,7 @@ Every directory of it is private to the user (C{0700}) and every file too (C{060
 import os
 
 from tinyscrapy.exceptions import UsageError
+from tinyscrapy.utils.misc import names_one_entry
 
 try:
     import fcntl
@@ -80,8 +81,7 @@ def spider_jobdir(jobdir, spider_name):
     @raise UsageError: C{jobdir} is a file, holds a frontier directly (the layout before
         per-spider directories), or the name cannot be a directory name.
     """
-    if spider_name in ("", ".", "..") or "\0" in spider_name or os.sep in spider_name \
-            or "/" in spider_name or (os.altsep and os.altsep in spider_name):
+    if not names_one_entry(spider_name):
         raise UsageError(f"--jobdir {jobdir}: spider name {spider_name!r} cannot name "
                          "a directory")
     if os.path.exists(jobdir) and not os.path.isdir(jobdir):

@@ -142,27 +142,18 @@ class FrontierService(ExecutionEngine):
 
     def _cancel_in_flight(self):
         """
-        The grace period is over and requests are still leased. They are not cancelled
-        here: each worker, told to close when the close began, cancels on its own grace
-        period what it still runs, and counts it in its ledger (counting it here too
-        counted it twice). The engine stops waiting for them; a worker whose process
-        still runs one more grace period later (a callback that blocks) is stopped
-        (L{WorkerPool.stop_overdue}), and its leases go back to the frontier as a dead
-        worker's do.
+        The grace period is over: the engine stops waiting for the requests still leased
+        (as in one process). A worker whose process still runs one more grace period
+        later (a callback that blocks) is stopped (L{WorkerPool.stop_overdue}), and its
+        leases go back to the frontier as a dead worker's do.
         """
-        self._grace_call = None
-        if self.in_flight:
-            logger.warning("closing %s: %d request(s) still leased to workers %g s after "
-                           "the close began (CLOSE_GRACE_PERIOD): each worker cancels "
-                           "what it still runs; one still running %g s from now is "
-                           "stopped", self.spider, len(self.in_flight), self.grace_period,
-                           self.grace_period)
-        for request, d in list(self.in_flight.items()):
-            del self.in_flight[request]
-            if d is not None:
-                d.cancel()
+        super()._cancel_in_flight()
         self.pool.stop_overdue(self.grace_period)
-        self.wake("grace period over")
+
+    def _count_cancelled(self, request):
+        """Nothing: each worker, told to close when the close began, cancels on its own
+        grace period what it still runs and counts it in its ledger (counting it here
+        too counted it twice)."""
 
     def _close_spider(self):
         """Nothing leased and closing: wait for every worker to end, then close the
@@ -578,8 +569,7 @@ class WorkerPool:
         lease.worker.leased -= 1
         if lease_id == self._suspect:
             self._suspect = None
-        if self._suspect is None and self._suspects:  # once this end is counted
-            self.reactor.callLater(0, self._lease_suspect)
+        self._lease_suspect()
         request = lease.request
         if not lease.released:
             self.slots.release(request)
@@ -699,7 +689,7 @@ class WorkerPool:
         lost = self.end_leases(worker, "lost")
         self.stats.inc_value("workers/died")
         if self.closing is not None:
-            if not getattr(process, "stopped", False):  # else _stop_overdue said it
+            if not process.stopped:  # else _stop_overdue said it
                 logger.error("worker %d (pid %s) died (%s) while the crawl closed: %d of "
                              "its requests go back to the frontier", worker.index + 1,
                              process.pid, process.ended_how, lost)

@@ -228,6 +228,14 @@ def check_output_path(path, what):
         raise UsageError(f"{what} {path}: its filesystem is full ({free} bytes free)")
 
 
+def names_one_entry(name):
+    """Whether C{name} can name one entry of a directory: not empty, C{.} or C{..}, and
+    without a path separator or a NUL (a spider's name under C{--jobdir}, the HTTP
+    cache's folder)."""
+    return name not in ("", ".", "..") and "\0" not in name and "/" not in name \
+        and os.sep not in name and not (os.altsep and os.altsep in name)
+
+
 @contextmanager
 def set_environ(**variables):
     """Set environment variables for the length of a C{with} block; each is put back
